@@ -1,0 +1,151 @@
+# tmemd: top-level GNU Makefile.  See README.md.
+#
+#   make              build everything under build/
+#   make deps         apt-install missing Debian packages (every target needs it)
+#   make check        every test, plus ASan+UBSan and TSan builds of the unit tests
+#   make bench        benchmarks; print numbers
+#   make coverage     line coverage of pools/ (fails under 90%)
+#   make clean
+#   V=1               show the commands
+#   SANITIZE=address,undefined   build with sanitizers (into build/san-...)
+#
+# Each folder has a module.mk that adds its objects and programs.  The
+# folder a source lives in decides its -I paths (INC_<folder>), so a
+# forbidden include fails to build (DESIGN.md: dependencies point down).
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+V ?= 0
+SANITIZE ?=
+OPT ?= -O2 -g
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+DESTDIR ?=
+
+ifeq ($(SANITIZE),)
+BUILD ?= build
+SAN_FLAGS :=
+else
+BUILD ?= build/san-$(subst $(comma),-,$(SANITIZE))
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
+comma := ,
+
+ifeq ($(V),1)
+Q :=
+quiet = @true
+else
+Q := @
+quiet = @printf '  %-7s %s\n' $(1) $(2)
+endif
+
+WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wvla
+BASE_CFLAGS := -std=gnu11 -pthread -fPIC -D_GNU_SOURCE -MMD -MP $(WARN)
+ALL_CFLAGS = $(BASE_CFLAGS) $(OPT) $(SAN_FLAGS) $(CFLAGS)
+ALL_LDFLAGS = -pthread $(SAN_FLAGS) $(LDFLAGS)
+
+pkg_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
+pkg_libs = $(shell pkg-config --libs $(1) 2>/dev/null)
+
+# Allowed include paths per top-level folder.
+INC_proto := -Iproto
+INC_pools := -Iproto -Ipools
+INC_policy := -Iproto -Ipools -Ipolicy
+INC_daemon := -Iproto -Ipools -Ipolicy -Idaemon
+INC_guest-shim := -Iproto -Iguest-shim/libtmem -Iguest-shim/kernel/core
+INC_tools := -Iproto -Iguest-shim/libtmem -Itools
+INC_tests := -Iproto -Ipools -Ipolicy -Idaemon -Iguest-shim/libtmem \
+	-Iguest-shim/kernel/core -Itools -Itests
+src_folder = $(firstword $(subst /, ,$(1)))
+
+# Filled by module.mk files.
+PROGRAMS :=        # installed binaries under $(BUILD)
+LIBS :=            # static/shared libraries under $(BUILD)
+UNIT_TESTS :=      # Check programs: run by make check, also under ASan+UBSan
+TSAN_TESTS :=      # Check programs also run under ThreadSanitizer
+INTEGRATION_TESTS := # programs run by make check after the unit tests
+CHECK_EXTRA :=     # further targets make check depends on
+BENCH_TARGETS :=   # targets make bench runs
+COVERAGE_DIRS :=   # source folders whose coverage make coverage reports
+CLEAN_EXTRA :=
+
+DEPS_STAMP := build/.deps-ok
+
+all: $(DEPS_STAMP)
+
+# Every other target depends on deps, as an order-only prerequisite.
+deps:
+	$(Q)mk/deps.sh mk/deps.list
+	$(Q)mkdir -p build && touch $(DEPS_STAMP)
+
+$(DEPS_STAMP): mk/deps.list mk/deps.sh
+	$(Q)mk/deps.sh mk/deps.list
+	$(Q)mkdir -p $(@D) && touch $@
+
+include $(sort $(wildcard */module.mk */*/module.mk */*/*/module.mk))
+
+all: $(LIBS) $(PROGRAMS)
+
+$(BUILD)/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(INC_$(call src_folder,$<)) $(EXTRA_CFLAGS) -c $< -o $@
+
+# ---- tests -----------------------------------------------------------------
+
+# Runs each test program; fails at the end if any failed, so every
+# program's own summary line is printed.
+define run_tests
+	$(Q)fail=0; for t in $(1); do \
+		echo "== $$t"; \
+		if ! $(2) $$t; then echo "FAILED: $$t"; fail=1; fi; \
+	done; exit $$fail
+endef
+
+unit-tests: $(UNIT_TESTS)
+	$(call run_tests,$(UNIT_TESTS),)
+
+integration-tests: $(INTEGRATION_TESTS) $(PROGRAMS) $(LIBS)
+	$(call run_tests,$(INTEGRATION_TESTS),)
+
+tsan-tests: $(TSAN_TESTS)
+	$(call run_tests,$(TSAN_TESTS),)
+
+asan-check: | $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined unit-tests
+
+tsan-check: | $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory SANITIZE=thread tsan-tests
+
+valgrind-check: $(UNIT_TESTS)
+	$(call run_tests,$(UNIT_TESTS),CK_FORK=no TMEM_TEST_QUICK=1 valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite)
+
+check: all unit-tests integration-tests $(CHECK_EXTRA)
+	$(Q)$(MAKE) --no-print-directory asan-check
+	$(Q)$(MAKE) --no-print-directory tsan-check
+	$(Q)$(MAKE) --no-print-directory valgrind-check
+	@echo "make check: all suites passed"
+
+bench: all $(BENCH_TARGETS)
+
+coverage: | $(DEPS_STAMP)
+	$(Q)rm -rf build/cov
+	$(Q)$(MAKE) --no-print-directory BUILD=build/cov OPT="-O0 -g --coverage" \
+		LDFLAGS="--coverage" unit-tests
+	$(Q)gcovr --root . --object-directory build/cov $(addprefix --filter ,$(addsuffix /,$(COVERAGE_DIRS))) \
+		--print-summary --fail-under-line 90 build/cov
+
+clean:
+	rm -rf build $(CLEAN_EXTRA)
+
+.PHONY: all deps check unit-tests integration-tests tsan-tests asan-check \
+	tsan-check valgrind-check bench coverage clean
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * policy/: who may store what when host memory is scarce.  Per-client
+ * caps, weights, freeze, admission of puts, weighted fair eviction and
+ * resizing the arena.  Like pools/, it does no I/O and never logs.
+ *
+ * The daemon sends every PUT_PAGE through tmem_policy_put(); the other
+ * guest ops go straight to pools/ through tmem_pclient_store_client().
+ */
+#ifndef TMEM_POLICY_H
+#define TMEM_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tmem_proto.h"
+#include "tmem_store.h"
+
+struct tmem_policy;
+struct tmem_pclient;
+
+#define TMEM_DEFAULT_WEIGHT 100
+#define TMEM_MAX_WEIGHT 10000
+
+struct tmem_client_settings {
+	uint64_t ephemeral_max;  /* pages; TMEM_NO_CAP for none */
+	uint64_t persistent_max; /* pages; TMEM_NO_CAP for none */
+	uint32_t weight;         /* 1..TMEM_MAX_WEIGHT */
+	bool compress;
+	bool frozen;
+};
+
+struct tmem_policy_config {
+	struct tmem_client_settings defaults;
+	/* Free pages to keep in reserve so that most puts do not evict
+	 * inline; 0 picks a default (1/64 of the arena, at least 16 pages). */
+	uint64_t low_water_pages;
+};
+
+/* Fills cfg with the built-in defaults: no caps, weight 100. */
+void tmem_policy_config_defaults(struct tmem_policy_config *cfg);
+
+int tmem_policy_create(struct tmem_store *store,
+		       const struct tmem_policy_config *cfg,
+		       struct tmem_policy **out);
+/* Accepts NULL.  Clients must have been removed first. */
+void tmem_policy_destroy(struct tmem_policy *policy);
+
+/*
+ * Register a client: creates its tmem_client in the store.  settings may
+ * be NULL for the defaults.  -EINVAL on bad settings.
+ */
+int tmem_policy_client_add(struct tmem_policy *policy, const char *name,
+			   const struct tmem_client_settings *settings,
+			   struct tmem_pclient **out);
+/* Destroys the store client too (all its private pages go).  Accepts NULL. */
+void tmem_policy_client_remove(struct tmem_pclient *pc);
+struct tmem_client *tmem_pclient_store_client(struct tmem_pclient *pc);
+
+int tmem_policy_client_set(struct tmem_pclient *pc,
+			   const struct tmem_client_settings *settings);
+void tmem_policy_client_get(const struct tmem_pclient *pc,
+			    struct tmem_client_settings *out);
+
+/* Changes the defaults for clients added later.  -EINVAL on bad values. */
+int tmem_policy_set_defaults(struct tmem_policy *policy,
+			     const struct tmem_client_settings *settings);
+
+/*
+ * Admit and store one page.  Returns 1 stored, 0 refused (frozen, over
+ * the persistent cap, or no room even after evicting every evictable
+ * ephemeral page), or -errno from pools/.  Counts the refusal reason.
+ */
+int tmem_policy_put(struct tmem_pclient *pc, int32_t pool_id,
+		    const struct tmem_oid *oid, uint32_t index,
+		    const void *src);
+
+/*
+ * Resize the arena.  Growing is immediate; shrinking evicts ephemeral
+ * pages as needed and returns -EBUSY, changing nothing, when the
+ * persistent pages alone exceed new_pages.
+ */
+int tmem_policy_resize(struct tmem_policy *policy, uint64_t new_pages);
+
+/* Evicts ephemeral pages until free pages reach the low-water mark. */
+void tmem_policy_refill_reserve(struct tmem_policy *policy);
+
+#endif /* TMEM_POLICY_H */

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The page store: clients, pools, objects and pages in a host memory
+ * arena.  A library with no I/O: it never logs, never exits, and knows
+ * nothing of transports, sockets or JSON.  Every function returns the
+ * Xen value documented in DESIGN.md or a negative errno.
+ *
+ * Ownership: the store owns clients; a client owns its private pools;
+ * shared pools are owned by the store and refcounted by their sharers
+ * (they belong to the built-in "shared" client for accounting and
+ * eviction, see tmem_store_shared_client()).
+ *
+ * Thread safety: every function may be called from any thread at once,
+ * on the same or different pools, except that a client must not be used
+ * after (or while) tmem_client_destroy() runs on it.  The lock order is
+ * written next to the structs in pools/store_internal.h.
+ *
+ * Admission and eviction choices are not made here: policy/ decides when
+ * to evict whom and which caps apply, and calls the hooks below.
+ */
+#ifndef TMEM_STORE_H
+#define TMEM_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tmem_proto.h"
+
+struct tmem_store;
+struct tmem_client;
+
+#define TMEM_CLIENT_NAME_MAX 64   /* bytes, including the NUL */
+#define TMEM_MAX_POOLS_PER_CLIENT 32
+#define TMEM_MAX_SHARED_POOLS 64
+#define TMEM_NO_CAP UINT64_MAX
+
+struct tmem_store_config {
+	uint64_t arena_bytes;     /* pool size; rounded down to whole pages */
+	uint64_t max_arena_bytes; /* address space reserved for growing; 0 = arena_bytes */
+	bool lock_memory;         /* mlock() the arena */
+	bool prefault;            /* touch every arena page at create time */
+};
+
+int tmem_store_create(const struct tmem_store_config *cfg,
+		      struct tmem_store **out);
+/* Frees everything.  Accepts NULL. */
+void tmem_store_destroy(struct tmem_store *store);
+
+/*
+ * Clients.  name is the principal that shared-pool authorisations name
+ * (a domain's "domid:N" or a local client's name); it is copied.
+ */
+int tmem_client_create(struct tmem_store *store, const char *name,
+		       struct tmem_client **out);
+/* Frees every private pool and drops its shared-pool refs.  Accepts NULL. */
+void tmem_client_destroy(struct tmem_client *client);
+uint32_t tmem_client_id(const struct tmem_client *client);
+const char *tmem_client_name(const struct tmem_client *client);
+/* The built-in client that owns all shared pools' pages. */
+struct tmem_client *tmem_store_shared_client(struct tmem_store *store);
+
+/*
+ * The guest ops, with Xen's semantics (DESIGN.md, "Semantics").
+ *
+ * tmem_new_pool: flags as in TMEM_POOL_*; uuid is read only for SHARED.
+ * Returns the pool id (>= 0), -EINVAL for bad flags, -EPERM for a shared
+ * pool the client is not authorised for, -ENOSPC when the client has
+ * TMEM_MAX_POOLS_PER_CLIENT pools (or the store TMEM_MAX_SHARED_POOLS).
+ * Joining a shared pool the client already holds returns the same id.
+ */
+int tmem_new_pool(struct tmem_client *c, uint32_t flags,
+		  const struct tmem_uuid *uuid);
+int tmem_destroy_pool(struct tmem_client *c, int32_t pool_id);
+
+/*
+ * Store one page.  cap is the most pages of this pool's kind (ephemeral
+ * or persistent) the charged client may hold; TMEM_NO_CAP for none.
+ * Returns 1 stored; -EDQUOT over cap; -ENOSPC no free arena page;
+ * -ENOENT no such pool; -EINVAL bad argument.  On -EDQUOT and -ENOSPC
+ * an existing page at that handle has been removed (put-put-get
+ * coherency).  A put that replaces an existing page never fails on the
+ * cap, since it does not grow the charge.
+ */
+int tmem_put_page(struct tmem_client *c, int32_t pool_id,
+		  const struct tmem_oid *oid, uint32_t index,
+		  const void *src, uint64_t cap);
+/* 1 hit (page copied to dst), 0 miss, -errno.  Exclusive on private ephemeral pools. */
+int tmem_get_page(struct tmem_client *c, int32_t pool_id,
+		  const struct tmem_oid *oid, uint32_t index, void *dst);
+/* 1 a page was removed, 0 none, -errno. */
+int tmem_flush_page(struct tmem_client *c, int32_t pool_id,
+		    const struct tmem_oid *oid, uint32_t index);
+/* 1 the object existed and was removed, 0 none, -errno. */
+int tmem_flush_object(struct tmem_client *c, int32_t pool_id,
+		      const struct tmem_oid *oid);
+
+/*
+ * Shared-pool authorisation, deny by default.  principal is a client
+ * name as given to tmem_client_create().  Revoking stops future joins; a
+ * client that already joined keeps its reference until it leaves.
+ * Returns 0, or -ENOSPC when the authorisation table is full.
+ */
+int tmem_shared_auth(struct tmem_store *store, const struct tmem_uuid *uuid,
+		     const char *principal, bool allow);
+
+/*
+ * Hooks for policy/.
+ *
+ * tmem_client_evict_oldest: remove the LRU-oldest ephemeral page the
+ * client is charged for.  Returns 1 evicted, 0 nothing evictable (or
+ * every candidate was busy).  Never touches persistent pages.
+ */
+int tmem_client_evict_oldest(struct tmem_client *c);
+
+struct tmem_page_counts {
+	uint64_t ephemeral;  /* pages charged, ephemeral pools */
+	uint64_t persistent; /* pages charged, persistent pools */
+};
+void tmem_client_page_counts(const struct tmem_client *c,
+			     struct tmem_page_counts *out);
+
+struct tmem_arena_counts {
+	uint64_t total_pages;  /* current arena size */
+	uint64_t free_pages;
+	uint64_t ephemeral;    /* over all clients, shared included */
+	uint64_t persistent;
+};
+void tmem_store_arena_counts(struct tmem_store *store,
+			     struct tmem_arena_counts *out);
+
+/*
+ * Change the arena size.  Growing is immediate.  Shrinking moves stored
+ * pages out of the released range; it fails with -EBUSY, changing
+ * nothing, when more pages are in use than new_pages (the caller evicts
+ * ephemeral pages first), and with -EINVAL above max_arena_bytes.
+ */
+int tmem_store_resize(struct tmem_store *store, uint64_t new_pages);
+
+/*
+ * Counters.  Each is a monotonically increasing count, read without
+ * stopping the store, so a snapshot may be off by the ops in flight.
+ */
+enum tmem_put_fail {
+	TMEM_PUT_FAIL_QUOTA,
+	TMEM_PUT_FAIL_FULL,
+	TMEM_PUT_FAIL_FROZEN,
+	TMEM_PUT_FAIL_NR,
+};
+
+struct tmem_op_counters {
+	uint64_t puts, succ_puts;
+	uint64_t failed_puts[TMEM_PUT_FAIL_NR];
+	uint64_t gets, succ_gets, failed_gets;
+	uint64_t flush_pages, flush_objects;
+	uint64_t evictions;
+};
+
+/* policy/ records the final reason a put was refused. */
+void tmem_count_put_failure(struct tmem_client *c, int32_t pool_id,
+			    enum tmem_put_fail why);
+
+struct tmem_pool_info {
+	int32_t id;
+	bool persistent;
+	bool shared;
+	struct tmem_uuid uuid;     /* zero unless shared */
+	uint32_t sharers;          /* 1 for private pools */
+	uint64_t pages;
+	uint64_t objects;
+	struct tmem_op_counters ops; /* this client's ops on this pool */
+};
+
+struct tmem_client_info {
+	uint32_t id;
+	char name[TMEM_CLIENT_NAME_MAX];
+	struct tmem_page_counts pages;
+	struct tmem_op_counters ops;
+	uint32_t nr_pools;
+};
+
+struct tmem_store_info {
+	struct tmem_arena_counts arena;
+	uint64_t evictions;
+	uint32_t nr_clients;
+	uint64_t metadata_bytes;   /* bytes of descriptors, tables and maps in use */
+};
+
+void tmem_store_info(struct tmem_store *store, struct tmem_store_info *out);
+void tmem_client_info(struct tmem_client *c, struct tmem_client_info *out);
+/* Calls fn for each pool of c; stops at and returns fn's first non-zero. */
+int tmem_client_for_each_pool(struct tmem_client *c,
+			      int (*fn)(const struct tmem_pool_info *, void *),
+			      void *ctx);
+
+#endif /* TMEM_STORE_H */

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Memory ordering for the shared ring, in one place, for both builds:
+ * the kernel module gets the kernel's smp_* primitives, userspace gets
+ * GCC's C11-model __atomic builtins (freestanding, no <stdatomic.h>
+ * needed, and they work on the plain uint32_t fields of the ABI).
+ *
+ * The ring protocol needs exactly three orderings:
+ *  - a producer fills entries, then publishes the index (release);
+ *  - a consumer reads the index, then the entries it covers (acquire);
+ *  - a side that is about to sleep publishes its *_event and then
+ *    re-reads the peer's producer index; those two must not be
+ *    reordered (store->load), or both sides can sleep with work queued.
+ *    That is the full barrier.
+ */
+#ifndef TMEM_BARRIER_H
+#define TMEM_BARRIER_H
+
+#ifdef __KERNEL__
+#include <asm/barrier.h>
+#include <linux/compiler.h>
+
+/* Read the peer's index before reading anything it published. */
+static inline uint32_t tmem_load_acquire(const uint32_t *p)
+{
+	return smp_load_acquire(p);
+}
+
+/* Make everything written so far visible before the new index. */
+static inline void tmem_store_release(uint32_t *p, uint32_t v)
+{
+	smp_store_release(p, v);
+}
+
+/* A plain shared read or write that must happen exactly once. */
+static inline uint32_t tmem_load_once(const uint32_t *p)
+{
+	return READ_ONCE(*p);
+}
+
+static inline void tmem_store_once(uint32_t *p, uint32_t v)
+{
+	WRITE_ONCE(*p, v);
+}
+
+/* Order an earlier store before a later load (the sleep handshake). */
+static inline void tmem_full_barrier(void)
+{
+	smp_mb();
+}
+
+#else /* userspace */
+
+/* Read the peer's index before reading anything it published. */
+static inline uint32_t tmem_load_acquire(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/* Make everything written so far visible before the new index. */
+static inline void tmem_store_release(uint32_t *p, uint32_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/* A plain shared read or write that must happen exactly once. */
+static inline uint32_t tmem_load_once(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline void tmem_store_once(uint32_t *p, uint32_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+/* Order an earlier store before a later load (the sleep handshake). */
+static inline void tmem_full_barrier(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+#endif /* __KERNEL__ */
+
+#endif /* TMEM_BARRIER_H */

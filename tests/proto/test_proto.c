@@ -1,0 +1,139 @@
+/* proto/: sizes, offsets, constants and the geometry and ring helpers. */
+#include <check.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "tmem_proto.h"
+
+START_TEST(test_entry_layout)
+{
+	ck_assert_uint_eq(sizeof(struct tmem_req), 64);
+	ck_assert_uint_eq(sizeof(struct tmem_rsp), 64);
+	ck_assert_uint_eq(offsetof(struct tmem_req, id), 0);
+	ck_assert_uint_eq(offsetof(struct tmem_req, oid), 16);
+	ck_assert_uint_eq(offsetof(struct tmem_req, index), 40);
+	ck_assert_uint_eq(offsetof(struct tmem_rsp, ret), 12);
+	ck_assert_uint_eq(sizeof(struct tmem_ring_hdr), 256);
+	ck_assert_uint_eq(offsetof(struct tmem_ring_hdr, req_prod), 64);
+	ck_assert_uint_eq(offsetof(struct tmem_ring_hdr, rsp_prod), 128);
+}
+END_TEST
+
+START_TEST(test_xen_numbers)
+{
+	ck_assert_int_eq(TMEM_OP_NEW_POOL, 1);
+	ck_assert_int_eq(TMEM_OP_DESTROY_POOL, 2);
+	ck_assert_int_eq(TMEM_OP_PUT_PAGE, 4);
+	ck_assert_int_eq(TMEM_OP_GET_PAGE, 5);
+	ck_assert_int_eq(TMEM_OP_FLUSH_PAGE, 6);
+	ck_assert_int_eq(TMEM_OP_FLUSH_OBJECT, 7);
+	ck_assert_uint_eq(TMEM_POOL_PERSIST, 1);
+	ck_assert_uint_eq(TMEM_POOL_SHARED, 2);
+	ck_assert_uint_eq(tmem_pool_flags(0), 0x01000000u);
+	ck_assert_uint_eq(TMEM_POOL_VALID_MASK & TMEM_POOL_RESERVED_MASK, 0);
+	ck_assert_uint_eq(TMEM_POOL_VALID_MASK & TMEM_POOL_PRECOMPRESSED, 0);
+}
+END_TEST
+
+START_TEST(test_errno_values)
+{
+	ck_assert_int_eq(TMEM_EPERM, EPERM);
+	ck_assert_int_eq(TMEM_ENOENT, ENOENT);
+	ck_assert_int_eq(TMEM_EIO, EIO);
+	ck_assert_int_eq(TMEM_E2BIG, E2BIG);
+	ck_assert_int_eq(TMEM_ENOMEM, ENOMEM);
+	ck_assert_int_eq(TMEM_EBUSY, EBUSY);
+	ck_assert_int_eq(TMEM_EEXIST, EEXIST);
+	ck_assert_int_eq(TMEM_EINVAL, EINVAL);
+	ck_assert_int_eq(TMEM_ENOSPC, ENOSPC);
+	ck_assert_int_eq(TMEM_ERANGE, ERANGE);
+	ck_assert_int_eq(TMEM_ENOSYS, ENOSYS);
+	ck_assert_int_eq(TMEM_EPROTO, EPROTO);
+	ck_assert_int_eq(TMEM_EOPNOTSUPP, EOPNOTSUPP);
+}
+END_TEST
+
+START_TEST(test_geometry)
+{
+	ck_assert_int_eq(tmem_ring_geometry_check(32, 32), 0);
+	ck_assert_int_eq(tmem_ring_geometry_check(2, 1), 0);
+	ck_assert_int_eq(tmem_ring_geometry_check(1024, 1024), 0);
+	ck_assert_int_eq(tmem_ring_geometry_check(0, 32), -TMEM_EINVAL);
+	ck_assert_int_eq(tmem_ring_geometry_check(1, 32), -TMEM_EINVAL);
+	ck_assert_int_eq(tmem_ring_geometry_check(48, 32), -TMEM_EINVAL);
+	ck_assert_int_eq(tmem_ring_geometry_check(2048, 32), -TMEM_EINVAL);
+	ck_assert_int_eq(tmem_ring_geometry_check(32, 0), -TMEM_EINVAL);
+	ck_assert_int_eq(tmem_ring_geometry_check(32, 1025), -TMEM_EINVAL);
+	ck_assert_int_eq(tmem_ring_geometry_check(0x80000000u, 32), -TMEM_EINVAL);
+	ck_assert_uint_eq(tmem_slot_offset(32), 4096);
+	ck_assert_uint_eq(tmem_slot_offset(60), 4096);
+	ck_assert_uint_eq(tmem_slot_offset(64), 8192);
+	ck_assert_uint_eq(tmem_slot_offset(1024), 69632);
+	ck_assert_uint_eq(tmem_region_size(32, 16), 4096 + 16 * 4096);
+}
+END_TEST
+
+START_TEST(test_slot_pointers)
+{
+	void *region = aligned_alloc(4096, tmem_region_size(64, 4));
+	char *base = region;
+
+	ck_assert_ptr_nonnull(region);
+	ck_assert_ptr_eq((char *)tmem_ring_entries(region), base + 256);
+	ck_assert_ptr_eq((char *)tmem_slot_ptr(region, 64, 0), base + 8192);
+	ck_assert_ptr_eq((char *)tmem_slot_ptr(region, 64, 3), base + 8192 + 3 * 4096);
+	free(region);
+}
+END_TEST
+
+START_TEST(test_notify_holdoff)
+{
+	/* Peer asked to be woken when prod passes 5. */
+	ck_assert(tmem_ring_need_notify(4, 5, 5));
+	ck_assert(tmem_ring_need_notify(0, 8, 5));
+	ck_assert(!tmem_ring_need_notify(5, 8, 5));
+	ck_assert(!tmem_ring_need_notify(1, 4, 5));
+	/* Across the 32-bit wrap. */
+	ck_assert(tmem_ring_need_notify(0xfffffffeu, 2, 0xffffffffu));
+	ck_assert(tmem_ring_need_notify(0xfffffffeu, 2, 1));
+	ck_assert(!tmem_ring_need_notify(0xfffffffeu, 2, 3));
+}
+END_TEST
+
+START_TEST(test_prod_overflow)
+{
+	ck_assert(!tmem_ring_prod_overflow(32, 0, 32));
+	ck_assert(tmem_ring_prod_overflow(33, 0, 32));
+	ck_assert(!tmem_ring_prod_overflow(5, 0xfffffff0u, 32));
+	ck_assert(tmem_ring_prod_overflow(0xfffffff0u, 5, 32)); /* went backwards */
+	ck_assert(!tmem_ring_prod_overflow(7, 7, 32));
+}
+END_TEST
+
+static Suite *proto_suite(void)
+{
+	Suite *s = suite_create("proto");
+	TCase *tc = tcase_create("abi");
+
+	tcase_add_test(tc, test_entry_layout);
+	tcase_add_test(tc, test_xen_numbers);
+	tcase_add_test(tc, test_errno_values);
+	tcase_add_test(tc, test_geometry);
+	tcase_add_test(tc, test_slot_pointers);
+	tcase_add_test(tc, test_notify_holdoff);
+	tcase_add_test(tc, test_prod_overflow);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(proto_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
