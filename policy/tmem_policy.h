@@ -65,8 +65,22 @@ void tmem_policy_client_get(const struct tmem_pclient *pc,
 /* Changes the defaults for clients added later.  -EINVAL on bad values. */
 int tmem_policy_set_defaults(struct tmem_policy *policy,
 			     const struct tmem_client_settings *settings);
+/*
+ * Lowering a cap below a client's current usage evicts nothing at once:
+ * its next ephemeral put evicts its own oldest pages down to the cap,
+ * and its persistent puts are refused until it flushes below the cap.
+ * The shared client (owner of shared pools' pages) is weighted with the
+ * default weight for eviction and has no caps.
+ */
 
 /*
+ * A frozen client's put removes any older page at that handle (through
+ * tmem_discard_page(), so it is not counted as a guest flush_page)
+ * before it returns 0: put-put-get coherency.  An ephemeral put over the client's cap
+ * evicts the client's own oldest pages and stores; with a cap of 0 it
+ * is refused.  A put into a full arena evicts ephemeral pages, anyone's,
+ * by weight; it is refused (full) only when nothing evictable is left.
+ *
  * Admit and store one page.  Returns 1 stored, 0 refused (frozen, over
  * the persistent cap, or no room even after evicting every evictable
  * ephemeral page), or -errno from pools/.  Counts the refusal reason.
@@ -82,7 +96,23 @@ int tmem_policy_put(struct tmem_pclient *pc, int32_t pool_id,
  */
 int tmem_policy_resize(struct tmem_policy *policy, uint64_t new_pages);
 
-/* Evicts ephemeral pages until free pages reach the low-water mark. */
+/*
+ * Evicts ephemeral pages until free pages reach the low-water mark.
+ * When the reserve is short it evicts at least a small batch (16 pages),
+ * so the puts that follow need not evict.  Puts call this themselves;
+ * the daemon may also call it from an idle moment.
+ */
 void tmem_policy_refill_reserve(struct tmem_policy *policy);
+
+/*
+ * Added by policy/:
+ *
+ * The low-water mark now in effect, in pages: the configured value or
+ * the default, never more than half the current arena.
+ */
+uint64_t tmem_policy_low_water(struct tmem_policy *policy);
+
+/* Sets or clears only the frozen flag (tmemctl freeze/thaw).  -EINVAL on NULL. */
+int tmem_policy_freeze(struct tmem_pclient *pc, bool frozen);
 
 #endif /* TMEM_POLICY_H */

@@ -50,6 +50,8 @@ void tmem_store_destroy(struct tmem_store *store);
 /*
  * Clients.  name is the principal that shared-pool authorisations name
  * (a domain's "domid:N" or a local client's name); it is copied.
+ * -EINVAL for a NULL or empty name or one of TMEM_CLIENT_NAME_MAX bytes
+ * or more; -EEXIST when a live client (or the built-in "shared") has it.
  */
 int tmem_client_create(struct tmem_store *store, const char *name,
 		       struct tmem_client **out);
@@ -66,11 +68,15 @@ struct tmem_client *tmem_store_shared_client(struct tmem_store *store);
  * tmem_new_pool: flags as in TMEM_POOL_*; uuid is read only for SHARED.
  * Returns the pool id (>= 0), -EINVAL for bad flags, -EPERM for a shared
  * pool the client is not authorised for, -ENOSPC when the client has
- * TMEM_MAX_POOLS_PER_CLIENT pools (or the store TMEM_MAX_SHARED_POOLS).
- * Joining a shared pool the client already holds returns the same id.
+ * TMEM_MAX_POOLS_PER_CLIENT pools (or the store TMEM_MAX_SHARED_POOLS,
+ * or 16384 pools in all).  Joining a shared pool the client already
+ * holds returns the same id.  Pool ids are per-client handles (the
+ * lowest free one is used), so no client can name another's pool.
  */
 int tmem_new_pool(struct tmem_client *c, uint32_t flags,
 		  const struct tmem_uuid *uuid);
+/* 1 destroyed (a shared pool: this client's reference dropped, the pool
+ * goes with the last one); -ENOENT no such pool id; -EINVAL NULL client. */
 int tmem_destroy_pool(struct tmem_client *c, int32_t pool_id);
 
 /*
@@ -80,7 +86,12 @@ int tmem_destroy_pool(struct tmem_client *c, int32_t pool_id);
  * -ENOENT no such pool; -EINVAL bad argument.  On -EDQUOT and -ENOSPC
  * an existing page at that handle has been removed (put-put-get
  * coherency).  A put that replaces an existing page never fails on the
- * cap, since it does not grow the charge.
+ * cap, since it does not grow the charge (with the raw allocator it
+ * never fails at all: the data is replaced in place).  The charge is
+ * taken atomically, so racing puts never take a client past cap.
+ * Counting: a stored page counts in puts and succ_puts; a refusal is
+ * counted only by tmem_count_put_failure(), since policy/ may evict and
+ * retry after -EDQUOT or -ENOSPC.
  */
 int tmem_put_page(struct tmem_client *c, int32_t pool_id,
 		  const struct tmem_oid *oid, uint32_t index,
@@ -104,14 +115,69 @@ int tmem_flush_object(struct tmem_client *c, int32_t pool_id,
 int tmem_shared_auth(struct tmem_store *store, const struct tmem_uuid *uuid,
 		     const char *principal, bool allow);
 
+#define TMEM_MAX_SHARED_AUTH 256 /* (uuid, principal) pairs in the store */
+
+struct tmem_shared_pool_info {
+	struct tmem_uuid uuid;
+	uint32_t sharers;          /* clients holding a reference */
+	uint64_t pages;
+	uint64_t objects;
+	uint32_t nr_principals;    /* names authorised for this uuid */
+	const char *principals[TMEM_MAX_SHARED_AUTH];
+};
+
+/*
+ * Stats iterators, for the daemon's control server.  Each calls fn with
+ * the store lock held, so fn must not call into the store; the strings
+ * are valid during the call only.  They stop at and return fn's first
+ * non-zero; -EINVAL for a NULL store or fn, -ENOMEM.
+ * for_each_shared_auth also lists authorisations for pools that do not
+ * exist (yet).
+ */
+int tmem_store_for_each_shared_pool(struct tmem_store *store,
+				    int (*fn)(const struct tmem_shared_pool_info *, void *),
+				    void *ctx);
+int tmem_store_for_each_shared_auth(struct tmem_store *store,
+				    int (*fn)(const struct tmem_uuid *, const char *, void *),
+				    void *ctx);
+
 /*
  * Hooks for policy/.
  *
  * tmem_client_evict_oldest: remove the LRU-oldest ephemeral page the
  * client is charged for.  Returns 1 evicted, 0 nothing evictable (or
- * every candidate was busy).  Never touches persistent pages.
+ * every candidate was busy).  Never touches persistent pages.  It holds
+ * the client's LRU lock and only trylocks the victim's pool, skipping
+ * pages whose pool is busy (up to 32), so it cannot deadlock with puts
+ * and gets on the victim's pools; the price is that LRU order is
+ * approximate under contention.  Safe to call from any thread, but not
+ * while holding anything of the store's.
  */
 int tmem_client_evict_oldest(struct tmem_client *c);
+/*
+ * Added for policy/: the same, for up to n pages in one call, holding the
+ * LRU lock throughout and each victim pool's lock across its run of
+ * consecutive LRU pages, so a batch pays the locks about once.  Returns
+ * how many were evicted (fewer than n when nothing more is evictable or
+ * 32 candidates were busy).
+ */
+unsigned int tmem_client_evict_oldest_n(struct tmem_client *c, unsigned int n);
+
+/*
+ * Added for policy/: 1 when pool_id is a persistent pool of c, 0 when an
+ * ephemeral one, -ENOENT when c has no such pool, -EINVAL for a NULL
+ * client.  One pool lock, no allocation: cheap enough for the put path.
+ */
+int tmem_client_pool_kind(struct tmem_client *c, int32_t pool_id);
+
+/*
+ * Added for policy/: remove the page at (oid, index) like
+ * tmem_flush_page(), but as the host's own doing (e.g. a refused put
+ * clearing an older copy), so it is not counted as a guest flush_page.
+ * Returns 1 removed, 0 none there, -EINVAL / -ENOENT as tmem_flush_page().
+ */
+int tmem_discard_page(struct tmem_client *c, int32_t pool_id,
+		      const struct tmem_oid *oid, uint32_t index);
 
 struct tmem_page_counts {
 	uint64_t ephemeral;  /* pages charged, ephemeral pools */
@@ -182,13 +248,18 @@ struct tmem_client_info {
 struct tmem_store_info {
 	struct tmem_arena_counts arena;
 	uint64_t evictions;
-	uint32_t nr_clients;
-	uint64_t metadata_bytes;   /* bytes of descriptors, tables and maps in use */
+	uint32_t nr_clients;       /* not counting the built-in shared client */
+	/* Bytes of descriptors and the free-frame stack (up to their
+	 * high-water marks), hash tables and client/pool structs: what the
+	 * store holds besides the data. */
+	uint64_t metadata_bytes;
 };
 
 void tmem_store_info(struct tmem_store *store, struct tmem_store_info *out);
 void tmem_client_info(struct tmem_client *c, struct tmem_client_info *out);
-/* Calls fn for each pool of c; stops at and returns fn's first non-zero. */
+/* Calls fn for each pool of c (from a snapshot, without locks held, so fn
+ * may call into the store); stops at and returns fn's first non-zero;
+ * -EINVAL for a NULL client or fn. */
 int tmem_client_for_each_pool(struct tmem_client *c,
 			      int (*fn)(const struct tmem_pool_info *, void *),
 			      void *ctx);

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clients.h"
+
+struct tmemd_clients {
+	pthread_mutex_t lock;         /* guards head */
+	struct tmemd_client *head;
+	struct tmem_store *store;
+	struct tmem_policy *policy;
+	const struct tmemd_config *cfg;
+	tmemd_settings_hook hook;     /* main thread only */
+	void *hook_ctx;
+};
+
+int tmemd_clients_create(struct tmem_store *store, struct tmem_policy *policy,
+			 const struct tmemd_config *cfg,
+			 struct tmemd_clients **out)
+{
+	struct tmemd_clients *reg = calloc(1, sizeof(*reg));
+
+	if (!reg)
+		return -ENOMEM;
+	pthread_mutex_init(&reg->lock, NULL);
+	reg->store = store;
+	reg->policy = policy;
+	reg->cfg = cfg;
+	*out = reg;
+	return 0;
+}
+
+void tmemd_clients_destroy(struct tmemd_clients *reg)
+{
+	if (!reg)
+		return;
+	while (reg->head)
+		tmemd_client_remove(reg->head);
+	pthread_mutex_destroy(&reg->lock);
+	free(reg);
+}
+
+static struct tmemd_client *do_find(struct tmemd_clients *reg,
+				    const char *name)
+{
+	for (struct tmemd_client *c = reg->head; c; c = c->next)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+/* tmemd.conf's settings for a client, then the hook's. */
+static void settings_for(struct tmemd_clients *reg, const char *name,
+			 int domid, struct tmem_client_settings *out)
+{
+	tmemd_config_client_settings(reg->cfg, name, out);
+	if (reg->hook)
+		reg->hook(reg->hook_ctx, name, domid, out);
+}
+
+int tmemd_client_add(struct tmemd_clients *reg, const char *name,
+		     const char *transport, int domid,
+		     struct tmemd_client **out)
+{
+	struct tmem_client_settings settings;
+	struct tmemd_client *c;
+	int rc;
+
+	if (tmemd_check_client_name(name))
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->reg = reg;
+	c->transport = transport;
+	c->domid = domid;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	settings_for(reg, name, domid, &settings);
+
+	pthread_mutex_lock(&reg->lock);
+	if (do_find(reg, name)) {
+		rc = -EEXIST;
+		goto out_unlock;
+	}
+	rc = tmem_policy_client_add(reg->policy, name, &settings, &c->pc);
+	if (rc)
+		goto out_unlock;
+	c->sc = tmem_pclient_store_client(c->pc);
+	c->next = reg->head;
+	reg->head = c;
+out_unlock:
+	pthread_mutex_unlock(&reg->lock);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+void tmemd_client_remove(struct tmemd_client *c)
+{
+	struct tmemd_clients *reg;
+
+	if (!c)
+		return;
+	reg = c->reg;
+	pthread_mutex_lock(&reg->lock);
+	for (struct tmemd_client **pp = &reg->head; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	tmem_policy_client_remove(c->pc);
+	pthread_mutex_unlock(&reg->lock);
+	free(c);
+}
+
+int tmemd_clients_for_each(struct tmemd_clients *reg,
+			   int (*fn)(struct tmemd_client *, void *), void *ctx)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&reg->lock);
+	for (struct tmemd_client *c = reg->head; c && !rc; c = c->next)
+		rc = fn(c, ctx);
+	pthread_mutex_unlock(&reg->lock);
+	return rc;
+}
+
+struct tmemd_client *tmemd_clients_find(struct tmemd_clients *reg,
+					const char *name)
+{
+	struct tmemd_client *c;
+
+	pthread_mutex_lock(&reg->lock);
+	c = do_find(reg, name);
+	pthread_mutex_unlock(&reg->lock);
+	return c;
+}
+
+void tmemd_clients_set_settings_hook(struct tmemd_clients *reg,
+				     tmemd_settings_hook hook, void *ctx)
+{
+	reg->hook = hook;
+	reg->hook_ctx = ctx;
+}
+
+int tmemd_clients_reapply(struct tmemd_clients *reg)
+{
+	struct tmem_client_settings now, want;
+	int rc = 0;
+
+	pthread_mutex_lock(&reg->lock);
+	for (struct tmemd_client *c = reg->head; c; c = c->next) {
+		int r;
+
+		tmem_policy_client_get(c->pc, &now);
+		settings_for(reg, c->name, c->domid, &want);
+		want.frozen = now.frozen;
+		r = tmem_policy_client_set(c->pc, &want);
+		if (r && !rc)
+			rc = r;
+	}
+	pthread_mutex_unlock(&reg->lock);
+	return rc;
+}
+
+struct tmem_store *tmemd_clients_store(const struct tmemd_clients *reg)
+{
+	return reg->store;
+}
+
+struct tmem_policy *tmemd_clients_policy(const struct tmemd_clients *reg)
+{
+	return reg->policy;
+}

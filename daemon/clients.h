@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's client registry: one struct tmemd_client per attached
+ * guest, whatever its transport, wrapping its policy/ client.  Transports
+ * add a client when a guest attaches and remove it when the guest goes;
+ * removal frees the client's private pools (tmem_policy_client_remove)
+ * while shared pools stay for their other sharers.
+ *
+ * Locking: reg->lock guards the list and is held across
+ * tmemd_clients_for_each() callbacks (stats), so a client is never
+ * freed while stats read it.  Order: reg->lock, then pools/ and policy/
+ * locks (taken inside their calls).  The request path takes no registry
+ * lock: a client's ring is served by exactly one worker at a time, and
+ * owned_pools is only touched there.
+ */
+#ifndef TMEMD_CLIENTS_H
+#define TMEMD_CLIENTS_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "tmem_policy.h"
+#include "tmem_store.h"
+
+struct tmemd_clients;
+
+struct tmemd_client {
+	struct tmemd_clients *reg;
+	struct tmem_pclient *pc;      /* policy/ client; owns the store client */
+	struct tmem_client *sc;       /* tmem_pclient_store_client(pc) */
+	char name[TMEM_CLIENT_NAME_MAX];
+	const char *transport;        /* "local", "xen": for stats */
+	int domid;                    /* Xen domain id; -1 for a local client */
+	uint32_t owned_pools;         /* bit n: pool id n came from this client's NEW_POOL */
+	struct tmemd_client *next;
+};
+
+_Static_assert(TMEM_MAX_POOLS_PER_CLIENT <= 32, "owned_pools is a 32-bit map");
+
+int tmemd_clients_create(struct tmem_store *store, struct tmem_policy *policy,
+			 const struct tmemd_config *cfg,
+			 struct tmemd_clients **out);
+/* Removes any client left, then frees the registry.  Accepts NULL. */
+void tmemd_clients_destroy(struct tmemd_clients *reg);
+
+/*
+ * Registers a client called name with the settings tmemd.conf gives
+ * that name.  -EINVAL bad name, -EEXIST name already attached, or
+ * -errno from policy/.
+ */
+int tmemd_client_add(struct tmemd_clients *reg, const char *name,
+		     const char *transport, int domid,
+		     struct tmemd_client **out);
+/* Frees the client and its private pools.  Accepts NULL. */
+void tmemd_client_remove(struct tmemd_client *c);
+
+/* Calls fn on each client under reg->lock; stops at fn's first non-zero. */
+int tmemd_clients_for_each(struct tmemd_clients *reg,
+			   int (*fn)(struct tmemd_client *, void *), void *ctx);
+
+/*
+ * The attached client called name, or NULL.  The pointer stays valid
+ * until the client is removed; transports add and remove clients only
+ * on the main thread, so main-thread code (the control server) may keep
+ * it for the duration of one event.
+ */
+struct tmemd_client *tmemd_clients_find(struct tmemd_clients *reg,
+					const char *name);
+
+/*
+ * A hook that adjusts a new client's settings after tmemd.conf's (e.g.
+ * the control server's stored admin settings).  Called from
+ * tmemd_client_add() without the registry lock.  NULL removes it.
+ */
+typedef void (*tmemd_settings_hook)(void *ctx, const char *name, int domid,
+				    struct tmem_client_settings *settings);
+void tmemd_clients_set_settings_hook(struct tmemd_clients *reg,
+				     tmemd_settings_hook hook, void *ctx);
+
+/*
+ * After the config was reloaded: gives every attached client its
+ * settings again (config, then the hook), keeping its frozen flag, which
+ * is run-time state.  Returns 0 or the first -errno from policy/.
+ */
+int tmemd_clients_reapply(struct tmemd_clients *reg);
+
+struct tmem_store *tmemd_clients_store(const struct tmemd_clients *reg);
+struct tmem_policy *tmemd_clients_policy(const struct tmemd_clients *reg);
+
+#endif /* TMEMD_CLIENTS_H */

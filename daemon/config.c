@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tmemd.conf parsing with libinih.  inih calls handler() once per
+ * key = value; the first failing call's reason is kept and inih returns
+ * its line number, which makes the "file:line: reason" message.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "size.h"
+
+struct parse_ctx {
+	struct tmemd_config *cfg;
+	char reason[160];
+};
+
+void tmemd_config_init(struct tmemd_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	/* The same values as tmem_policy_config_defaults(); kept here so
+	 * the parser does not need policy/ linked in. */
+	cfg->defaults.ephemeral_max = TMEM_NO_CAP;
+	cfg->defaults.persistent_max = TMEM_NO_CAP;
+	cfg->defaults.weight = TMEM_DEFAULT_WEIGHT;
+	snprintf(cfg->transport, sizeof(cfg->transport), "auto");
+}
+
+void tmemd_config_free(struct tmemd_config *cfg)
+{
+	if (!cfg)
+		return;
+	free(cfg->clients);
+	cfg->clients = NULL;
+	cfg->nr_clients = 0;
+}
+
+int tmemd_check_client_name(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n == 0 || n >= TMEM_CLIENT_NAME_MAX)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)name[i];
+
+		if (!isalnum(ch) && !strchr("._:-", ch))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int tmemd_parse_uuid(const char *s, struct tmem_uuid *out)
+{
+	uint8_t b[16];
+	unsigned nb = 0;
+
+	for (size_t i = 0; s[i]; i++) {
+		int hi, lo;
+
+		if (s[i] == '-' && (i == 8 || i == 13 || i == 18 || i == 23))
+			continue;
+		if (nb == 16 || !isxdigit((unsigned char)s[i]) ||
+		    !isxdigit((unsigned char)s[i + 1]))
+			return -EINVAL;
+		hi = isdigit((unsigned char)s[i]) ? s[i] - '0' : (tolower((unsigned char)s[i]) - 'a' + 10);
+		lo = isdigit((unsigned char)s[i + 1]) ? s[i + 1] - '0' : (tolower((unsigned char)s[i + 1]) - 'a' + 10);
+		b[nb++] = (uint8_t)(hi << 4 | lo);
+		i++;
+	}
+	if (nb != 16 || strlen(s) != 36)
+		return -EINVAL;
+	out->lo = out->hi = 0;
+	for (unsigned i = 0; i < 8; i++) {
+		out->lo |= (uint64_t)b[i] << (8 * i);
+		out->hi |= (uint64_t)b[8 + i] << (8 * i);
+	}
+	return 0;
+}
+
+void tmemd_format_uuid(const struct tmem_uuid *u, char out[37])
+{
+	uint8_t b[16];
+	char *p = out;
+
+	for (unsigned i = 0; i < 8; i++) {
+		b[i] = (uint8_t)(u->lo >> (8 * i));
+		b[8 + i] = (uint8_t)(u->hi >> (8 * i));
+	}
+	for (unsigned i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*p++ = '-';
+		p += sprintf(p, "%02x", b[i]);
+	}
+}
+
+/* A cap: a size (rounded down to pages) or "none"/"unlimited". */
+static int parse_cap(const char *v, uint64_t *pages)
+{
+	uint64_t bytes;
+
+	if (!strcmp(v, "none") || !strcmp(v, "unlimited")) {
+		*pages = TMEM_NO_CAP;
+		return 0;
+	}
+	if (tmemd_parse_size(v, false, &bytes))
+		return -EINVAL;
+	*pages = bytes / TMEM_PAGE_SIZE;
+	return 0;
+}
+
+static int parse_uint(const char *v, unsigned long min, unsigned long max,
+		      unsigned long *out)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*v))
+		return -EINVAL;
+	errno = 0;
+	*out = strtoul(v, &end, 10);
+	if (errno || *end || *out < min || *out > max)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+	if (!strcmp(v, "on") || !strcmp(v, "yes") || !strcmp(v, "true") ||
+	    !strcmp(v, "1"))
+		*out = true;
+	else if (!strcmp(v, "off") || !strcmp(v, "no") ||
+		 !strcmp(v, "false") || !strcmp(v, "0"))
+		*out = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+#define FAIL(ctx, ...)                                                     \
+	do {                                                               \
+		if (!(ctx)->reason[0])                                     \
+			snprintf((ctx)->reason, sizeof((ctx)->reason),     \
+				 __VA_ARGS__);                             \
+		return 0;                                                  \
+	} while (0)
+
+static int tmemd_key(struct parse_ctx *ctx, const char *key, const char *v)
+{
+	struct tmemd_config *cfg = ctx->cfg;
+	unsigned long n;
+
+	if (!strcmp(key, "memory")) {
+		if (tmemd_parse_size(v, true, &cfg->memory_bytes) ||
+		    cfg->memory_bytes < 16 * TMEM_PAGE_SIZE)
+			FAIL(ctx, "memory: bad size '%s' (want e.g. 256M, 2G or 10%%, at least 64K)", v);
+	} else if (!strcmp(key, "workers")) {
+		if (parse_uint(v, 1, TMEMD_MAX_WORKERS, &n))
+			FAIL(ctx, "workers: want 1..%d, got '%s'", TMEMD_MAX_WORKERS, v);
+		cfg->workers = (unsigned)n;
+	} else if (!strcmp(key, "runtime-dir")) {
+		if (v[0] != '/' || strlen(v) >= sizeof(cfg->runtime_dir) - 16)
+			FAIL(ctx, "runtime-dir: want an absolute path under %zu bytes", sizeof(cfg->runtime_dir) - 16);
+		snprintf(cfg->runtime_dir, sizeof(cfg->runtime_dir), "%s", v);
+	} else if (!strcmp(key, "state-dir")) {
+		if (v[0] != '/' || strlen(v) >= sizeof(cfg->state_dir) - 16)
+			FAIL(ctx, "state-dir: want an absolute path under %zu bytes", sizeof(cfg->state_dir) - 16);
+		snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%s", v);
+	} else if (!strcmp(key, "transport")) {
+		if (strcmp(v, "auto") && strcmp(v, "xen") && strcmp(v, "local"))
+			FAIL(ctx, "transport: want auto, xen or local, got '%s'", v);
+		snprintf(cfg->transport, sizeof(cfg->transport), "%s", v);
+	} else {
+		FAIL(ctx, "unknown key '%s' in [tmemd]", key);
+	}
+	return 1;
+}
+
+/* Keys shared by [defaults] and [client NAME]; cc is NULL for defaults. */
+static int settings_key(struct parse_ctx *ctx, struct tmemd_client_conf *cc,
+			const char *section, const char *key, const char *v)
+{
+	struct tmem_client_settings *s = cc ? &cc->settings : &ctx->cfg->defaults;
+	unsigned long n;
+	bool b;
+
+	if (!strcmp(key, "ephemeral-max")) {
+		if (parse_cap(v, &s->ephemeral_max))
+			FAIL(ctx, "%s: bad size '%s' (want e.g. 64M or none)", key, v);
+		if (cc)
+			cc->has_ephemeral_max = true;
+	} else if (!strcmp(key, "persistent-max")) {
+		if (parse_cap(v, &s->persistent_max))
+			FAIL(ctx, "%s: bad size '%s' (want e.g. 64M or none)", key, v);
+		if (cc)
+			cc->has_persistent_max = true;
+	} else if (!strcmp(key, "weight")) {
+		if (parse_uint(v, 1, TMEM_MAX_WEIGHT, &n))
+			FAIL(ctx, "weight: want 1..%d, got '%s'", TMEM_MAX_WEIGHT, v);
+		s->weight = (uint32_t)n;
+		if (cc)
+			cc->has_weight = true;
+	} else if (!strcmp(key, "compress")) {
+		if (parse_bool(v, &b))
+			FAIL(ctx, "compress: want on or off, got '%s'", v);
+		s->compress = b;
+		if (cc)
+			cc->has_compress = true;
+	} else if (cc && !strcmp(key, "shared-auth")) {
+		if (cc->nr_auth == TMEMD_MAX_AUTH_PER_CLIENT)
+			FAIL(ctx, "shared-auth: at most %d per client", TMEMD_MAX_AUTH_PER_CLIENT);
+		if (tmemd_parse_uuid(v, &cc->auth[cc->nr_auth]))
+			FAIL(ctx, "shared-auth: bad UUID '%s'", v);
+		cc->nr_auth++;
+	} else {
+		FAIL(ctx, "unknown key '%s' in [%s]", key, section);
+	}
+	return 1;
+}
+
+static struct tmemd_client_conf *client_section(struct parse_ctx *ctx,
+						const char *name)
+{
+	struct tmemd_config *cfg = ctx->cfg;
+	struct tmemd_client_conf *cc;
+
+	for (unsigned i = 0; i < cfg->nr_clients; i++)
+		if (!strcmp(cfg->clients[i].name, name))
+			return &cfg->clients[i];
+	if (cfg->nr_clients == TMEMD_MAX_CLIENT_CONF)
+		return NULL;
+	cc = realloc(cfg->clients, (cfg->nr_clients + 1) * sizeof(*cc));
+	if (!cc)
+		return NULL;
+	cfg->clients = cc;
+	cc = &cfg->clients[cfg->nr_clients++];
+	memset(cc, 0, sizeof(*cc));
+	snprintf(cc->name, sizeof(cc->name), "%s", name);
+	return cc;
+}
+
+static int handler(void *user, const char *section, const char *key,
+		   const char *value)
+{
+	struct parse_ctx *ctx = user;
+	struct tmemd_client_conf *cc;
+
+	if (!strcmp(section, "tmemd"))
+		return tmemd_key(ctx, key, value);
+	if (!strcmp(section, "defaults"))
+		return settings_key(ctx, NULL, section, key, value);
+	if (!strncmp(section, "client ", 7)) {
+		const char *name = section + 7;
+
+		if (tmemd_check_client_name(name))
+			FAIL(ctx, "[%s]: bad client name (1..63 of A-Z a-z 0-9 . _ : -)", section);
+		cc = client_section(ctx, name);
+		if (!cc)
+			FAIL(ctx, "[%s]: too many client sections (max %d)", section, TMEMD_MAX_CLIENT_CONF);
+		return settings_key(ctx, cc, section, key, value);
+	}
+	FAIL(ctx, "unknown section [%s]", section);
+}
+
+static int finish(struct parse_ctx *ctx, int rc, const char *path, char *err,
+		  size_t errlen)
+{
+	if (rc == 0)
+		return 0;
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: cannot read: %s", path,
+			 rc == -1 ? strerror(errno) : "out of memory");
+		return rc == -1 && errno ? -errno : -ENOMEM;
+	}
+	snprintf(err, errlen, "%s:%d: %s", path, rc,
+		 ctx->reason[0] ? ctx->reason : "syntax error");
+	return -EINVAL;
+}
+
+int tmemd_config_load_file(struct tmemd_config *cfg, const char *path,
+			   char *err, size_t errlen)
+{
+	struct parse_ctx ctx = { .cfg = cfg };
+
+	errno = 0;
+	return finish(&ctx, ini_parse(path, handler, &ctx), path, err, errlen);
+}
+
+int tmemd_config_load_string(struct tmemd_config *cfg, const char *path,
+			     const char *text, char *err, size_t errlen)
+{
+	struct parse_ctx ctx = { .cfg = cfg };
+
+	return finish(&ctx, ini_parse_string(text, handler, &ctx), path, err,
+		      errlen);
+}
+
+const struct tmemd_client_conf *
+tmemd_config_client(const struct tmemd_config *cfg, const char *name)
+{
+	for (unsigned i = 0; i < cfg->nr_clients; i++)
+		if (!strcmp(cfg->clients[i].name, name))
+			return &cfg->clients[i];
+	return NULL;
+}
+
+void tmemd_config_client_settings(const struct tmemd_config *cfg,
+				  const char *name,
+				  struct tmem_client_settings *out)
+{
+	const struct tmemd_client_conf *cc = tmemd_config_client(cfg, name);
+
+	*out = cfg->defaults;
+	if (!cc)
+		return;
+	if (cc->has_ephemeral_max)
+		out->ephemeral_max = cc->settings.ephemeral_max;
+	if (cc->has_persistent_max)
+		out->persistent_max = cc->settings.persistent_max;
+	if (cc->has_weight)
+		out->weight = cc->settings.weight;
+	if (cc->has_compress)
+		out->compress = cc->settings.compress;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tmemd.conf: the daemon's settings, read with libinih.  man/tmemd.conf.5
+ * documents every section and key:
+ *
+ *   [tmemd]      memory, workers, runtime-dir, state-dir, transport
+ *   [defaults]   ephemeral-max, persistent-max, weight, compress
+ *   [client NAME] the same keys as [defaults] for the client called NAME,
+ *                plus shared-auth = UUID (repeatable): NAME may join that
+ *                shared pool.  Until tmemctl exists this is how quotas and
+ *                authorisations are set.
+ *
+ * An unknown section or key, or a bad value, stops startup; the error
+ * says file:line: reason.
+ */
+#ifndef TMEMD_CONFIG_H
+#define TMEMD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tmem_policy.h"
+#include "tmem_proto.h"
+#include "tmem_store.h"
+
+#define TMEMD_MAX_WORKERS 64
+#define TMEMD_MAX_CLIENT_CONF 256
+#define TMEMD_MAX_AUTH_PER_CLIENT 16
+#define TMEMD_DEFAULT_MEMORY (128ull << 20)
+
+/* Which fields of a per-client section were given. */
+struct tmemd_client_conf {
+	char name[TMEM_CLIENT_NAME_MAX];
+	bool has_ephemeral_max, has_persistent_max, has_weight, has_compress;
+	struct tmem_client_settings settings;
+	struct tmem_uuid auth[TMEMD_MAX_AUTH_PER_CLIENT];
+	unsigned nr_auth;
+};
+
+struct tmemd_config {
+	uint64_t memory_bytes;   /* 0: TMEMD_DEFAULT_MEMORY */
+	unsigned workers;        /* 0: one per online CPU */
+	char runtime_dir[256];   /* "": /run/tmemd or $XDG_RUNTIME_DIR/tmemd */
+	char state_dir[256];     /* "": the control server's default */
+	char transport[16];      /* "auto", "xen" or "local" */
+	struct tmem_client_settings defaults; /* caps in pages */
+	struct tmemd_client_conf *clients;    /* heap array */
+	unsigned nr_clients;
+};
+
+/* Built-in values: no caps, weight 100, auto transport. */
+void tmemd_config_init(struct tmemd_config *cfg);
+void tmemd_config_free(struct tmemd_config *cfg);
+
+/*
+ * Parse a file (path) or a string (text, with path used in messages) into
+ * cfg, on top of what it holds.  Returns 0, or -EINVAL/-errno with
+ * "path:line: reason" in err.
+ */
+int tmemd_config_load_file(struct tmemd_config *cfg, const char *path,
+			   char *err, size_t errlen);
+int tmemd_config_load_string(struct tmemd_config *cfg, const char *path,
+			     const char *text, char *err, size_t errlen);
+
+/* The section for name, or NULL. */
+const struct tmemd_client_conf *
+tmemd_config_client(const struct tmemd_config *cfg, const char *name);
+
+/* Settings for a client called name: defaults overlaid with its section. */
+void tmemd_config_client_settings(const struct tmemd_config *cfg,
+				  const char *name,
+				  struct tmem_client_settings *out);
+
+/* Client names: 1..63 bytes of [A-Za-z0-9._:-].  0 or -EINVAL. */
+int tmemd_check_client_name(const char *name);
+
+/* "0123abcd-...." (RFC 4122 text) <-> struct tmem_uuid.  0 or -EINVAL. */
+int tmemd_parse_uuid(const char *s, struct tmem_uuid *out);
+void tmemd_format_uuid(const struct tmem_uuid *u, char out[37]);
+
+#endif /* TMEMD_CONFIG_H */

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control server: tmemctl's side of tmemd.  It owns
+ * <runtime>/control.sock, the per-connection buffers, peer credentials,
+ * the JSON protocol (man/tmemctl.8), the stats document and the state
+ * file that makes admin settings survive a restart.
+ *
+ * How the daemon drives it:
+ *
+ *   tmemd_control_start()        once, after the store and policy exist
+ *                                and before the first client is added
+ *   tmemd_control_fd()           add it to the event loop for EPOLLIN
+ *   tmemd_control_handle_event() whenever that fd is readable
+ *   tmemd_control_settings_for() when a client connects, before
+ *                                tmem_policy_client_add()
+ *   tmemd_control_stop()         at shutdown, before the policy and store
+ *                                are destroyed
+ *
+ * The fd is an epoll fd of the server's own (the listening socket and
+ * every connection are in it), so the daemon's loop watches one fd while
+ * connections come and go.  Everything is non-blocking; a slow or
+ * hostile peer costs at most its buffers.
+ *
+ * Threads: every function here must be called from one thread (the
+ * daemon's loop).  The hooks are called from inside
+ * tmemd_control_handle_event() on that thread; the store and policy APIs
+ * they lead to are thread-safe on their own.
+ */
+#ifndef TMEMD_CONTROL_H
+#define TMEMD_CONTROL_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdarg.h>
+
+#include "tmem_store.h"
+#include "tmem_policy.h"
+
+struct tmemd_control;
+
+#define TMEMD_CONTROL_SOCKET "control.sock"
+#define TMEMD_CONTROL_STATE_FILE "state.json"
+#define TMEMD_CONTROL_PROTO_VERSION 1
+#define TMEMD_CONTROL_MAX_MSG (64 * 1024)   /* request bytes, newline included */
+#define TMEMD_CONTROL_DEFAULT_PER_UID 8
+#define TMEMD_CONTROL_DEFAULT_MAX_CONNS 64
+
+struct tmemd_control_config {
+	const char *runtime_dir;   /* holds control.sock; must exist */
+	const char *state_dir;     /* holds state.json; created (0700) if missing */
+	/*
+	 * Group that may change state (with uid 0) and that owns the socket
+	 * file.  NULL or "" = root only, socket group left as created.  A
+	 * name that does not exist is a startup error (-ENOENT).
+	 */
+	const char *admin_group;
+	unsigned socket_mode;      /* 0 = 0660; 0666 lets any local user read stats */
+	unsigned max_conns_per_uid; /* 0 = TMEMD_CONTROL_DEFAULT_PER_UID */
+	unsigned max_conns;        /* 0 = TMEMD_CONTROL_DEFAULT_MAX_CONNS */
+	const char *transport;     /* shown by "status": "local", "xen", ... */
+	const char *version;       /* shown by "status": the daemon's version */
+};
+
+/* One client as the daemon knows it. */
+struct tmemd_control_client {
+	const char *name;          /* the store client's name (principal) */
+	int domid;                 /* Xen domain id, or -1 for a local client */
+	struct tmem_pclient *pc;
+};
+
+typedef int (*tmemd_control_client_fn)(const struct tmemd_control_client *,
+				       void *arg);
+
+/*
+ * What the daemon gives the control server.  store and policy are the
+ * daemon's; the control server only calls their public APIs.  The
+ * client a hook passes to fn must stay valid while fn runs: the daemon
+ * may hold its client-registry lock across the call (fn only calls
+ * pools/ and policy/, whose locks come after it), so a client is never
+ * freed while a control command uses it.
+ */
+struct tmemd_control_hooks {
+	struct tmem_store *store;
+	struct tmem_policy *policy;
+	/* Calls fn for every connected client; stops at and returns fn's
+	 * first non-zero return. */
+	int (*for_each_client)(void *ctx, tmemd_control_client_fn fn, void *arg);
+	/* Finds the client "CLIENT" as an admin types it, a domid ("5") or
+	 * a name, and calls fn on it; returns fn's return, or -ENOENT when
+	 * no client matches. */
+	int (*with_client)(void *ctx, const char *spec, tmemd_control_client_fn fn,
+			   void *arg);
+	/* Optional (NULL = silent): one log line, priority as syslog(3).
+	 * Used for refused connections and peers dropped for bad input. */
+	void (*log)(void *ctx, int priority, const char *fmt, va_list ap);
+};
+
+/*
+ * Creates the socket (mode cfg->socket_mode, group cfg->admin_group),
+ * reads the state file and re-applies its shared-pool authorisations to
+ * the store.  An existing control.sock is replaced, so the daemon must
+ * make sure it is the only tmemd on this runtime dir first.  On failure returns
+ * -errno, sets *out to NULL and writes a one-line reason to errbuf
+ * (e.g. "state file /var/lib/tmemd/state.json: line 3: ..."): a corrupt
+ * state file is a startup error, never silently discarded.
+ */
+int tmemd_control_start(const struct tmemd_control_config *cfg,
+			const struct tmemd_control_hooks *hooks, void *hooks_ctx,
+			struct tmemd_control **out, char *errbuf, size_t errlen);
+
+/* The fd to watch for EPOLLIN (an epoll fd, CLOEXEC). */
+int tmemd_control_fd(const struct tmemd_control *ctl);
+
+/*
+ * Does all pending control work without blocking: accepts connections,
+ * reads, answers complete requests, flushes replies.  events is what the
+ * daemon's epoll reported for tmemd_control_fd() (informational).
+ * Returns 0; -errno only when the server itself is broken (the daemon
+ * should log it and may stop the control server); a misbehaving peer
+ * only loses its own connection.
+ */
+int tmemd_control_handle_event(struct tmemd_control *ctl, uint32_t events);
+
+/*
+ * Overlays the settings an admin stored for this client on *out, which
+ * the caller fills with the defaults first.  Entries are looked up by
+ * name, then (domid >= 0) by "domid:N".  Returns 1 when stored settings
+ * were applied, 0 when there were none.
+ */
+int tmemd_control_settings_for(const struct tmemd_control *ctl,
+			       const char *name, int domid,
+			       struct tmem_client_settings *out);
+
+/* Closes every connection, unlinks the socket.  Accepts NULL. */
+void tmemd_control_stop(struct tmemd_control *ctl);
+
+/*
+ * The default state dir: /var/lib/tmemd as root, else
+ * $XDG_STATE_HOME/tmemd or ~/.local/state/tmemd.  0 or -ENAMETOOLONG /
+ * -ENOENT (no HOME).
+ */
+int tmemd_control_default_state_dir(char *buf, size_t len);
+
+#endif /* TMEMD_CONTROL_H */

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control protocol's data side: requests parsed and validated into a
+ * plain struct, replies built as JSON text, UUIDs in text form.  No I/O,
+ * so the unit tests and the fuzz target drive it directly.
+ *
+ * A request is one JSON object on one line (newline-terminated):
+ *   {"version":1,"cmd":"set","args":{"client":"5","weight":200}}
+ * The reply is one line too:
+ *   {"version":1,"result":{...}}
+ *   {"version":1,"error":{"errno":22,"message":"..."}}
+ * Checks, in order: length, JSON syntax, an object, version (first),
+ * top-level keys, the command name, then each argument's key, type and
+ * range.  man/tmemctl.8 lists the commands and their arguments.
+ */
+#ifndef TMEMD_CTL_PROTO_H
+#define TMEMD_CTL_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "tmem_proto.h"
+#include "tmem_store.h"
+#include "tmem_policy.h"
+
+enum ctl_cmd {
+	CTL_STATUS,
+	CTL_STATS,
+	CTL_LIST,
+	CTL_SET,
+	CTL_FREEZE,
+	CTL_THAW,
+	CTL_FLUSH,
+	CTL_SHARED_AUTH,
+	CTL_POOL_SIZE,
+	CTL_CMD_NR,
+};
+
+/* Bits of ctl_settings.has and ctl_request.has. */
+enum {
+	CTL_HAS_WEIGHT = 1u << 0,
+	CTL_HAS_EPH_MAX = 1u << 1,
+	CTL_HAS_PERS_MAX = 1u << 2,
+	CTL_HAS_COMPRESS = 1u << 3,
+	CTL_HAS_FROZEN = 1u << 4,
+	CTL_SETTINGS_MASK = (1u << 5) - 1,
+	CTL_HAS_CLIENT = 1u << 5,
+	CTL_HAS_UUID = 1u << 6,
+	CTL_HAS_REVOKE = 1u << 7,
+	CTL_HAS_PAGES = 1u << 8,
+};
+
+/* Some of a client's settings: only the fields named in has are set. */
+struct ctl_settings {
+	unsigned has;
+	struct tmem_client_settings v; /* caps in pages, TMEM_NO_CAP = none */
+};
+
+struct ctl_request {
+	enum ctl_cmd cmd;
+	unsigned has;
+	char client[TMEM_CLIENT_NAME_MAX];
+	struct ctl_settings s;     /* for "set" */
+	struct tmem_uuid uuid;     /* for "shared-auth" */
+	bool revoke;
+	uint64_t pages;            /* for "pool-size" */
+};
+
+/* An error to send back: an errno value and a one-line message. */
+struct ctl_err {
+	int errnum;
+	char msg[256];
+};
+
+/* Sets err and returns -errnum. */
+int ctl_err_set(struct ctl_err *err, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Prepends "PREFIX: " to err's message; returns -err->errnum. */
+int ctl_err_prefix(struct ctl_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+const char *ctl_cmd_name(enum ctl_cmd cmd);
+/* True for commands that change state (need uid 0 or the admin group). */
+bool ctl_cmd_writes(enum ctl_cmd cmd);
+
+/* Parses one request of len bytes (no NUL needed).  0 or -errno + err. */
+int ctl_request_parse(const char *buf, size_t len, struct ctl_request *req,
+		      struct ctl_err *err);
+
+/*
+ * Parses the settings keys (weight, ephemeral_max_pages,
+ * persistent_max_pages, compress, and frozen when allow_frozen) of obj
+ * into s; any other key is an error.  Shared by requests and the state file.
+ */
+int ctl_settings_parse(json_t *obj, bool allow_frozen, struct ctl_settings *s,
+		       struct ctl_err *err);
+/* Adds the fields set in s to obj (caps of TMEM_NO_CAP as null). */
+int ctl_settings_dump(const struct ctl_settings *s, json_t *obj);
+
+/* A client name or CLIENT spec: 1..63 printable non-space ASCII bytes. */
+bool ctl_name_valid(const char *s);
+
+/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (any case) <-> tmem_uuid, with
+ * lo = bytes 0..7 of the RFC 4122 byte string, little-endian (proto/). */
+int ctl_uuid_parse(const char *text, struct tmem_uuid *out);
+#define CTL_UUID_TEXT 37
+void ctl_uuid_format(const struct tmem_uuid *uuid, char out[CTL_UUID_TEXT]);
+
+/* Reply lines (newline-terminated, malloc'd, NUL-terminated); NULL on ENOMEM.
+ * ctl_reply_result steals result. */
+char *ctl_reply_result(json_t *result);
+char *ctl_reply_error(const struct ctl_err *err);
+
+#endif /* TMEMD_CTL_PROTO_H */

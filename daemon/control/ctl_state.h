@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The admin state that must survive a restart: per-client settings
+ * (keyed by client name, or "domid:N") and shared-pool authorisations.
+ * Kept in memory here and in <state_dir>/state.json:
+ *
+ *   {"version":1,
+ *    "clients":{"NAME":{"weight":200,"ephemeral_max_pages":null,...}},
+ *    "shared_auth":[{"uuid":"...","client":"NAME"}]}
+ *
+ * Saved atomically: a temp file in the same dir, fsync, rename over
+ * state.json, fsync the dir.  A file that does not parse, or holds an
+ * unknown key, a wrong type or a value out of range, is an error: the
+ * daemon refuses to start rather than silently forget an admin's quota.
+ */
+#ifndef TMEMD_CTL_STATE_H
+#define TMEMD_CTL_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ctl_proto.h"
+#include "tmem_policy.h"
+
+#define CTL_STATE_VERSION 1
+#define CTL_STATE_MAX_CLIENTS 4096
+#define CTL_STATE_MAX_AUTHS 4096
+
+struct ctl_state_client {
+	char name[TMEM_CLIENT_NAME_MAX];
+	struct ctl_settings s;
+};
+
+struct ctl_state_auth {
+	struct tmem_uuid uuid;
+	char principal[TMEM_CLIENT_NAME_MAX];
+};
+
+struct ctl_state {
+	struct ctl_state_client *clients;
+	size_t nr_clients, cap_clients;
+	struct ctl_state_auth *auths;
+	size_t nr_auths, cap_auths;
+};
+
+/* Empties st (a zeroed struct is an empty state).  Accepts NULL. */
+void ctl_state_free(struct ctl_state *st);
+
+/* Loads path into an empty st.  A missing file is an empty state (0).
+ * Otherwise 0, or -errno with err naming the file and the problem. */
+int ctl_state_load(struct ctl_state *st, const char *path, struct ctl_err *err);
+/* Writes st to path atomically.  0 or -errno with err. */
+int ctl_state_save(const struct ctl_state *st, const char *path,
+		   struct ctl_err *err);
+
+/* The stored settings of name, or NULL. */
+const struct ctl_settings *ctl_state_lookup(const struct ctl_state *st,
+					    const char *name);
+/* Copies the fields set in s over *out. */
+void ctl_settings_apply(const struct ctl_settings *s,
+			struct tmem_client_settings *out);
+/* Merges the fields set in delta into name's entry (created if new). */
+int ctl_state_update(struct ctl_state *st, const char *name,
+		     const struct ctl_settings *delta);
+/* Adds (allow) or removes an authorisation.  0, -ENOSPC when full. */
+int ctl_state_auth(struct ctl_state *st, const struct tmem_uuid *uuid,
+		   const char *principal, bool allow);
+
+#endif /* TMEMD_CTL_STATE_H */

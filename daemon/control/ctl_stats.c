@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The stats document ("stats") and the client list ("list").  pools/ and
+ * policy/ fill their own counters; this file only turns them into JSON.
+ * Every key is documented in man/tmemctl.8 (STATS DOCUMENT); a key added
+ * here must be added there and to tests/control's key list.
+ *
+ * Counters are read without stopping the store, so one document may be
+ * off by the operations in flight while it was built.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "ctl_internal.h"
+
+static json_t *jint(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+static json_t *jcap(uint64_t cap)
+{
+	return cap == TMEM_NO_CAP ? json_null() : jint(cap);
+}
+
+static json_t *ops_json(const struct tmem_op_counters *o)
+{
+	return json_pack("{s:o, s:o, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:o, s:o, s:o}",
+			 "puts", jint(o->puts), "succ_puts", jint(o->succ_puts),
+			 "failed_puts",
+			 "quota", jint(o->failed_puts[TMEM_PUT_FAIL_QUOTA]),
+			 "full", jint(o->failed_puts[TMEM_PUT_FAIL_FULL]),
+			 "frozen", jint(o->failed_puts[TMEM_PUT_FAIL_FROZEN]),
+			 "gets", jint(o->gets), "succ_gets", jint(o->succ_gets),
+			 "failed_gets", jint(o->failed_gets),
+			 "flush_pages", jint(o->flush_pages),
+			 "flush_objects", jint(o->flush_objects),
+			 "evictions", jint(o->evictions));
+}
+
+static json_t *uuid_json(const struct tmem_pool_info *p)
+{
+	char text[CTL_UUID_TEXT];
+
+	if (!p->shared)
+		return json_null();
+	ctl_uuid_format(&p->uuid, text);
+	return json_string(text);
+}
+
+/* Per-client walk over its pools: the pool list plus the sums that
+ * become the cleancache (ephemeral) and frontswap (persistent) views. */
+struct pool_walk {
+	json_t *pools;
+	struct tmem_op_counters eph, pers;
+	int rc;
+};
+
+static void add_ops(struct tmem_op_counters *sum, const struct tmem_op_counters *o)
+{
+	sum->puts += o->puts;
+	sum->succ_puts += o->succ_puts;
+	for (int i = 0; i < TMEM_PUT_FAIL_NR; i++)
+		sum->failed_puts[i] += o->failed_puts[i];
+	sum->gets += o->gets;
+	sum->succ_gets += o->succ_gets;
+	sum->failed_gets += o->failed_gets;
+	sum->flush_pages += o->flush_pages;
+	sum->flush_objects += o->flush_objects;
+	sum->evictions += o->evictions;
+}
+
+static int pool_cb(const struct tmem_pool_info *p, void *arg)
+{
+	struct pool_walk *w = arg;
+
+	add_ops(p->persistent ? &w->pers : &w->eph, &p->ops);
+	return json_array_append_new(w->pools, json_pack(
+		"{s:i, s:b, s:b, s:o, s:o, s:o, s:o, s:o}", "id", (int)p->id,
+		"persistent", p->persistent, "shared", p->shared, "uuid", uuid_json(p),
+		"sharers", jint(p->sharers), "pages", jint(p->pages),
+		"objects", jint(p->objects), "ops", ops_json(&p->ops)));
+}
+
+/*
+ * cleancache = the client's ephemeral pools, frontswap = its persistent
+ * pools, in the names Linux's debugfs used (man/tmemctl.8 has the table).
+ */
+static json_t *cleancache_json(const struct tmem_op_counters *o)
+{
+	return json_pack("{s:o, s:o, s:o, s:o}", "succ_gets", jint(o->succ_gets),
+			 "failed_gets", jint(o->failed_gets), "puts", jint(o->puts),
+			 "flushes", jint(o->flush_pages + o->flush_objects));
+}
+
+static json_t *frontswap_json(const struct tmem_op_counters *o)
+{
+	uint64_t failed = 0;
+
+	for (int i = 0; i < TMEM_PUT_FAIL_NR; i++)
+		failed += o->failed_puts[i];
+	return json_pack("{s:o, s:o, s:o, s:o}", "succ_stores", jint(o->succ_puts),
+			 "failed_stores", jint(failed), "loads", jint(o->succ_gets),
+			 "invalidates", jint(o->flush_pages + o->flush_objects));
+}
+
+json_t *ctl_client_summary(struct tmemd_control *ctl,
+			   const struct tmemd_control_client *cl)
+{
+	struct tmem_client *c = tmem_pclient_store_client(cl->pc);
+	struct tmem_client_settings s;
+	struct tmem_page_counts pages;
+
+	(void)ctl;
+	tmem_policy_client_get(cl->pc, &s);
+	tmem_client_page_counts(c, &pages);
+	return json_pack("{s:i, s:s, s:o, s:i, s:b, s:b, s:{s:o, s:o}, s:{s:o, s:o}}",
+			 "id", (int)tmem_client_id(c), "name", tmem_client_name(c),
+			 "domid", cl->domid < 0 ? json_null() : json_integer(cl->domid),
+			 "weight", (int)s.weight, "frozen", s.frozen,
+			 "compress", s.compress,
+			 "caps", "ephemeral_max_pages", jcap(s.ephemeral_max),
+			 "persistent_max_pages", jcap(s.persistent_max),
+			 "pages", "ephemeral", jint(pages.ephemeral),
+			 "persistent", jint(pages.persistent));
+}
+
+static json_t *client_stats(struct tmemd_control *ctl,
+			    const struct tmemd_control_client *cl)
+{
+	struct tmem_client *c = tmem_pclient_store_client(cl->pc);
+	struct pool_walk w = { .pools = json_array() };
+	struct tmem_client_info info;
+	json_t *doc = ctl_client_summary(ctl, cl);
+
+	tmem_client_info(c, &info);
+	w.rc = tmem_client_for_each_pool(c, pool_cb, &w);
+	if (!doc || !w.pools || w.rc ||
+	    json_object_set_new(doc, "ops", ops_json(&info.ops)) ||
+	    json_object_set_new(doc, "cleancache", cleancache_json(&w.eph)) ||
+	    json_object_set_new(doc, "frontswap", frontswap_json(&w.pers)) ||
+	    json_object_set(doc, "pools", w.pools)) {
+		json_decref(doc);
+		doc = NULL;
+	}
+	json_decref(w.pools);
+	return doc;
+}
+
+struct client_walk {
+	struct tmemd_control *ctl;
+	json_t *arr;
+	bool full;
+};
+
+static int client_cb(const struct tmemd_control_client *cl, void *arg)
+{
+	struct client_walk *w = arg;
+	json_t *doc = w->full ? client_stats(w->ctl, cl) : ctl_client_summary(w->ctl, cl);
+
+	return doc ? json_array_append_new(w->arr, doc) : -ENOMEM;
+}
+
+static json_t *clients_json(struct tmemd_control *ctl, bool full)
+{
+	struct client_walk w = { .ctl = ctl, .arr = json_array(), .full = full };
+
+	if (w.arr && ctl->hooks.for_each_client(ctl->ctx, client_cb, &w) != 0) {
+		json_decref(w.arr);
+		return NULL;
+	}
+	return w.arr;
+}
+
+/* The clients authorised for uuid, from the admin state. */
+static json_t *authorised_json(struct tmemd_control *ctl, const struct tmem_uuid *u)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < ctl->state.nr_auths; i++) {
+		const struct ctl_state_auth *a = &ctl->state.auths[i];
+
+		if (a->uuid.lo == u->lo && a->uuid.hi == u->hi &&
+		    json_array_append_new(arr, json_string(a->principal))) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+/*
+ * Shared pools are found through their sharers: pools/ keeps them apart
+ * from every client's private slots, so walk each client's pools and
+ * take each shared UUID once.  A shared pool with no sharer left is gone.
+ */
+struct shared_walk {
+	struct tmemd_control *ctl;
+	json_t *arr;
+	struct tmem_uuid seen[TMEM_MAX_SHARED_POOLS];
+	unsigned nr_seen;
+};
+
+static int shared_pool_cb(const struct tmem_pool_info *p, void *arg)
+{
+	struct shared_walk *w = arg;
+
+	if (!p->shared)
+		return 0;
+	for (unsigned i = 0; i < w->nr_seen; i++)
+		if (w->seen[i].lo == p->uuid.lo && w->seen[i].hi == p->uuid.hi)
+			return 0;
+	if (w->nr_seen < TMEM_MAX_SHARED_POOLS)
+		w->seen[w->nr_seen++] = p->uuid;
+	return json_array_append_new(w->arr, json_pack(
+		"{s:o, s:o, s:o, s:o, s:o}", "uuid", uuid_json(p),
+		"sharers", jint(p->sharers),
+		"authorised", authorised_json(w->ctl, &p->uuid),
+		"pages", jint(p->pages), "objects", jint(p->objects)));
+}
+
+static int shared_client_cb(const struct tmemd_control_client *cl, void *arg)
+{
+	return tmem_client_for_each_pool(tmem_pclient_store_client(cl->pc),
+					 shared_pool_cb, arg);
+}
+
+static json_t *shared_json(struct tmemd_control *ctl)
+{
+	struct shared_walk w = { .ctl = ctl, .arr = json_array() };
+
+	if (w.arr && ctl->hooks.for_each_client(ctl->ctx, shared_client_cb, &w) != 0) {
+		json_decref(w.arr);
+		return NULL;
+	}
+	return w.arr;
+}
+
+static json_t *pool_json(struct tmemd_control *ctl)
+{
+	struct tmem_store_info si;
+	const struct tmem_arena_counts *a = &si.arena;
+	uint64_t stored;
+
+	tmem_store_info(ctl->hooks.store, &si);
+	stored = a->ephemeral + a->persistent;
+	/* zero_pages: no zero-page detection yet; stored_bytes: no
+	 * compression yet, so every stored page holds TMEM_PAGE_SIZE bytes. */
+	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:i, s:o, s:o, s:o}",
+			 "page_size", (int)TMEM_PAGE_SIZE,
+			 "total_pages", jint(a->total_pages),
+			 "used_pages", jint(a->total_pages - a->free_pages),
+			 "free_pages", jint(a->free_pages),
+			 "ephemeral_pages", jint(a->ephemeral),
+			 "persistent_pages", jint(a->persistent),
+			 "zero_pages", 0,
+			 "stored_bytes", jint(stored * TMEM_PAGE_SIZE),
+			 "metadata_bytes", jint(si.metadata_bytes),
+			 "evictions", jint(si.evictions));
+}
+
+json_t *ctl_stats_document(struct tmemd_control *ctl)
+{
+	return json_pack("{s:i, s:o, s:o, s:o}", "version", TMEMD_CONTROL_PROTO_VERSION,
+			 "pool", pool_json(ctl), "clients", clients_json(ctl, true),
+			 "shared_pools", shared_json(ctl));
+}
+
+json_t *ctl_list_document(struct tmemd_control *ctl)
+{
+	return json_pack("{s:i, s:o}", "version", TMEMD_CONTROL_PROTO_VERSION,
+			 "clients", clients_json(ctl, false));
+}

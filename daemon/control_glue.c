@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "control/control.h"
+#include "control_glue.h"
+#include "log.h"
+
+struct tmemd_ctl_glue {
+	struct tmemd_control *ctl;
+	struct tmemd_watch w;
+	struct tmemd_loop *loop;
+	struct tmemd_clients *reg;
+};
+
+struct each_ctx {
+	tmemd_control_client_fn fn;
+	void *arg;
+	const char *spec;   /* with_client: name or domid */
+	bool found;
+	int rc;             /* with_client: fn's return */
+};
+
+static struct tmemd_control_client view(struct tmemd_client *c)
+{
+	return (struct tmemd_control_client){ .name = c->name,
+					      .domid = c->domid, .pc = c->pc };
+}
+
+static int each_adapter(struct tmemd_client *c, void *arg)
+{
+	struct each_ctx *e = arg;
+	struct tmemd_control_client cc = view(c);
+
+	return e->fn(&cc, e->arg);
+}
+
+/* The registry lock is held while fn runs, so the client stays. */
+static int for_each_client(void *ctx, tmemd_control_client_fn fn, void *arg)
+{
+	struct tmemd_ctl_glue *g = ctx;
+	struct each_ctx e = { .fn = fn, .arg = arg };
+
+	return tmemd_clients_for_each(g->reg, each_adapter, &e);
+}
+
+/* A domid as an admin types it ("5"), or -1 when spec is a name. */
+static long spec_domid(const char *s)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	return *end || errno || v > INT_MAX ? -1 : v;
+}
+
+static int match_adapter(struct tmemd_client *c, void *arg)
+{
+	struct each_ctx *e = arg;
+	struct tmemd_control_client cc;
+
+	long domid = spec_domid(e->spec);
+
+	if (domid >= 0 ? c->domid < 0 || c->domid != domid
+		       : strcmp(c->name, e->spec) != 0)
+		return 0;
+	cc = view(c);
+	e->found = true;
+	e->rc = e->fn(&cc, e->arg);
+	return 1;
+}
+
+static int with_client(void *ctx, const char *spec,
+		       tmemd_control_client_fn fn, void *arg)
+{
+	struct tmemd_ctl_glue *g = ctx;
+	struct each_ctx e = { .fn = fn, .arg = arg, .spec = spec };
+
+	if (!spec || strlen(spec) >= TMEM_CLIENT_NAME_MAX)
+		return -ENOENT;
+	tmemd_clients_for_each(g->reg, match_adapter, &e);
+	return e.found ? e.rc : -ENOENT;
+}
+
+static void ctl_log(void *ctx, int priority, const char *fmt, va_list ap)
+{
+	char line[400];
+
+	(void)ctx;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	tmemd_log(priority, "control: %s", line);
+}
+
+static void settings_hook(void *ctx, const char *name, int domid,
+			  struct tmem_client_settings *s)
+{
+	struct tmemd_ctl_glue *g = ctx;
+
+	tmemd_control_settings_for(g->ctl, name, domid, s);
+}
+
+static void on_control(struct tmemd_watch *w, uint32_t events)
+{
+	struct tmemd_ctl_glue *g = w->data;
+	int rc = tmemd_control_handle_event(g->ctl, events);
+
+	if (rc)
+		log_err("control server failed: %s; tmemctl will not reach tmemd",
+			strerror(-rc));
+	if (rc)
+		tmemd_loop_del(g->loop, &g->w);
+}
+
+int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
+			 struct tmemd_loop *loop, struct tmemd_clients *reg,
+			 struct tmemd_ctl_glue **out)
+{
+	struct tmemd_ctl_glue *g = calloc(1, sizeof(*g));
+	char state_dir[PATH_MAX], err[512] = "";
+	struct tmemd_control_config cc = {
+		.runtime_dir = cfg->runtime_dir,
+		.state_dir = cfg->state_dir,
+		.transport = cfg->transport,
+		.version = cfg->version,
+	};
+	struct tmemd_control_hooks hooks = {
+		.store = tmemd_clients_store(reg),
+		.policy = tmemd_clients_policy(reg),
+		.for_each_client = for_each_client,
+		.with_client = with_client,
+		.log = ctl_log,
+	};
+	int rc;
+
+	if (!g)
+		return -ENOMEM;
+	g->loop = loop;
+	g->reg = reg;
+	if (!cc.state_dir) {
+		rc = tmemd_control_default_state_dir(state_dir, sizeof(state_dir));
+		if (rc) {
+			log_err("no state dir for the control server: %s", strerror(-rc));
+			goto fail;
+		}
+		cc.state_dir = state_dir;
+	}
+	rc = tmemd_control_start(&cc, &hooks, g, &g->ctl, err, sizeof(err));
+	if (rc) {
+		log_err("control server: %s", err[0] ? err : strerror(-rc));
+		goto fail;
+	}
+	g->w = (struct tmemd_watch){ .fd = tmemd_control_fd(g->ctl),
+				     .fn = on_control, .data = g };
+	rc = tmemd_loop_add(loop, &g->w, EPOLLIN);
+	if (rc) {
+		log_err("control server: cannot watch it: %s", strerror(-rc));
+		goto fail;
+	}
+	tmemd_clients_set_settings_hook(reg, settings_hook, g);
+	*out = g;
+	return 0;
+fail:
+	tmemd_control_stop(g->ctl);
+	free(g);
+	return rc;
+}
+
+void tmemd_ctl_glue_stop(struct tmemd_ctl_glue *g)
+{
+	if (!g)
+		return;
+	tmemd_clients_set_settings_hook(g->reg, NULL, NULL);
+	tmemd_loop_del(g->loop, &g->w);
+	tmemd_control_stop(g->ctl);
+	free(g);
+}

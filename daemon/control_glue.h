@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Wires the control server (daemon/control/, tmemctl's side) into tmemd:
+ * its fd into the main loop, the client registry behind its hooks, and
+ * its stored admin settings into every new client's settings.  Runs on
+ * the main thread only, like the server itself.
+ */
+#ifndef TMEMD_CONTROL_GLUE_H
+#define TMEMD_CONTROL_GLUE_H
+
+#include "clients.h"
+#include "loop.h"
+
+struct tmemd_ctl_glue;
+
+struct tmemd_ctl_glue_config {
+	const char *runtime_dir;   /* control.sock goes here */
+	const char *state_dir;     /* NULL: the control server's default */
+	const char *transport;     /* for "status" */
+	const char *version;
+};
+
+/* Starts the server; logs and returns -errno on failure. */
+int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
+			 struct tmemd_loop *loop, struct tmemd_clients *reg,
+			 struct tmemd_ctl_glue **out);
+/* Stops it (before clients, policy and store go).  Accepts NULL. */
+void tmemd_ctl_glue_stop(struct tmemd_ctl_glue *g);
+
+#endif /* TMEMD_CONTROL_GLUE_H */

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Request validation and dispatch.  Everything here works on a private
+ * copy of the request, so the guest changing shared memory meanwhile
+ * cannot make a checked field differ from the used one.  The data slot
+ * itself stays shared: a guest that scribbles on its own slot during a
+ * put only spoils its own page.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dispatch.h"
+
+static int32_t check_unused(const struct tmem_req *r, int oid, int index,
+			    int slot)
+{
+	if (!oid && (r->oid[0] | r->oid[1] | r->oid[2]))
+		return -TMEM_EINVAL;
+	if (!index && r->index)
+		return -TMEM_EINVAL;
+	if (!slot && r->slot != TMEM_NO_SLOT)
+		return -TMEM_EINVAL;
+	return 0;
+}
+
+int32_t tmemd_req_check(const struct tmem_req *r, uint32_t nr_slots)
+{
+	if (r->rsvd[0] | r->rsvd[1] | r->rsvd[2])
+		return -TMEM_EINVAL;
+	if (r->op != TMEM_OP_NEW_POOL && r->flags)
+		return -TMEM_EINVAL;
+	switch (r->op) {
+	case TMEM_OP_NEW_POOL:
+		/* oid[0..1] carry the uuid; pool_id is ignored (Xen). */
+		if (r->flags & ~TMEM_POOL_VALID_MASK || r->oid[2])
+			return -TMEM_EINVAL;
+		return check_unused(r, 1, 0, 0);
+	case TMEM_OP_DESTROY_POOL:
+		break;
+	case TMEM_OP_PUT_PAGE:
+	case TMEM_OP_GET_PAGE:
+		if (r->slot >= nr_slots)
+			return -TMEM_ERANGE;
+		break;
+	case TMEM_OP_FLUSH_PAGE:
+		if (check_unused(r, 1, 1, 0))
+			return -TMEM_EINVAL;
+		break;
+	case TMEM_OP_FLUSH_OBJECT:
+		if (check_unused(r, 1, 0, 0))
+			return -TMEM_EINVAL;
+		break;
+	default:
+		return -TMEM_ENOSYS;
+	}
+	if (r->op == TMEM_OP_DESTROY_POOL && check_unused(r, 0, 0, 0))
+		return -TMEM_EINVAL;
+	if (r->pool_id < 0 || r->pool_id >= TMEM_MAX_POOLS_PER_CLIENT)
+		return -TMEM_ENOENT;
+	return 0;
+}
+
+static int32_t new_pool(struct tmemd_client *c, const struct tmem_req *r)
+{
+	struct tmem_uuid uuid = { .lo = r->oid[0], .hi = r->oid[1] };
+	int rc = tmem_new_pool(c->sc, r->flags, &uuid);
+
+	if (rc >= 0 && rc < TMEM_MAX_POOLS_PER_CLIENT)
+		__atomic_or_fetch(&c->owned_pools, 1u << rc, __ATOMIC_RELAXED);
+	return rc;
+}
+
+static int32_t destroy_pool(struct tmemd_client *c, int32_t pool_id)
+{
+	int rc = tmem_destroy_pool(c->sc, pool_id);
+
+	if (rc >= 0)
+		__atomic_and_fetch(&c->owned_pools, ~(1u << pool_id),
+				   __ATOMIC_RELAXED);
+	return rc;
+}
+
+int32_t tmemd_dispatch(struct tmemd_client *c, const struct tmem_req *r,
+		       const struct tmemd_slots *slots)
+{
+	const struct tmem_oid *oid = (const struct tmem_oid *)r->oid;
+	int32_t rc = tmemd_req_check(r, slots->nr_slots);
+	uint32_t owned;
+	void *page;
+
+	if (rc)
+		return rc;
+	if (r->op == TMEM_OP_NEW_POOL)
+		return new_pool(c, r);
+	/* A pool id this client was not given: it cannot name another
+	 * client's pool even if pools/ numbered it the same way. */
+	owned = __atomic_load_n(&c->owned_pools, __ATOMIC_RELAXED);
+	if (!(owned & (1u << r->pool_id)))
+		return -TMEM_ENOENT;
+	switch (r->op) {
+	case TMEM_OP_DESTROY_POOL:
+		return destroy_pool(c, r->pool_id);
+	case TMEM_OP_PUT_PAGE:
+		page = tmem_slot_ptr(slots->region, slots->nr_entries, r->slot);
+		return tmem_policy_put(c->pc, r->pool_id, oid, r->index, page);
+	case TMEM_OP_GET_PAGE:
+		page = tmem_slot_ptr(slots->region, slots->nr_entries, r->slot);
+		return tmem_get_page(c->sc, r->pool_id, oid, r->index, page);
+	case TMEM_OP_FLUSH_PAGE:
+		return tmem_flush_page(c->sc, r->pool_id, oid, r->index);
+	default: /* TMEM_OP_FLUSH_OBJECT; tmemd_req_check() allowed no other */
+		return tmem_flush_object(c->sc, r->pool_id, oid);
+	}
+}
+
+void tmemd_make_rsp(const struct tmem_req *req, int32_t ret,
+		    struct tmem_rsp *rsp)
+{
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->id = req->id;
+	rsp->op = req->op;
+	rsp->ret = ret;
+	rsp->slot = req->slot;
+}

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tmemd: options and config, then the subsystems in dependency order
+ * (store, policy, clients, workers, control server, transport), READY=1,
+ * the main loop, and the same order backwards on SIGTERM/SIGINT.  Exit 0
+ * after a clean stop, 1 on a startup or runtime failure, 2 on bad usage.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clients.h"
+#include "config.h"
+#include "control_glue.h"
+#include "log.h"
+#include "loop.h"
+#include "options.h"
+#include "reload.h"
+#include "service.h"
+#include "size.h"
+#include "stats_json.h"
+#include "transport.h"
+#include "workers.h"
+
+
+struct tmemd {
+	struct tmemd_config cfg;
+	const char *config_path;      /* NULL: none, SIGHUP re-reads nothing */
+	struct tmem_store *store;
+	struct tmem_policy *policy;
+	struct tmemd_clients *clients;
+	struct tmemd_workers *workers;
+	struct tmemd_loop *loop;
+	const struct tmem_transport_ops *transport;
+	void *transport_state;
+	struct tmemd_ctl_glue *control;
+	struct tmemd_service service;
+	char stats_path[300];
+};
+
+static int merge_settings(struct tmemd_config *cfg, const struct tmemd_options *o)
+{
+	char err[512];
+	int rc;
+
+	if (o->config_path) {
+		rc = tmemd_config_load_file(cfg, o->config_path, err, sizeof(err));
+		if (rc) {
+			log_err("%s", err);
+			return rc;
+		}
+	}
+	if (o->transport)
+		snprintf(cfg->transport, sizeof(cfg->transport), "%s", o->transport);
+	if (o->runtime_dir)
+		snprintf(cfg->runtime_dir, sizeof(cfg->runtime_dir), "%s", o->runtime_dir);
+	if (o->state_dir)
+		snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%s", o->state_dir);
+	if (o->memory_bytes)
+		cfg->memory_bytes = o->memory_bytes;
+	if (o->workers)
+		cfg->workers = o->workers;
+	if (!cfg->memory_bytes)
+		cfg->memory_bytes = TMEMD_DEFAULT_MEMORY;
+	if (!cfg->workers) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		cfg->workers = n < 1 ? 1 : n > TMEMD_MAX_WORKERS ? TMEMD_MAX_WORKERS : (unsigned)n;
+	}
+	if (!cfg->runtime_dir[0]) {
+		const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+		if (geteuid() != 0 && xdg && xdg[0] == '/' && strlen(xdg) < 200)
+			snprintf(cfg->runtime_dir, sizeof(cfg->runtime_dir), "%s/tmemd", xdg);
+		else
+			snprintf(cfg->runtime_dir, sizeof(cfg->runtime_dir), "/run/tmemd");
+	}
+	return 0;
+}
+
+static int apply_shared_auth(struct tmemd *d)
+{
+	for (unsigned i = 0; i < d->cfg.nr_clients; i++) {
+		const struct tmemd_client_conf *cc = &d->cfg.clients[i];
+
+		for (unsigned j = 0; j < cc->nr_auth; j++) {
+			int rc = tmem_shared_auth(d->store, &cc->auth[j], cc->name, true);
+
+			if (rc) {
+				log_err("shared-auth for %s: %s", cc->name, strerror(-rc));
+				return rc;
+			}
+		}
+	}
+	return 0;
+}
+
+static int start_core(struct tmemd *d)
+{
+	/* Address space (not memory) for tmemctl pool-size to grow into:
+	 * up to the host's RAM. */
+	uint64_t ram = tmemd_host_ram_bytes();
+	struct tmem_store_config sc = {
+		.arena_bytes = d->cfg.memory_bytes,
+		.max_arena_bytes = ram > d->cfg.memory_bytes ? ram : d->cfg.memory_bytes,
+		.prefault = true,
+	};
+	struct tmem_policy_config pc;
+	int rc;
+
+	rc = tmem_store_create(&sc, &d->store);
+	if (rc) {
+		log_err("cannot create a %llu-byte pool: %s",
+			(unsigned long long)sc.arena_bytes, strerror(-rc));
+		return rc;
+	}
+	tmem_policy_config_defaults(&pc);
+	pc.defaults = d->cfg.defaults;
+	rc = tmem_policy_create(d->store, &pc, &d->policy);
+	if (rc) {
+		log_err("cannot create the policy: %s", strerror(-rc));
+		return rc;
+	}
+	rc = apply_shared_auth(d);
+	if (rc)
+		return rc;
+	rc = tmemd_clients_create(d->store, d->policy, &d->cfg, &d->clients);
+	if (!rc)
+		rc = tmemd_workers_create(d->cfg.workers, &d->workers);
+	if (rc)
+		log_err("cannot start workers: %s", strerror(-rc));
+	return rc;
+}
+
+/* The runtime dir, then the control server, then the guests' transport:
+ * admin settings must be loaded before the first guest attaches. */
+static int start_services(struct tmemd *d)
+{
+	struct tmemd_env env = {
+		.loop = d->loop,
+		.clients = d->clients,
+		.workers = d->workers,
+		.runtime_dir = d->cfg.runtime_dir,
+	};
+	struct tmemd_ctl_glue_config cc = {
+		.runtime_dir = d->cfg.runtime_dir,
+		.state_dir = d->cfg.state_dir[0] ? d->cfg.state_dir : NULL,
+		.version = TMEMD_VERSION,
+	};
+	const char *why = NULL;
+	int rc;
+
+	if (mkdir(d->cfg.runtime_dir, 0755) && errno != EEXIST) {
+		rc = -errno;
+		log_err("cannot create runtime dir %s: %s", d->cfg.runtime_dir, strerror(-rc));
+		return rc;
+	}
+	d->transport = tmemd_transport_find(d->cfg.transport, &why);
+	if (!d->transport) {
+		log_err("transport %s: %s", d->cfg.transport, why);
+		return -ENOTSUP;
+	}
+	snprintf(d->stats_path, sizeof(d->stats_path), "%s/stats.json",
+		 d->cfg.runtime_dir);
+	cc.transport = d->transport->name;
+	rc = tmemd_ctl_glue_start(&cc, d->loop, d->clients, &d->control);
+	if (rc)
+		return rc;
+	return d->transport->start(&env, &d->transport_state);
+}
+
+static void reload(struct tmemd *d)
+{
+	char err[512] = "";
+	int rc;
+
+	tmemd_service_reloading(&d->service);
+	rc = tmemd_reload(&d->cfg, d->config_path, d->clients, err, sizeof(err));
+	if (rc)
+		log_err("reload: %s; keeping the settings in force", err[0] ? err : strerror(-rc));
+	else
+		log_info("reloaded %s", d->config_path ? d->config_path : "(no config file)");
+	tmemd_service_ready(&d->service);
+}
+
+static bool on_signal(int signo, void *data)
+{
+	struct tmemd *d = data;
+	int rc;
+
+	switch (signo) {
+	case SIGUSR1:
+		rc = tmemd_stats_write(d->clients, d->stats_path);
+		if (rc)
+			log_warn("%s: %s", d->stats_path, strerror(-rc));
+		else
+			log_info("stats written to %s", d->stats_path);
+		return false;
+	case SIGHUP:
+		reload(d);
+		return false;
+	default:
+		log_info("%s: stopping", strsignal(signo));
+		return true;
+	}
+}
+
+static void stop_all(struct tmemd *d)
+{
+	if (d->transport)
+		d->transport->stop(d->transport_state);
+	tmemd_ctl_glue_stop(d->control);
+	tmemd_clients_destroy(d->clients);
+	tmemd_workers_destroy(d->workers);
+	tmem_policy_destroy(d->policy);
+	tmem_store_destroy(d->store);
+	tmemd_loop_destroy(d->loop);
+	tmemd_config_free(&d->cfg);
+}
+
+int main(int argc, char **argv)
+{
+	struct tmemd_options opts;
+	struct tmemd d = { 0 };
+	int rc;
+
+	switch (tmemd_options_parse(argc, argv, &opts)) {
+	case TMEMD_OPTS_EXIT_OK:
+		return 0;
+	case TMEMD_OPTS_EXIT_USAGE:
+		return 2;
+	default:
+		break;
+	}
+	if (opts.verbose)
+		tmemd_log_level = TMEMD_LOG_DEBUG;
+	d.config_path = opts.config_path;
+	tmemd_config_init(&d.cfg);
+	/* The loop blocks the signals first, so every thread inherits the mask. */
+	rc = merge_settings(&d.cfg, &opts);
+	if (!rc)
+		rc = tmemd_loop_create(on_signal, &d, &d.loop);
+	if (!rc)
+		rc = start_core(&d);
+	if (!rc)
+		rc = start_services(&d);
+	if (!rc) {
+		log_info("ready: %llu MiB pool, %u workers, transport %s, runtime %s",
+			 (unsigned long long)(d.cfg.memory_bytes >> 20),
+			 d.cfg.workers, d.transport->name, d.cfg.runtime_dir);
+		tmemd_service_init(&d.service, d.store, d.loop);
+		tmemd_service_ready(&d.service);
+		rc = tmemd_loop_run(d.loop);
+		if (rc)
+			log_err("main loop: %s", strerror(-rc));
+		tmemd_service_stopping(&d.service);
+	}
+	stop_all(&d);
+	return rc ? 1 : 0;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "options.h"
+#include "size.h"
+
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: tmemd [OPTION]...\n"
+		"Transcendent memory daemon: serves tmem pools to guests.\n\n"
+		"  -c, --config FILE       read tmemd.conf FILE\n"
+		"  -t, --transport NAME    auto, xen or local (default auto)\n"
+		"  -f, --foreground        stay in the foreground (tmemd never forks;\n"
+		"                          accepted for compatibility with init scripts)\n"
+		"  -r, --runtime-dir DIR   where guest.sock, control.sock and stats.json live\n"
+		"  -s, --state-dir DIR     where admin settings persist (state.json)\n"
+		"  -m, --memory SIZE       pool size: bytes, K/M/G suffix, or N%% of RAM\n"
+		"  -w, --workers N         ring worker threads (default one per CPU)\n"
+		"  -v, --verbose           log debug messages\n"
+		"  -h, --help              print this help\n"
+		"  -V, --version           print the version\n\n"
+		"Signals: SIGTERM/SIGINT stop cleanly; SIGUSR1 writes <runtime>/stats.json.\n"
+		"See tmemd(8) and tmemd.conf(5).\n");
+}
+
+static int bad(const char *what, const char *arg)
+{
+	fprintf(stderr, "tmemd: %s: '%s'\nTry 'tmemd --help'.\n", what, arg);
+	return TMEMD_OPTS_EXIT_USAGE;
+}
+
+enum tmemd_options_result tmemd_options_parse(int argc, char **argv,
+					      struct tmemd_options *o)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "transport", required_argument, NULL, 't' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "runtime-dir", required_argument, NULL, 'r' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "memory", required_argument, NULL, 'm' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	long n;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:t:fr:s:m:w:vhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->config_path = optarg;
+			break;
+		case 't':
+			if (strcmp(optarg, "auto") && strcmp(optarg, "xen") &&
+			    strcmp(optarg, "local"))
+				return bad("--transport wants auto, xen or local", optarg);
+			o->transport = optarg;
+			break;
+		case 'f':
+			o->foreground = true;
+			break;
+		case 'r':
+			if (optarg[0] != '/' || strlen(optarg) > 200)
+				return bad("--runtime-dir wants an absolute path (max 200 bytes)", optarg);
+			o->runtime_dir = optarg;
+			break;
+		case 's':
+			if (optarg[0] != '/' || strlen(optarg) > 200)
+				return bad("--state-dir wants an absolute path (max 200 bytes)", optarg);
+			o->state_dir = optarg;
+			break;
+		case 'm':
+			if (tmemd_parse_size(optarg, true, &o->memory_bytes) ||
+			    o->memory_bytes < 16 * 4096)
+				return bad("--memory wants a size such as 256M, 2G or 10% (at least 64K)", optarg);
+			break;
+		case 'w':
+			n = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end || n < 1 || n > TMEMD_MAX_WORKERS)
+				return bad("--workers wants a number from 1 to 64", optarg);
+			o->workers = (unsigned)n;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return TMEMD_OPTS_EXIT_OK;
+		case 'V':
+			printf("tmemd %s\n", TMEMD_VERSION);
+			return TMEMD_OPTS_EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'tmemd --help'.\n");
+			return TMEMD_OPTS_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return bad("unexpected argument", argv[optind]);
+	return TMEMD_OPTS_RUN;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The backend half of one shared ring, independent of the transport.
+ * A transport maps the region, fills in the geometry it negotiated and
+ * an ops table for its doorbell, and hands the ring to a worker
+ * (workers.h).  The worker calls tmemd_ring_process() whenever the ring
+ * may have work.
+ *
+ * Nothing in the shared region is trusted: the geometry used is the
+ * private copy below, producer indices are read once and checked for
+ * overflow, each request is copied out once, and the backend's own
+ * indices are kept privately and only ever written to shared memory.
+ */
+#ifndef TMEMD_RING_H
+#define TMEMD_RING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clients.h"
+#include "dispatch.h"
+#include "tmem_proto.h"
+
+struct tmemd_ring;
+struct tmemd_worker;
+
+struct tmemd_ring_ops {
+	/* Ring the frontend's doorbell (eventfd write, evtchn notify). */
+	void (*notify)(struct tmemd_ring *ring);
+	/* Clear our doorbell after the worker's poll saw kick_fd ready. */
+	void (*ack)(struct tmemd_ring *ring);
+	/*
+	 * The frontend corrupted its ring (reason says how).  Called once,
+	 * from the worker; the transport logs and schedules the disconnect
+	 * on its own thread.  The worker stops serving the ring at once.
+	 */
+	void (*fault)(struct tmemd_ring *ring, const char *reason);
+};
+
+struct tmemd_ring {
+	/* Set by the transport before attaching; constant afterwards. */
+	struct tmemd_slots geo;       /* region and negotiated geometry */
+	struct tmemd_client *client;
+	const struct tmemd_ring_ops *ops;
+	void *priv;                   /* the transport's connection */
+	int kick_fd;                  /* pollable doorbell from the frontend */
+
+	/* Private to the serving worker. */
+	uint32_t req_cons;            /* next request to read */
+	uint32_t rsp_prod_pvt;        /* responses written (== req_cons between batches) */
+	uint32_t rsp_published;       /* last rsp_prod stored to shared memory */
+	bool faulted;
+	uint64_t requests;            /* served, for stats and tests */
+
+	/* Owned by workers.c. */
+	struct tmemd_worker *worker;
+	struct tmemd_ring *wnext;
+	bool attached;
+};
+
+/*
+ * Writes the backend's header line (rsp_prod = 0, req_event = 1) and
+ * resets the private indices.  Call before the frontend is told it is
+ * connected.
+ */
+void tmemd_ring_init(struct tmemd_ring *ring);
+
+/*
+ * Serves up to budget requests.  Returns how many were served (0: none
+ * waiting) or -TMEM_EPROTO when the ring is corrupt (ops->fault has then
+ * been called and the ring must not be served again).
+ */
+int tmemd_ring_process(struct tmemd_ring *ring, unsigned budget);
+
+/*
+ * Before sleeping: asks for a doorbell on the next request (req_event)
+ * and re-checks.  Returns true when requests are already waiting, so
+ * the caller must not sleep.
+ */
+bool tmemd_ring_arm(struct tmemd_ring *ring);
+
+/* True when the frontend has published requests not yet served. */
+bool tmemd_ring_pending(struct tmemd_ring *ring);
+
+#endif /* TMEMD_RING_H */

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Transports: how guests reach tmemd.  Each is an ops table in its own
+ * file, chosen by name; they differ only in how a guest attaches, how the
+ * shared region is mapped and how doorbells ring.  All of them feed the
+ * same ring code (ring.c) and request path (dispatch.c).
+ *
+ *   local  unix socket + memfd + eventfds (transport_local.c)
+ *   xen    xenstore + grant tables + event channels (a later issue; it
+ *          adds one line to the table in transport.c)
+ */
+#ifndef TMEMD_TRANSPORT_H
+#define TMEMD_TRANSPORT_H
+
+#include <stdbool.h>
+
+#include "clients.h"
+#include "loop.h"
+#include "workers.h"
+
+/* What a transport gets from the daemon; it keeps the pointers. */
+struct tmemd_env {
+	struct tmemd_loop *loop;
+	struct tmemd_clients *clients;
+	struct tmemd_workers *workers;
+	const char *runtime_dir;
+};
+
+struct tmem_transport_ops {
+	const char *name;
+	/* Whether this host can run the transport at all (auto selection);
+	 * xen's checks that /dev/xen/evtchn and /dev/xen/gntdev open. */
+	bool (*usable)(void);
+	/* Starts accepting guests; *state is the transport's own. 0 or -errno
+	 * (the transport logs the details). */
+	int (*start)(const struct tmemd_env *env, void **state);
+	/* Disconnects every guest (freeing their clients) and stops. */
+	void (*stop)(void *state);
+};
+
+extern const struct tmem_transport_ops tmemd_transport_local;
+
+/*
+ * The transport for a --transport/transport= name: "local", "xen" or
+ * "auto" (xen when it is built in and usable, else local).  NULL when
+ * the named one is not built in or not usable; *why says which.
+ */
+const struct tmem_transport_ops *tmemd_transport_find(const char *name,
+							const char **why);
+
+#endif /* TMEMD_TRANSPORT_H */

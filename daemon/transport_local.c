@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The local transport: guests are processes on this host that connect
+ * to <runtime>/guest.sock (SOCK_SEQPACKET) and attach a ring with the
+ * handshake in proto/tmem_local.h.  The client creates the memfd and both
+ * eventfds and passes them with SCM_RIGHTS; tmemd checks them (size by
+ * fstat, F_SEAL_SHRINK so the client cannot truncate the mapping under
+ * us, that the doorbells really are eventfds), maps the region and hands
+ * the ring to a worker.  After the handshake the socket only signals
+ * liveness: EOF, hang-up or any further message disconnects.
+ *
+ * Everything here runs on the main thread, except ops->fault, notify and
+ * ack, which the serving worker calls.  A fault only shuts the socket
+ * down; the main thread then sees the hang-up and tears down as for any
+ * disconnect, so teardown has one path and one thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "tmem_local.h"
+#include "transport.h"
+
+#define MAX_CONNS 1024
+
+struct local_state;
+
+struct local_conn {
+	struct local_state *st;
+	struct tmemd_watch w;       /* the socket */
+	struct tmemd_ring ring;
+	struct tmemd_client *client;
+	int memfd, kick_fd, wake_fd;
+	void *region;
+	size_t region_size;
+	bool attached;              /* ring handed to a worker */
+	struct local_conn *next;
+};
+
+struct local_state {
+	struct tmemd_env env;
+	struct tmemd_watch listen_w;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct local_conn *conns;
+	unsigned nr_conns;
+};
+
+static void conn_free(struct local_conn *c)
+{
+	struct local_state *st = c->st;
+
+	tmemd_loop_del(st->env.loop, &c->w);
+	if (c->attached)
+		tmemd_workers_detach(st->env.workers, &c->ring);
+	if (c->client)
+		log_info("client %s disconnected after %llu requests",
+			 c->client->name, (unsigned long long)c->ring.requests);
+	tmemd_client_remove(c->client);
+	if (c->region)
+		munmap(c->region, c->region_size);
+	if (c->memfd >= 0)
+		close(c->memfd);
+	if (c->kick_fd >= 0)
+		close(c->kick_fd);
+	if (c->wake_fd >= 0)
+		close(c->wake_fd);
+	close(c->w.fd);
+	for (struct local_conn **pp = &st->conns; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	st->nr_conns--;
+	free(c);
+}
+
+/* ---- ring ops: called by the serving worker ---- */
+
+static void local_notify(struct tmemd_ring *ring)
+{
+	struct local_conn *c = ring->priv;
+	uint64_t one = 1;
+
+	/* EAGAIN means the counter is saturated: the client has a
+	 * doorbell pending anyway. */
+	if (write(c->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_debug("client %s: doorbell: %m", c->client->name);
+}
+
+static void local_ack(struct tmemd_ring *ring)
+{
+	struct local_conn *c = ring->priv;
+	uint64_t v;
+
+	if (read(c->kick_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_debug("client %s: reading doorbell: %m", c->client->name);
+}
+
+static void local_fault(struct tmemd_ring *ring, const char *reason)
+{
+	struct local_conn *c = ring->priv;
+
+	log_warn("client %s: %s; disconnecting it", c->client->name, reason);
+	shutdown(c->w.fd, SHUT_RDWR);
+}
+
+static const struct tmemd_ring_ops local_ring_ops = {
+	.notify = local_notify,
+	.ack = local_ack,
+	.fault = local_fault,
+};
+
+/* ---- handshake ---- */
+
+static bool is_eventfd(int fd)
+{
+	char link[64], proc[64];
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = '\0';
+	return !strcmp(link, "anon_inode:[eventfd]");
+}
+
+static int32_t check_hello(const struct tmem_local_hello *h)
+{
+	if (h->magic != TMEM_LOCAL_MAGIC || h->version != TMEM_LOCAL_VERSION ||
+	    h->ring_version != TMEM_RING_VERSION)
+		return -TMEM_EPROTO;
+	if (h->rsvd0 || memchr(h->name, '\0', sizeof(h->name)) == NULL)
+		return -TMEM_EINVAL;
+	for (unsigned i = 0; i < sizeof(h->rsvd) / sizeof(h->rsvd[0]); i++)
+		if (h->rsvd[i])
+			return -TMEM_EINVAL;
+	if (tmem_ring_geometry_check(h->nr_entries, h->nr_slots) ||
+	    h->region_size != tmem_region_size(h->nr_entries, h->nr_slots))
+		return -TMEM_EINVAL;
+	if (tmemd_check_client_name((const char *)h->name))
+		return -TMEM_EINVAL;
+	return 0;
+}
+
+static int32_t check_fds(struct local_conn *c, uint64_t size)
+{
+	struct stat sb;
+	int seals;
+
+	if (fstat(c->memfd, &sb) || !S_ISREG(sb.st_mode) ||
+	    (uint64_t)sb.st_size != size)
+		return -TMEM_EINVAL;
+	seals = fcntl(c->memfd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK))
+		return -TMEM_EPERM;
+	if (!is_eventfd(c->kick_fd) || !is_eventfd(c->wake_fd))
+		return -TMEM_EINVAL;
+	if (fcntl(c->kick_fd, F_SETFL, O_NONBLOCK) ||
+	    fcntl(c->wake_fd, F_SETFL, O_NONBLOCK))
+		return -TMEM_EINVAL;
+	return 0;
+}
+
+/* The header line the frontend wrote must match what it announced. */
+static int32_t check_region(const struct tmem_local_hello *h, void *region)
+{
+	struct tmem_ring_hdr *rh = region;
+
+	if (tmem_load_once(&rh->magic) != TMEM_RING_MAGIC ||
+	    tmem_load_once(&rh->version) != TMEM_RING_VERSION ||
+	    tmem_load_once(&rh->nr_entries) != h->nr_entries ||
+	    tmem_load_once(&rh->nr_slots) != h->nr_slots ||
+	    tmem_load_once(&rh->slot_offset) != tmem_slot_offset(h->nr_entries) ||
+	    tmem_load_once(&rh->req_prod) != 0)
+		return -TMEM_EPROTO;
+	return 0;
+}
+
+/* Takes the fds out of the message; any beyond three are closed. */
+static int take_fds(struct msghdr *msg, struct local_conn *c)
+{
+	int fds[TMEM_LOCAL_NR_FDS], n = 0;
+
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		int *p = (int *)CMSG_DATA(cm);
+		size_t k;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			if (n < (int)TMEM_LOCAL_NR_FDS)
+				fds[n] = p[i];
+			else
+				close(p[i]);
+			n++;
+		}
+	}
+	if (n > 0)
+		c->memfd = fds[0];
+	if (n > 1)
+		c->kick_fd = fds[1];
+	if (n > 2)
+		c->wake_fd = fds[2];
+	return n == (int)TMEM_LOCAL_NR_FDS && !(msg->msg_flags & MSG_CTRUNC)
+		       ? 0 : -TMEM_EINVAL;
+}
+
+static int32_t attach(struct local_conn *c, const struct tmem_local_hello *h)
+{
+	struct local_state *st = c->st;
+	int32_t rc = check_fds(c, h->region_size);
+	void *region;
+
+	if (rc)
+		return rc;
+	region = mmap(NULL, h->region_size, PROT_READ | PROT_WRITE,
+		      MAP_SHARED, c->memfd, 0);
+	if (region == MAP_FAILED)
+		return -TMEM_ENOMEM;
+	c->region = region;
+	c->region_size = h->region_size;
+	rc = check_region(h, region);
+	if (rc)
+		return rc;
+	rc = tmemd_client_add(st->env.clients, (const char *)h->name, "local",
+			      -1, &c->client);
+	if (rc)
+		return rc;
+	c->ring.geo = (struct tmemd_slots){ .region = region,
+					    .nr_entries = h->nr_entries,
+					    .nr_slots = h->nr_slots };
+	c->ring.client = c->client;
+	c->ring.ops = &local_ring_ops;
+	c->ring.priv = c;
+	c->ring.kick_fd = c->kick_fd;
+	tmemd_ring_init(&c->ring);
+	log_info("client %s attached: %u entries, %u slots", c->client->name,
+		 h->nr_entries, h->nr_slots);
+	rc = tmemd_workers_attach(st->env.workers, &c->ring);
+	if (rc)
+		return rc;
+	c->attached = true;
+	return 0;
+}
+
+static void send_welcome(struct local_conn *c, int32_t status)
+{
+	struct tmem_local_welcome wel = {
+		.magic = TMEM_LOCAL_MAGIC,
+		.version = TMEM_LOCAL_VERSION,
+		.status = status,
+		.client_id = c->client ? tmem_client_id(c->client->sc) : 0,
+	};
+
+	/* Non-blocking and a fresh socket: a full buffer means a client
+	 * that does not read; it is dropped below anyway on failure. */
+	if (send(c->w.fd, &wel, sizeof(wel), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+	    (ssize_t)sizeof(wel))
+		log_debug("client: welcome not sent: %m");
+}
+
+static void on_hello(struct local_conn *c)
+{
+	union {
+		struct tmem_local_hello h;
+		uint8_t raw[sizeof(struct tmem_local_hello) + 1];
+	} buf;
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 8)];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = &buf, .iov_len = sizeof(buf) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	ssize_t n = recvmsg(c->w.fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	int32_t rc;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_free(c);
+		return;
+	}
+	rc = take_fds(&msg, c);
+	if (!rc && (n != (ssize_t)sizeof(buf.h) || (msg.msg_flags & MSG_TRUNC)))
+		rc = -TMEM_EPROTO;
+	if (!rc)
+		rc = check_hello(&buf.h);
+	if (!rc)
+		rc = attach(c, &buf.h);
+	send_welcome(c, rc);
+	if (rc) {
+		log_notice("local client refused at handshake: %s", strerror(-rc));
+		conn_free(c);
+	}
+}
+
+static void on_conn(struct tmemd_watch *w, uint32_t events)
+{
+	struct local_conn *c = w->data;
+	char junk[256];
+
+	if (!c->attached && !(events & (EPOLLHUP | EPOLLERR))) {
+		on_hello(c);
+		return;
+	}
+	if (c->attached && (events & EPOLLIN) &&
+	    recv(w->fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
+		log_warn("client %s: message after the handshake; disconnecting it",
+			 c->client->name);
+	conn_free(c);
+}
+
+static void on_accept(struct tmemd_watch *w, uint32_t events)
+{
+	struct local_state *st = w->data;
+	struct local_conn *c;
+	int fd;
+
+	(void)events;
+	fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (st->nr_conns >= MAX_CONNS || !(c = calloc(1, sizeof(*c)))) {
+		log_warn("refusing a local connection: %s",
+			 st->nr_conns >= MAX_CONNS ? "too many" : "out of memory");
+		close(fd);
+		return;
+	}
+	c->st = st;
+	c->memfd = c->kick_fd = c->wake_fd = -1;
+	c->w = (struct tmemd_watch){ .fd = fd, .fn = on_conn, .data = c };
+	c->next = st->conns;
+	st->conns = c;
+	st->nr_conns++;
+	if (tmemd_loop_add(st->env.loop, &c->w, EPOLLIN | EPOLLRDHUP))
+		conn_free(c);
+}
+
+/* ---- listening socket ---- */
+
+/* A live tmemd already answering at path?  Then do not steal it. */
+static bool socket_in_use(const struct sockaddr_un *sa)
+{
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	bool used;
+
+	if (fd < 0)
+		return false;
+	used = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0;
+	close(fd);
+	return used;
+}
+
+static int listen_on(struct local_state *st)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/guest.sock",
+		     st->env.runtime_dir) >= (int)sizeof(sa.sun_path)) {
+		log_err("runtime dir too long for a socket path: %s", st->env.runtime_dir);
+		return -ENAMETOOLONG;
+	}
+	if (socket_in_use(&sa)) {
+		log_err("%s: another tmemd is serving it", sa.sun_path);
+		return -EADDRINUSE;
+	}
+	unlink(sa.sun_path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    chmod(sa.sun_path, 0660) || listen(fd, 64)) {
+		int rc = -errno;
+
+		log_err("%s: cannot listen: %s", sa.sun_path, strerror(-rc));
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	snprintf(st->path, sizeof(st->path), "%s", sa.sun_path);
+	st->listen_w = (struct tmemd_watch){ .fd = fd, .fn = on_accept, .data = st };
+	return 0;
+}
+
+static void local_stop(void *state)
+{
+	struct local_state *st = state;
+
+	if (!st)
+		return;
+	while (st->conns)
+		conn_free(st->conns);
+	if (st->listen_w.fd >= 0) {
+		tmemd_loop_del(st->env.loop, &st->listen_w);
+		close(st->listen_w.fd);
+		unlink(st->path);
+	}
+	free(st);
+}
+
+static int local_start(const struct tmemd_env *env, void **state)
+{
+	struct local_state *st = calloc(1, sizeof(*st));
+	int rc;
+
+	if (!st)
+		return -ENOMEM;
+	st->env = *env;
+	st->listen_w.fd = -1;
+	rc = listen_on(st); /* logs its own failures */
+	if (!rc) {
+		rc = tmemd_loop_add(env->loop, &st->listen_w, EPOLLIN);
+		if (rc)
+			log_err("%s: cannot watch: %s", st->path, strerror(-rc));
+	}
+	if (rc) {
+		local_stop(st);
+		return rc;
+	}
+	log_info("local transport listening on %s", st->path);
+	*state = st;
+	return 0;
+}
+
+static bool local_usable(void)
+{
+	return true;
+}
+
+const struct tmem_transport_ops tmemd_transport_local = {
+	.name = "local",
+	.usable = local_usable,
+	.start = local_start,
+	.stop = local_stop,
+};

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* The block path's page map and write-through decisions; see shim_blk.h. */
+#include "shim_blk.h"
+
+static unsigned long blk_lock(struct shim_blk *b)
+{
+	return b->ops->ring->env.ops->lock(b->ops->ring->env.priv);
+}
+
+static void blk_unlock(struct shim_blk *b, unsigned long flags)
+{
+	b->ops->ring->env.ops->unlock(b->ops->ring->env.priv, flags);
+}
+
+static void set_where(struct shim_blk *b, uint64_t pgno, uint8_t where)
+{
+	unsigned long flags = blk_lock(b);
+
+	b->map[pgno] = where;
+	blk_unlock(b, flags);
+}
+
+int shim_blk_where(struct shim_blk *b, uint64_t pgno)
+{
+	unsigned long flags;
+	int where;
+
+	if (pgno >= b->nr_pages)
+		return -EINVAL;
+	flags = blk_lock(b);
+	where = b->map[pgno];
+	blk_unlock(b, flags);
+	return where;
+}
+
+int shim_blk_init(struct shim_blk *b, struct shim_ops *ops, uint32_t dev,
+		  uint64_t nr_pages, uint8_t *map, int has_backing)
+{
+	int pool;
+
+	/* The swizzled index must fit in 32 bits. */
+	if (!map || !nr_pages || nr_pages > (1ull << 32))
+		return -EINVAL;
+	memset(b, 0, sizeof(*b));
+	b->ops = ops;
+	b->dev = dev;
+	b->nr_pages = nr_pages;
+	b->map = map;
+	b->has_backing = has_backing;
+	pool = shim_pool_new(ops, TMEM_POOL_PERSIST, NULL, 1);
+	if (pool < 0)
+		return pool;
+	b->pool = pool;
+	return 0;
+}
+
+void shim_blk_fini(struct shim_blk *b)
+{
+	if (b && b->ops)
+		shim_pool_destroy(b->ops, b->pool);
+}
+
+static void blk_key(struct shim_blk *b, uint64_t pgno, struct tmem_oid *oid,
+		    uint32_t *index)
+{
+	shim_swizzle(SHIM_BLK_TYPE_BASE + b->dev, (uint32_t)pgno, oid, index);
+}
+
+/* Drops the tmem copy of pgno; synchronous, so it is gone on return. */
+static void flush_tmem(struct shim_blk *b, uint64_t pgno)
+{
+	struct tmem_oid oid;
+	uint32_t index;
+
+	blk_key(b, pgno, &oid, &index);
+	shim_pool_call(b->ops, b->pool, TMEM_OP_FLUSH_PAGE, &oid, index,
+		       NULL, NULL);
+}
+
+int shim_blk_write(struct shim_blk *b, uint64_t pgno, const void *src)
+{
+	struct tmem_oid oid;
+	uint32_t index;
+	int ret;
+
+	if (pgno >= b->nr_pages)
+		return -EINVAL;
+	blk_key(b, pgno, &oid, &index);
+	ret = shim_pool_call(b->ops, b->pool, TMEM_OP_PUT_PAGE, &oid, index,
+			     src, NULL);
+	if (ret == 1) {
+		set_where(b, pgno, SHIM_BLK_TMEM);
+		shim_stat_inc(&b->stats.tmem_writes);
+		return SHIM_BLK_DONE;
+	}
+	if (b->has_backing)
+		return SHIM_BLK_USE_BACKING;
+	/* Refused and nowhere else to go: the old contents are gone too. */
+	flush_tmem(b, pgno);
+	set_where(b, pgno, SHIM_BLK_EMPTY);
+	shim_stat_inc(&b->stats.errors);
+	return -EIO;
+}
+
+void shim_blk_backing_written(struct shim_blk *b, uint64_t pgno)
+{
+	if (pgno >= b->nr_pages)
+		return;
+	/* Map first: from now on reads go to the backing device. */
+	set_where(b, pgno, SHIM_BLK_BACKING);
+	flush_tmem(b, pgno);
+	shim_stat_inc(&b->stats.backing_writes);
+}
+
+int shim_blk_read(struct shim_blk *b, uint64_t pgno, void *dst)
+{
+	struct tmem_oid oid;
+	uint32_t index;
+	int where = shim_blk_where(b, pgno);
+
+	if (where < 0)
+		return where;
+	if (where == SHIM_BLK_BACKING) {
+		shim_stat_inc(&b->stats.backing_reads);
+		return SHIM_BLK_USE_BACKING;
+	}
+	if (where == SHIM_BLK_EMPTY) {
+		b->ops->ring->env.ops->zero_page(b->ops->ring->env.priv, dst);
+		shim_stat_inc(&b->stats.zero_reads);
+		return SHIM_BLK_DONE;
+	}
+	blk_key(b, pgno, &oid, &index);
+	if (shim_pool_call(b->ops, b->pool, TMEM_OP_GET_PAGE, &oid, index,
+			   NULL, dst) == 1) {
+		shim_stat_inc(&b->stats.tmem_reads);
+		return SHIM_BLK_DONE;
+	}
+	/* An accepted page did not come back: the backend lost it. */
+	shim_stat_inc(&b->stats.errors);
+	return -EIO;
+}
+
+int shim_blk_discard(struct shim_blk *b, uint64_t pgno)
+{
+	int where = shim_blk_where(b, pgno);
+
+	if (where < 0)
+		return where;
+	set_where(b, pgno, SHIM_BLK_EMPTY);
+	if (where == SHIM_BLK_TMEM)
+		flush_tmem(b, pgno);
+	shim_stat_inc(&b->stats.discards);
+	return 0;
+}
+
+static int page_write(struct shim_blk *b, uint64_t pgno, void *page,
+		      const struct shim_blk_backing *bk)
+{
+	int ret = shim_blk_write(b, pgno, page);
+
+	if (ret != SHIM_BLK_USE_BACKING)
+		return ret;
+	if (!bk || bk->io(bk->ctx, 1, pgno, page) < 0) {
+		/* Neither place holds the new data; the old is stale. */
+		flush_tmem(b, pgno);
+		set_where(b, pgno, SHIM_BLK_EMPTY);
+		shim_stat_inc(&b->stats.errors);
+		return -EIO;
+	}
+	shim_blk_backing_written(b, pgno);
+	return 0;
+}
+
+int shim_blk_page_io(struct shim_blk *b, enum shim_blk_op op, uint64_t pgno,
+		     void *page, const struct shim_blk_backing *bk)
+{
+	int ret;
+
+	switch (op) {
+	case SHIM_BLK_OP_WRITE:
+		return page_write(b, pgno, page, bk);
+	case SHIM_BLK_OP_READ:
+		ret = shim_blk_read(b, pgno, page);
+		if (ret != SHIM_BLK_USE_BACKING)
+			return ret;
+		if (!bk || bk->io(bk->ctx, 0, pgno, page) < 0) {
+			shim_stat_inc(&b->stats.errors);
+			return -EIO;
+		}
+		return 0;
+	case SHIM_BLK_OP_DISCARD:
+		return shim_blk_discard(b, pgno);
+	}
+	return -EINVAL;
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * cleancache_ops and frontswap_ops translated into tmem requests,
+ * independent of the kernel.  The kernel glue (tmem_shim_cleancache.c,
+ * tmem_shim_frontswap.c) only converts struct page and the filekey and
+ * calls these; the harness in tests/shim/ calls them with the same
+ * sequences the kernel makes.
+ *
+ * Pool ids handed to the kernel are local (an index into pools[]): the
+ * backend's ids die with a connection, the kernel's live as long as the
+ * superblock.  shim_ops_reconnect() asks the new backend for a fresh
+ * remote pool for every local one.  Ephemeral pages are lost on a
+ * reconnect, which cleancache allows; persistent ones are lost too, and
+ * frontswap cannot know: a backend restart while swap is in tmem loses
+ * those pages (man/tmem_shim.4).
+ *
+ * Return values follow Linux: cleancache get and frontswap store/load
+ * return 0 on success and -1 otherwise.
+ *
+ * Key swizzle (as the Xen shim did for frontswap): the low 4 bits of a
+ * swap offset go into the object id with the swap type and the rest
+ * becomes the index, which spreads one swap device over 16 objects so
+ * the backend's per-object locks do not serialise it.
+ */
+#ifndef SHIM_OPS_H
+#define SHIM_OPS_H
+
+#include "shim_ring.h"
+
+#define SHIM_MAX_POOLS 32
+#define SHIM_SWIZ_BITS 4u
+#define SHIM_SWIZ_MASK ((1u << SHIM_SWIZ_BITS) - 1)
+
+struct shim_pool {
+	uint32_t used;
+	uint32_t kind;		/* TMEM_POOL_PERSIST / TMEM_POOL_SHARED */
+	struct tmem_uuid uuid;	/* shared pools only */
+	int32_t remote_id;	/* the backend's id on connection remote_gen */
+	uint32_t remote_gen;
+	/*
+	 * A flush or a put's replacement flush could not be posted (ring
+	 * full, interrupts off): the pool may hold a stale page.  Puts
+	 * and flushes skip it; the next get empties it (DESTROY_POOL +
+	 * NEW_POOL, ephemeral pools only) before it can hit.
+	 */
+	uint32_t poisoned;
+	uint32_t creating;	/* a NEW_POOL for it is in flight */
+};
+
+/* Named as Linux's cleancache debugfs named them, plus the drops. */
+struct shim_cc_stats {
+	uint64_t succ_gets;
+	uint64_t failed_gets;
+	uint64_t puts;
+	uint64_t flushes;
+	uint64_t puts_dropped;	/* no free slot, or not connected */
+};
+
+/* Named as Linux's frontswap debugfs named them. */
+struct shim_fs_stats {
+	uint64_t succ_stores;
+	uint64_t failed_stores;
+	uint64_t loads;
+	uint64_t failed_loads;
+	uint64_t invalidates;
+};
+
+/* Lock order: the ring's env lock also guards pools[]. */
+struct shim_ops {
+	struct shim_ring *ring;
+	struct shim_pool pools[SHIM_MAX_POOLS];
+	int swap_pool;		/* local id of frontswap's pool, -1 */
+	struct shim_cc_stats cc;
+	struct shim_fs_stats fs;
+};
+
+void shim_ops_init(struct shim_ops *o, struct shim_ring *ring);
+/* After a (re)attach: recreates every local pool on the backend. */
+void shim_ops_reconnect(struct shim_ops *o);
+
+/*
+ * Pool management shared with the block path.  shim_pool_new returns a
+ * local id (>= 0, even if the backend is away: it is created on the
+ * next connect) or -ENOSPC/-EINVAL.  With connect it also asks the
+ * backend for the pool, which sleeps; without, that waits for
+ * shim_pool_ensure or the next reconnect.
+ */
+int shim_pool_new(struct shim_ops *o, uint32_t kind,
+		  const struct tmem_uuid *uuid, int connect);
+/* Creates the pool on the backend if this connection lacks it (sleeps). */
+void shim_pool_ensure(struct shim_ops *o, int pool);
+void shim_pool_destroy(struct shim_ops *o, int pool);
+/*
+ * The remote id and connection of a local pool; -ENOTCONN if none,
+ * -ESTALE if the pool is poisoned.
+ */
+int shim_pool_remote(struct shim_ops *o, int pool, uint32_t *gen);
+/* Marks an ephemeral pool poisoned (see struct shim_pool). */
+void shim_pool_poison(struct shim_ops *o, int pool);
+/* Empties a poisoned pool on the backend and clears the mark. */
+void shim_pool_renew(struct shim_ops *o, int pool);
+/* A request skeleton: op, pool, oid, index; slot and id are the ring's. */
+void shim_req_fill(struct tmem_req *req, uint32_t op, int32_t remote,
+		   const struct tmem_oid *oid, uint32_t index);
+/* Swap-style key: object = type and low offset bits, index = the rest. */
+void shim_swizzle(uint32_t type, uint32_t offset, struct tmem_oid *oid,
+		  uint32_t *index);
+/* Synchronous op on a local pool: ring ret, or -ENOTCONN. */
+int shim_pool_call(struct shim_ops *o, int pool, uint32_t op,
+		   const struct tmem_oid *oid, uint32_t index,
+		   const void *src, void *dst);
+/*
+ * Fire-and-forget flush on a local pool (any context); may_spin as
+ * shim_ring_post_nodata.  An ephemeral pool whose flush cannot be
+ * posted is poisoned instead, so no flush is ever silently lost.
+ */
+int shim_pool_flush(struct shim_ops *o, int pool, uint32_t op,
+		    const struct tmem_oid *oid, uint32_t index, int may_spin);
+
+/* cleancache_ops */
+int shim_cc_init_fs(struct shim_ops *o, size_t page_size);
+int shim_cc_init_shared_fs(struct shim_ops *o, const uint8_t uuid[16],
+			   size_t page_size);
+int shim_cc_get_page(struct shim_ops *o, int pool, const struct tmem_oid *key,
+		     uint64_t index, void *page);
+void shim_cc_put_page(struct shim_ops *o, int pool, const struct tmem_oid *key,
+		      uint64_t index, const void *page);
+void shim_cc_invalidate_page(struct shim_ops *o, int pool,
+			     const struct tmem_oid *key, uint64_t index);
+void shim_cc_invalidate_inode(struct shim_ops *o, int pool,
+			      const struct tmem_oid *key);
+void shim_cc_invalidate_fs(struct shim_ops *o, int pool);
+
+/* frontswap_ops */
+void shim_fs_init(struct shim_ops *o, unsigned int type);
+int shim_fs_store(struct shim_ops *o, unsigned int type, uint64_t offset,
+		  const void *page);
+int shim_fs_load(struct shim_ops *o, unsigned int type, uint64_t offset,
+		 void *page);
+void shim_fs_invalidate_page(struct shim_ops *o, unsigned int type,
+			     uint64_t offset);
+void shim_fs_invalidate_area(struct shim_ops *o, unsigned int type);
+
+#endif /* SHIM_OPS_H */

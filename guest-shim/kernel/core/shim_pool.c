@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Local pool ids and their remote twins; see shim_ops.h.  pools[] is
+ * guarded by the ring's lock, taken here only for a few loads or
+ * stores, never across a request.
+ */
+#include "shim_ops.h"
+
+static unsigned long pools_lock(struct shim_ops *o)
+{
+	return o->ring->env.ops->lock(o->ring->env.priv);
+}
+
+static void pools_unlock(struct shim_ops *o, unsigned long flags)
+{
+	o->ring->env.ops->unlock(o->ring->env.priv, flags);
+}
+
+void shim_ops_init(struct shim_ops *o, struct shim_ring *ring)
+{
+	memset(o, 0, sizeof(*o));
+	o->ring = ring;
+	o->swap_pool = -1;
+}
+
+void shim_req_fill(struct tmem_req *req, uint32_t op, int32_t remote,
+		   const struct tmem_oid *oid, uint32_t index)
+{
+	memset(req, 0, sizeof(*req));
+	req->op = op;
+	req->pool_id = remote;
+	if (oid)
+		memcpy(req->oid, oid->oid, sizeof(req->oid));
+	req->index = index;
+	req->slot = TMEM_NO_SLOT;
+}
+
+void shim_swizzle(uint32_t type, uint32_t offset, struct tmem_oid *oid,
+		  uint32_t *index)
+{
+	memset(oid, 0, sizeof(*oid));
+	oid->oid[0] = (uint64_t)type << SHIM_SWIZ_BITS |
+		      (offset & SHIM_SWIZ_MASK);
+	*index = offset >> SHIM_SWIZ_BITS;
+}
+
+/* Asks the backend for a pool like local pool p; stores the answer. */
+static void remote_create(struct shim_ops *o, int p)
+{
+	struct shim_pool snap;
+	struct tmem_req req;
+	unsigned long flags;
+	uint32_t gen = shim_ring_gen(o->ring);
+	int ret;
+
+	if (!gen)
+		return;
+	flags = pools_lock(o);
+	snap = o->pools[p];
+	if (!snap.used || snap.creating ||
+	    (snap.remote_id >= 0 && snap.remote_gen == gen)) {
+		pools_unlock(o, flags);
+		return;
+	}
+	tmem_store_once(&o->pools[p].creating, 1);
+	pools_unlock(o, flags);
+	shim_req_fill(&req, TMEM_OP_NEW_POOL, 0, NULL, 0);
+	req.flags = tmem_pool_flags(snap.kind);
+	req.oid[0] = snap.uuid.lo;
+	req.oid[1] = snap.uuid.hi;
+	ret = shim_ring_call(o->ring, gen, &req, NULL, NULL);
+	flags = pools_lock(o);
+	if (ret >= 0 && o->pools[p].used) {
+		o->pools[p].remote_id = ret;
+		o->pools[p].remote_gen = gen;
+		o->pools[p].poisoned = 0;	/* a new pool is empty */
+	}
+	tmem_store_once(&o->pools[p].creating, 0);
+	pools_unlock(o, flags);
+	o->ring->env.ops->wake(o->ring->env.priv);
+}
+
+struct pool_wait {
+	struct shim_ops *o;
+	int pool;
+};
+
+static int pool_created(void *arg)
+{
+	struct pool_wait *w = arg;
+
+	return !tmem_load_once(&w->o->pools[w->pool].creating);
+}
+
+void shim_ops_reconnect(struct shim_ops *o)
+{
+	int p;
+
+	for (p = 0; p < SHIM_MAX_POOLS; p++)
+		remote_create(o, p);
+}
+
+int shim_pool_new(struct shim_ops *o, uint32_t kind,
+		  const struct tmem_uuid *uuid, int connect)
+{
+	unsigned long flags;
+	int p;
+
+	if (kind & ~(TMEM_POOL_PERSIST | TMEM_POOL_SHARED) ||
+	    kind == (TMEM_POOL_PERSIST | TMEM_POOL_SHARED))
+		return -EINVAL;
+	flags = pools_lock(o);
+	for (p = 0; p < SHIM_MAX_POOLS; p++)
+		if (!o->pools[p].used)
+			break;
+	if (p == SHIM_MAX_POOLS) {
+		pools_unlock(o, flags);
+		return -ENOSPC;
+	}
+	memset(&o->pools[p], 0, sizeof(o->pools[p]));
+	o->pools[p].used = 1;
+	o->pools[p].kind = kind;
+	o->pools[p].remote_id = -1;
+	if (uuid)
+		o->pools[p].uuid = *uuid;
+	pools_unlock(o, flags);
+	if (connect)
+		remote_create(o, p);
+	return p;
+}
+
+/*
+ * The first stores may race: one asks the backend, the others wait for
+ * its answer rather than fail (bounded by the ring's timeout).
+ */
+void shim_pool_ensure(struct shim_ops *o, int pool)
+{
+	struct pool_wait w = { .o = o, .pool = pool };
+
+	if (pool < 0 || pool >= SHIM_MAX_POOLS)
+		return;
+	remote_create(o, pool);
+	if (!pool_created(&w))
+		o->ring->env.ops->sleep(o->ring->env.priv, pool_created, &w,
+					o->ring->timeout_ms);
+}
+
+int shim_pool_remote(struct shim_ops *o, int pool, uint32_t *gen)
+{
+	unsigned long flags;
+	int ret = -ENOTCONN;
+
+	if (pool < 0 || pool >= SHIM_MAX_POOLS)
+		return -EINVAL;
+	flags = pools_lock(o);
+	if (o->pools[pool].used && o->pools[pool].remote_id >= 0 &&
+	    o->ring->connected && o->pools[pool].remote_gen == o->ring->gen) {
+		ret = o->pools[pool].remote_id;
+		*gen = o->pools[pool].remote_gen;
+		if (o->pools[pool].poisoned)
+			ret = -ESTALE;
+	}
+	pools_unlock(o, flags);
+	return ret;
+}
+
+void shim_pool_poison(struct shim_ops *o, int pool)
+{
+	unsigned long flags;
+
+	if (pool < 0 || pool >= SHIM_MAX_POOLS)
+		return;
+	flags = pools_lock(o);
+	if (!(o->pools[pool].kind & TMEM_POOL_PERSIST))
+		o->pools[pool].poisoned = 1;
+	pools_unlock(o, flags);
+}
+
+void shim_pool_renew(struct shim_ops *o, int pool)
+{
+	struct tmem_req req;
+	unsigned long flags;
+	int remote = -1;
+	uint32_t gen = 0;
+
+	if (pool < 0 || pool >= SHIM_MAX_POOLS)
+		return;
+	flags = pools_lock(o);
+	if (o->pools[pool].used && o->pools[pool].poisoned &&
+	    o->ring->connected && o->pools[pool].remote_gen == o->ring->gen) {
+		remote = o->pools[pool].remote_id;
+		gen = o->pools[pool].remote_gen;
+		o->pools[pool].remote_id = -1;
+	}
+	pools_unlock(o, flags);
+	if (remote >= 0) {
+		shim_req_fill(&req, TMEM_OP_DESTROY_POOL, remote, NULL, 0);
+		shim_ring_call(o->ring, gen, &req, NULL, NULL);
+	}
+	remote_create(o, pool);
+}
+
+void shim_pool_destroy(struct shim_ops *o, int pool)
+{
+	struct tmem_req req;
+	unsigned long flags;
+	uint32_t gen;
+	int remote = shim_pool_remote(o, pool, &gen);
+
+	if (remote >= 0) {
+		shim_req_fill(&req, TMEM_OP_DESTROY_POOL, remote, NULL, 0);
+		shim_ring_call(o->ring, gen, &req, NULL, NULL);
+	}
+	if (pool < 0 || pool >= SHIM_MAX_POOLS)
+		return;
+	flags = pools_lock(o);
+	o->pools[pool].used = 0;
+	o->pools[pool].remote_id = -1;
+	pools_unlock(o, flags);
+}
+
+int shim_pool_call(struct shim_ops *o, int pool, uint32_t op,
+		   const struct tmem_oid *oid, uint32_t index,
+		   const void *src, void *dst)
+{
+	struct tmem_req req;
+	uint32_t gen;
+	int remote = shim_pool_remote(o, pool, &gen);
+
+	if (remote < 0)
+		return remote;
+	shim_req_fill(&req, op, remote, oid, index);
+	return shim_ring_call(o->ring, gen, &req, src, dst);
+}
+
+int shim_pool_flush(struct shim_ops *o, int pool, uint32_t op,
+		    const struct tmem_oid *oid, uint32_t index, int may_spin)
+{
+	struct tmem_req req;
+	uint32_t gen;
+	int ret, remote = shim_pool_remote(o, pool, &gen);
+
+	if (remote < 0)
+		return remote;
+	shim_req_fill(&req, op, remote, oid, index);
+	ret = shim_ring_post_nodata(o->ring, gen, &req, may_spin);
+	if (ret == -EBUSY || ret == -ETIMEDOUT)
+		shim_pool_poison(o, pool);
+	return ret;
+}

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The xenbus frontend for device/tmem/0 (layout in man/tmem.7).
+ *
+ * The shared region (ring header, entries, data slots) is allocated and
+ * granted to backend_domid once, at probe, and an event channel is
+ * allocated and bound once.  Each connection then only resets the
+ * region and republishes it:
+ *
+ *   backend InitWait  -> zero the region, write its header; write
+ *                        protocol-version, geometry, ring-pages, ring-refN,
+ *                        event-channel; Initialised
+ *   backend Connected -> attach the ring (requests flow from here on),
+ *                        recreate pools (shim_ops_reconnect); Connected
+ *   backend Closing   -> detach: waiters fail, puts are refused and gets
+ *                        miss from here on; Closed
+ *   backend InitWait again (tmemd restarted) -> Initialising, and round
+ *
+ * Keeping the grants across connections means a restarting backend
+ * never races the frontend's gnttab_end_foreign_access; they are ended
+ * (and the pages handed back to the grant code to free once unmapped)
+ * only when the device goes away.
+ */
+#include <linux/interrupt.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <xen/events.h>
+#include <xen/grant_table.h>
+#include <xen/page.h>
+#include <xen/xen.h>
+#include <xen/xenbus.h>
+
+#include "tmem_shim.h"
+
+struct tmem_front {
+	struct xenbus_device *dev;
+	void *region;
+	size_t size;
+	unsigned int nr_pages;
+	unsigned int nr_entries;
+	unsigned int nr_slots;
+	grant_ref_t *refs;
+	unsigned int nr_granted;
+	evtchn_port_t port;
+	int irq;
+};
+
+static irqreturn_t tmem_front_irq(int irq, void *dev_id)
+{
+	shim_ring_poll(&tmem_shim.ring);
+	return IRQ_HANDLED;
+}
+
+/* Ends a grant; the page is freed by the grant code once unmapped. */
+static void tmem_end_access(grant_ref_t ref, struct page *pg)
+{
+#if TMEM_GNTTAB_END_PAGE
+	gnttab_end_foreign_access(ref, pg);
+#else
+	gnttab_end_foreign_access(ref, 0, (unsigned long)page_address(pg));
+#endif
+}
+
+static void tmem_front_free(struct tmem_front *f)
+{
+	unsigned int i;
+
+	if (!f)
+		return;
+	shim_ring_detach(&tmem_shim.ring);
+	if (f->irq > 0) {
+		WRITE_ONCE(tmem_shim.irq, 0);
+		unbind_from_irqhandler(f->irq, f);
+	} else if (f->port) {
+		xenbus_free_evtchn(f->dev, f->port);
+	}
+	/*
+	 * Each granted page goes back to the grant code, which frees it
+	 * once the backend has unmapped it; the rest we free ourselves.
+	 */
+	for (i = 0; i < f->nr_pages; i++) {
+		struct page *pg = virt_to_page(f->region + i * PAGE_SIZE);
+
+		if (i < f->nr_granted)
+			tmem_end_access(f->refs[i], pg);
+		else
+			__free_page(pg);
+	}
+	kfree(f->refs);
+	kfree(f);
+}
+
+static int tmem_front_grant(struct tmem_front *f)
+{
+	unsigned int i;
+	int ref;
+
+	for (i = 0; i < f->nr_pages; i++) {
+		ref = gnttab_grant_foreign_access(tmem_param_backend_domid,
+			virt_to_gfn(f->region + i * PAGE_SIZE), 0);
+		if (ref < 0)
+			return ref;
+		f->refs[i] = ref;
+		f->nr_granted = i + 1;
+	}
+	return 0;
+}
+
+static struct tmem_front *tmem_front_alloc(struct xenbus_device *dev)
+{
+	struct tmem_front *f = kzalloc(sizeof(*f), GFP_KERNEL);
+	unsigned int i;
+
+	if (!f)
+		return NULL;
+	f->dev = dev;
+	f->nr_entries = tmem_param_ring_entries;
+	f->nr_slots = tmem_param_nr_slots;
+	f->size = tmem_region_size(f->nr_entries, f->nr_slots);
+	f->nr_pages = f->size >> PAGE_SHIFT;
+	f->refs = kcalloc(f->nr_pages, sizeof(*f->refs), GFP_KERNEL);
+	/* alloc_pages_exact splits: each page can be freed on its own. */
+	f->region = alloc_pages_exact(f->size, GFP_KERNEL | __GFP_ZERO);
+	if (!f->refs || !f->region) {
+		kfree(f->refs);
+		if (f->region)
+			free_pages_exact(f->region, f->size);
+		kfree(f);
+		return NULL;
+	}
+	for (i = 0; i < f->nr_pages; i++)
+		f->refs[i] = INVALID_GRANT_REF;
+	return f;
+}
+
+/* One xenstore transaction with everything the backend needs. */
+static int tmem_front_publish(struct tmem_front *f)
+{
+	struct xenbus_device *dev = f->dev;
+	struct xenbus_transaction xbt;
+	char name[24];
+	unsigned int i;
+	int err;
+
+again:
+	err = xenbus_transaction_start(&xbt);
+	if (err)
+		return err;
+	err = xenbus_printf(xbt, dev->nodename, "protocol-version", "%u",
+			    TMEM_RING_VERSION);
+	err = err ?: xenbus_printf(xbt, dev->nodename, "ring-entries", "%u",
+				   f->nr_entries);
+	err = err ?: xenbus_printf(xbt, dev->nodename, "nr-slots", "%u",
+				   f->nr_slots);
+	err = err ?: xenbus_printf(xbt, dev->nodename, "ring-pages", "%u",
+				   f->nr_pages);
+	for (i = 0; !err && i < f->nr_pages; i++) {
+		snprintf(name, sizeof(name), "ring-ref%u", i);
+		err = xenbus_printf(xbt, dev->nodename, name, "%u",
+				    f->refs[i]);
+	}
+	err = err ?: xenbus_printf(xbt, dev->nodename, "event-channel", "%u",
+				   f->port);
+	if (err) {
+		xenbus_transaction_end(xbt, 1);
+		return err;
+	}
+	err = xenbus_transaction_end(xbt, 0);
+	if (err == -EAGAIN)
+		goto again;
+	return err;
+}
+
+/*
+ * Backend is waiting for us: a fresh region, published.  The ring is
+ * not attached yet, so nothing is posted before the backend maps it.
+ */
+static void tmem_front_publish_ring(struct tmem_front *f)
+{
+	int err;
+
+	shim_ring_detach(&tmem_shim.ring);
+	memset(f->region, 0, f->size);
+	shim_ring_write_header(f->region, f->nr_entries, f->nr_slots);
+	err = tmem_front_publish(f);
+	if (err) {
+		xenbus_dev_fatal(f->dev, err, "publishing the tmem ring");
+		return;
+	}
+	xenbus_switch_state(f->dev, XenbusStateInitialised);
+}
+
+/* Backend mapped the region: start posting, then recreate pools. */
+static void tmem_front_connected(struct tmem_front *f)
+{
+	int err = shim_ring_attach(&tmem_shim.ring, f->region, f->nr_entries,
+				   f->nr_slots);
+
+	if (err) {
+		xenbus_dev_fatal(f->dev, err, "attaching the tmem ring");
+		return;
+	}
+	shim_ops_reconnect(&tmem_shim.ops);
+	xenbus_switch_state(f->dev, XenbusStateConnected);
+	dev_info(&f->dev->dev, "connected to tmem backend in domain %d\n",
+		 f->dev->otherend_id);
+}
+
+static void tmem_backend_changed(struct xenbus_device *dev,
+				 enum xenbus_state backend_state)
+{
+	struct tmem_front *f = dev_get_drvdata(&dev->dev);
+
+	switch (backend_state) {
+	case XenbusStateInitWait:
+		if (dev->state == XenbusStateClosed ||
+		    dev->state == XenbusStateConnected)
+			xenbus_switch_state(dev, XenbusStateInitialising);
+		if (dev->state == XenbusStateInitialising)
+			tmem_front_publish_ring(f);
+		break;
+	case XenbusStateConnected:
+		if (dev->state == XenbusStateInitialised)
+			tmem_front_connected(f);
+		break;
+	case XenbusStateClosing:
+	case XenbusStateClosed:
+		shim_ring_detach(&tmem_shim.ring);
+		if (dev->state != XenbusStateClosed) {
+			dev_info(&dev->dev, "tmem backend went away\n");
+			xenbus_frontend_closed(dev);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static int tmem_front_probe(struct xenbus_device *dev,
+			    const struct xenbus_device_id *id)
+{
+	struct tmem_front *f;
+	int err;
+
+	if (dev->otherend_id != tmem_param_backend_domid) {
+		dev_err(&dev->dev,
+			"backend is domain %d but backend_domid=%d: not connecting\n",
+			dev->otherend_id, tmem_param_backend_domid);
+		return -EINVAL;
+	}
+	f = tmem_front_alloc(dev);
+	if (!f)
+		return -ENOMEM;
+	dev_set_drvdata(&dev->dev, f);
+	err = tmem_front_grant(f);
+	err = err ?: xenbus_alloc_evtchn(dev, &f->port);
+	if (err)
+		goto fail;
+	err = bind_evtchn_to_irqhandler(f->port, tmem_front_irq, 0,
+					"tmem_shim", f);
+	if (err < 0)
+		goto fail;
+	f->irq = err;
+	WRITE_ONCE(tmem_shim.irq, f->irq);
+	return 0;
+fail:
+	xenbus_dev_fatal(dev, err, "setting up the tmem ring");
+	dev_set_drvdata(&dev->dev, NULL);
+	tmem_front_free(f);
+	return err;
+}
+
+#if TMEM_XENBUS_REMOVE_VOID
+static void tmem_front_remove(struct xenbus_device *dev)
+#else
+static int tmem_front_remove(struct xenbus_device *dev)
+#endif
+{
+	tmem_front_free(dev_get_drvdata(&dev->dev));
+	dev_set_drvdata(&dev->dev, NULL);
+#if !TMEM_XENBUS_REMOVE_VOID
+	return 0;
+#endif
+}
+
+static const struct xenbus_device_id tmem_front_ids[] = {
+	{ "tmem" },
+	{ "" }
+};
+
+static struct xenbus_driver tmem_front_driver = {
+	.ids = tmem_front_ids,
+	.probe = tmem_front_probe,
+	.remove = tmem_front_remove,
+	.otherend_changed = tmem_backend_changed,
+};
+
+int tmem_xenbus_init(void)
+{
+	if (!xen_domain())
+		return -ENODEV;
+	return xenbus_register_frontend(&tmem_front_driver);
+}
+
+void tmem_xenbus_exit(void)
+{
+	if (xen_domain())
+		xenbus_unregister_driver(&tmem_front_driver);
+}

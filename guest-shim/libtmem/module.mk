@@ -1,0 +1,26 @@
+# guest-shim/libtmem/: the userspace client library, static and shared.
+
+LIBTMEM_SRCS := $(wildcard guest-shim/libtmem/*.c)
+LIBTMEM_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIBTMEM_SRCS))
+LIBTMEM_A := $(BUILD)/libtmem.a
+LIBTMEM_SO := $(BUILD)/libtmem.so
+
+LIBS += $(LIBTMEM_A) $(LIBTMEM_SO)
+
+$(LIBTMEM_A): $(LIBTMEM_OBJS)
+	$(call quiet,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(LIBTMEM_SO): $(LIBTMEM_OBJS)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,libtmem.so.0 $^ -o $@
+
+# GCC 12 warns that TSan does not model the full fence in
+# proto/tmem_barrier.h; the fence orders shared memory with the other
+# process, which TSan cannot see anyway.
+ifneq ($(findstring thread,$(SANITIZE)),)
+TSAN_NO_FENCE_WARNING := -Wno-tsan
+$(BUILD)/guest-shim/libtmem/%.o: EXTRA_CFLAGS += $(TSAN_NO_FENCE_WARNING)
+$(BUILD)/daemon/%.o: EXTRA_CFLAGS += $(TSAN_NO_FENCE_WARNING)
+$(BUILD)/tests/daemon/%.o: EXTRA_CFLAGS += $(TSAN_NO_FENCE_WARNING)
+endif

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host memory arena and the raw data allocator: one 4 KiB frame per
+ * page.  The whole growth range (max_arena_bytes) is reserved once with
+ * MAP_NORESERVE, so growing only moves total_frames.  Free frames are
+ * kept on a stack of frame numbers beside the arena (4 bytes a frame,
+ * also NORESERVE, so only its high-water mark is resident), not linked
+ * through their own first word: a freed frame is usually cold, and
+ * writing a link into it cost the evicting put a cache miss.  The stack
+ * is LIFO, so the next put reuses the frame freed last.  Frames never
+ * handed out since the last shrink sit above a bump index, so a fresh
+ * arena costs nothing until it is used.  All under alloc_lock.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "store_internal.h"
+
+static inline uint8_t *frame_ptr(const struct tmem_arena *a, uint32_t f)
+{
+	return a->base + ((size_t)f << TMEM_PAGE_SHIFT);
+}
+
+static inline size_t frames_bytes(uint32_t n)
+{
+	return (size_t)n << TMEM_PAGE_SHIFT;
+}
+
+static inline size_t free_stack_bytes(uint32_t max_frames)
+{
+	return (size_t)max_frames * sizeof(uint32_t);
+}
+
+/* Fault frames [from, to) in now so the put path never takes a first touch. */
+static void arena_prefault(struct tmem_arena *a, uint32_t from, uint32_t to)
+{
+	if (to <= from)
+		return;
+	if (madvise(frame_ptr(a, from), frames_bytes(to - from),
+		    MADV_POPULATE_WRITE) == 0)
+		return;
+	/* Kernels before 5.14: touch one byte per page. */
+	for (uint32_t f = from; f < to; f++)
+		*(volatile uint8_t *)frame_ptr(a, f) = 0;
+}
+
+static int arena_lock_range(struct tmem_arena *a, uint32_t from, uint32_t to)
+{
+	if (!a->locked || to <= from)
+		return 0;
+	if (mlock(frame_ptr(a, from), frames_bytes(to - from)) < 0)
+		return -errno;
+	return 0;
+}
+
+int arena_init(struct tmem_arena *a, const struct tmem_store_config *cfg)
+{
+	uint64_t frames = cfg->arena_bytes >> TMEM_PAGE_SHIFT;
+	uint64_t max = cfg->max_arena_bytes ? cfg->max_arena_bytes >> TMEM_PAGE_SHIFT
+					    : frames;
+	int ret;
+
+	memset(a, 0, sizeof(*a));
+	if (frames == 0 || max < frames || max > TMEM_MAX_DESCS / TMEM_DESCS_PER_FRAME)
+		return -EINVAL;
+	a->base = mmap(NULL, frames_bytes(max), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (a->base == MAP_FAILED) {
+		a->base = NULL;
+		return -errno;
+	}
+	a->max_frames = max;
+	a->free_stack = mmap(NULL, free_stack_bytes(max), PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (a->free_stack == MAP_FAILED) {
+		a->free_stack = NULL;
+		ret = -errno;
+		arena_fini(a);
+		return ret;
+	}
+	/* Best effort: THP halves the cost of a cold copy (performance-facts.md). */
+	(void)madvise(a->base, frames_bytes(max), MADV_HUGEPAGE);
+	a->locked = cfg->lock_memory;
+	a->prefault = cfg->prefault;
+	ret = arena_grow(a, frames);
+	if (ret < 0) {
+		a->locked = false;
+		arena_fini(a);
+	}
+	return ret;
+}
+
+void arena_fini(struct tmem_arena *a)
+{
+	if (a->free_stack)
+		munmap(a->free_stack, free_stack_bytes(a->max_frames));
+	a->free_stack = NULL;
+	if (a->base)
+		munmap(a->base, frames_bytes(a->max_frames));
+	a->base = NULL;
+}
+
+int arena_grow(struct tmem_arena *a, uint32_t new_frames)
+{
+	int ret;
+
+	if (new_frames > a->max_frames || new_frames < a->total_frames)
+		return -EINVAL;
+	ret = arena_lock_range(a, a->total_frames, new_frames);
+	if (ret < 0)
+		return ret;
+	if (a->prefault)
+		arena_prefault(a, a->total_frames, new_frames);
+	a->total_frames = new_frames;
+	return 0;
+}
+
+void arena_trim_free(struct tmem_arena *a, uint32_t new_frames)
+{
+	uint32_t keep = 0;
+
+	/* In place, keeping the order, so the most recent frees stay on top. */
+	for (uint32_t i = 0; i < a->free_top; i++)
+		if (a->free_stack[i] < new_frames)
+			a->free_stack[keep++] = a->free_stack[i];
+	a->free_top = keep;
+	if (a->bump > new_frames)
+		a->bump = new_frames;
+	a->total_frames = new_frames;
+}
+
+void arena_release(struct tmem_arena *a, uint32_t new_frames,
+		   uint32_t old_frames)
+{
+	if (old_frames <= new_frames)
+		return;
+	if (a->locked)
+		munlock(frame_ptr(a, new_frames), frames_bytes(old_frames - new_frames));
+	(void)madvise(frame_ptr(a, new_frames), frames_bytes(old_frames - new_frames),
+		      MADV_DONTNEED);
+}
+
+/* ---- the raw data allocator ----------------------------------------------- */
+
+static int raw_alloc(struct tmem_arena *a, uint32_t len, uint32_t *handle)
+{
+	uint32_t f;
+
+	if (len != TMEM_PAGE_SIZE)
+		return -EINVAL;
+	if (a->free_top) {
+		f = a->free_stack[--a->free_top];
+	} else if (a->bump < a->total_frames) {
+		f = a->bump++;
+	} else {
+		return -ENOSPC;
+	}
+	a->used++;
+	*handle = f;
+	return 0;
+}
+
+static void raw_free(struct tmem_arena *a, uint32_t f)
+{
+	/* Never overflows: a frame is freed once, and at most max_frames exist. */
+	a->free_stack[a->free_top++] = f;
+	if (a->free_top > a->free_high)
+		a->free_high = a->free_top;
+	a->used--;
+}
+
+static void *raw_ptr(const struct tmem_arena *a, uint32_t f)
+{
+	return frame_ptr(a, f);
+}
+
+static uint32_t raw_len(const struct tmem_arena *a, uint32_t f)
+{
+	(void)a;
+	(void)f;
+	return TMEM_PAGE_SIZE;
+}
+
+static uint32_t raw_relocate(struct tmem_arena *a, uint32_t f)
+{
+	uint32_t to;
+
+	if (f < a->total_frames)
+		return f;
+	/* resize checked used <= new size, so a frame is always free here. */
+	if (raw_alloc(a, TMEM_PAGE_SIZE, &to) < 0)
+		return f;
+	memcpy(frame_ptr(a, to), frame_ptr(a, f), TMEM_PAGE_SIZE);
+	a->used--; /* the old frame is outside the arena now; not freed to the list */
+	return to;
+}
+
+const struct tmem_data_ops tmem_raw_data_ops = {
+	.name = "raw",
+	.alloc = raw_alloc,
+	.free = raw_free,
+	.ptr = raw_ptr,
+	.len = raw_len,
+	.relocate = raw_relocate,
+};

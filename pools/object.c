@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pages in objects.  An object's pages form a list from its head page
+ * (the one the object table points at) through onext/oprev.  The head
+ * page has no predecessor, so its oprev is free to chain the object
+ * table instead; when the head goes, the next page becomes head and
+ * takes its place in that chain.  The object descriptor is freed with
+ * its last page.  All functions expect the pool lock.
+ */
+#include <errno.h>
+
+#include "store_internal.h"
+
+int do_page_insert(struct tmem_pool *pool, const struct tmem_oid *oid,
+		   uint32_t index, uint64_t oh, uint32_t *page)
+{
+	struct tmem_store *s = pool->store;
+	uint32_t head = do_obj_lookup(pool, oid, oh), obj = TMEM_NIL;
+	struct tmem_pagedesc *p, *h;
+	int ret;
+
+	if (head == TMEM_NIL) {
+		ret = pool_obj_alloc(pool, &obj);
+		if (ret < 0)
+			return ret;
+	}
+	ret = descs_page_alloc(s, TMEM_PAGE_SIZE, page);
+	if (ret < 0) {
+		if (obj != TMEM_NIL)
+			pool_obj_free(pool, obj);
+		return ret;
+	}
+	p = pd(s, *page);
+	p->index = index;
+	p->lprev = p->lnext = TMEM_NIL;
+	if (head == TMEM_NIL) {
+		od(s, obj)->oid = *oid;
+		pd_set_obj(p, obj | TMEM_OBJ_HEAD);
+		p->onext = TMEM_NIL;
+		do_obj_hash_add(pool, *page, oh);
+	} else {
+		h = pd(s, head);
+		pd_set_obj(p, pd_obj(h));
+		p->oprev = head;
+		p->onext = h->onext;
+		if (h->onext != TMEM_NIL)
+			pd(s, h->onext)->oprev = *page;
+		h->onext = *page;
+	}
+	do_page_hash_add(pool, *page, oh);
+	if (!pool->persistent)
+		lru_add(pool->owner, *page);
+	atomic_fetch_add_explicit(&s->kind_pages[pool_kind(pool)], 1,
+				  memory_order_relaxed);
+	return 0;
+}
+
+static void do_obj_unlink_page(struct tmem_pool *pool, uint32_t page,
+			       uint64_t oh)
+{
+	struct tmem_store *s = pool->store;
+	struct tmem_pagedesc *p = pd(s, page);
+	uint32_t obj = pd_obj(p), next = p->onext;
+
+	if (!pd_is_head(p)) {
+		pd(s, p->oprev)->onext = next;
+		if (next != TMEM_NIL)
+			pd(s, next)->oprev = p->oprev;
+	} else if (next == TMEM_NIL) {
+		do_obj_hash_replace(pool, page, TMEM_NIL, oh);
+		pool_obj_free(pool, obj);
+	} else {
+		pd_set_obj(pd(s, next), obj | TMEM_OBJ_HEAD);
+		do_obj_hash_replace(pool, page, next, oh);
+	}
+}
+
+void do_page_detach(struct tmem_pool *pool, uint32_t page, uint64_t oh,
+		    bool lru_locked)
+{
+	struct tmem_client *owner = pool->owner;
+
+	/* Off the LRU first: eviction finds a listed page's pool through its
+	 * object's chunk, so the object must outlive the page's listing. */
+	if (!pool->persistent) {
+		if (!lru_locked)
+			pthread_mutex_lock(&owner->lru_lock);
+		lru_del_locked(owner, page);
+		if (!lru_locked)
+			pthread_mutex_unlock(&owner->lru_lock);
+	}
+	do_page_hash_del(pool, page, oh);
+	do_obj_unlink_page(pool, page, oh);
+}
+
+void pool_uncharge(struct tmem_pool *pool, uint64_t n)
+{
+	enum tmem_kind k = pool_kind(pool);
+
+	atomic_fetch_sub_explicit(&pool->owner->charged[k], n, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&pool->store->kind_pages[k], n,
+				  memory_order_relaxed);
+}
+
+void do_page_unlink(struct tmem_pool *pool, uint32_t page, uint64_t oh,
+		    bool lru_locked)
+{
+	do_page_detach(pool, page, oh, lru_locked);
+	pool_uncharge(pool, 1);
+}
+
+void do_page_free(struct tmem_pool *pool, uint32_t page)
+{
+	struct tmem_store *s = pool->store;
+
+	pthread_mutex_lock(&s->alloc_lock);
+	descs_page_free_locked(s, page);
+	pthread_mutex_unlock(&s->alloc_lock);
+}
+
+void do_page_remove(struct tmem_pool *pool, uint32_t page, uint64_t oh,
+		    bool lru_locked)
+{
+	do_page_unlink(pool, page, oh, lru_locked);
+	do_page_free(pool, page);
+}
+
+uint32_t do_object_remove(struct tmem_pool *pool, uint32_t head, uint64_t oh)
+{
+	struct tmem_store *s = pool->store;
+	uint32_t n = 1;
+
+	/* Tail pages first: each is O(1), and the head goes last with its object. */
+	for (uint32_t p = pd(s, head)->onext, next; p != TMEM_NIL; p = next, n++) {
+		next = pd(s, p)->onext;
+		do_page_remove(pool, p, oh, false);
+	}
+	do_page_remove(pool, head, oh, false);
+	return n;
+}
+
+void do_pool_empty(struct tmem_pool *pool)
+{
+	struct tmem_htab *t = &pool->objs;
+
+	if (!t->b)
+		return;
+	for (uint32_t i = 0; i <= t->mask; i++)
+		while (t->b[i] != TMEM_NIL)
+			do_object_remove(pool, t->b[i], page_oid_hash(pool, t->b[i]));
+}
+
+uint64_t page_oid_hash(struct tmem_pool *pool, uint32_t page)
+{
+	struct tmem_store *s = pool->store;
+
+	return oid_hash(s, &od(s, pd_obj(pd(s, page)))->oid);
+}

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The guest ops.  Each takes its pool's lock once, looks the handle up
+ * and copies the page while holding it, so puts and gets on one handle
+ * are ordered (put-put-get and get-get coherency follow) and the only
+ * other locks are the short LRU and allocator sections inside.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+/* Count op field f on the client's pool handle; needs the pool lock. */
+#define COUNT(c, id, f) ctr_inc_locked(&(c)->slots[id].ops.f)
+
+/*
+ * The common start of an op: check the arguments (buf is the page for
+ * put and get, or any non-NULL pointer), find and lock the pool, hash
+ * the oid.  Returns the locked pool, or NULL with *err set.
+ */
+static struct tmem_pool *op_enter(struct tmem_client *c, int32_t pool_id,
+				  const struct tmem_oid *oid, const void *buf,
+				  uint64_t *oh, int *err)
+{
+	struct tmem_pool *pool;
+
+	if (!c || !oid || !buf) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	pool = slot_lock_pool(c, pool_id);
+	if (!pool) {
+		*err = -ENOENT;
+		return NULL;
+	}
+	*oh = oid_hash(pool->store, oid);
+	return pool;
+}
+
+int tmem_put_page(struct tmem_client *c, int32_t pool_id,
+		  const struct tmem_oid *oid, uint32_t index,
+		  const void *src, uint64_t cap)
+{
+	uint64_t oh;
+	int ret;
+	struct tmem_pool *pool = op_enter(c, pool_id, oid, src, &oh, &ret);
+	uint32_t page;
+
+	if (!pool)
+		return ret;
+	page = do_page_lookup(pool, oid, index, oh);
+	if (page != TMEM_NIL) {
+		/* Replace in place: same charge, never fails.  A compressed
+		 * allocator would remove the old page first when the new
+		 * data does not fit, before failing. */
+		memcpy(page_data(pool->store, page), src, TMEM_PAGE_SIZE);
+		if (!pool->persistent)
+			lru_touch(pool->owner, page);
+		ret = 1;
+		goto out;
+	}
+	if (!charge_try(pool->owner, pool_kind(pool), cap)) {
+		ret = -EDQUOT;
+		goto out;
+	}
+	ret = do_page_insert(pool, oid, index, oh, &page);
+	if (ret < 0) {
+		charge_drop(pool->owner, pool_kind(pool));
+		goto out;
+	}
+	memcpy(page_data(pool->store, page), src, TMEM_PAGE_SIZE);
+	ret = 1;
+out:
+	if (ret == 1) {
+		COUNT(c, pool_id, puts);
+		COUNT(c, pool_id, succ_puts);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return ret;
+}
+
+int tmem_get_page(struct tmem_client *c, int32_t pool_id,
+		  const struct tmem_oid *oid, uint32_t index, void *dst)
+{
+	uint64_t oh;
+	int ret;
+	struct tmem_pool *pool = op_enter(c, pool_id, oid, dst, &oh, &ret);
+	uint32_t page;
+
+	if (!pool)
+		return ret;
+	ret = 0;
+	page = do_page_lookup(pool, oid, index, oh);
+	if (page != TMEM_NIL) {
+		bool exclusive = !pool->persistent && !pool->shared;
+
+		/* Exclusive: unlink first, so that the locked instructions
+		 * come before the copy rather than wait for its stores. */
+		if (exclusive)
+			do_page_unlink(pool, page, oh, false);
+		memcpy(dst, page_data(pool->store, page), TMEM_PAGE_SIZE);
+		if (exclusive)
+			do_page_free(pool, page);
+		else if (pool->shared)
+			lru_touch(pool->owner, page);
+		ret = 1;
+	}
+	COUNT(c, pool_id, gets);
+	if (ret)
+		COUNT(c, pool_id, succ_gets);
+	else
+		COUNT(c, pool_id, failed_gets);
+	pthread_mutex_unlock(&pool->lock);
+	return ret;
+}
+
+/* Remove the page at (oid, index); count a guest flush_page or not. */
+static int page_remove_op(struct tmem_client *c, int32_t pool_id,
+			  const struct tmem_oid *oid, uint32_t index, bool count)
+{
+	uint64_t oh;
+	int ret;
+	struct tmem_pool *pool = op_enter(c, pool_id, oid, oid, &oh, &ret);
+	uint32_t page;
+
+	if (!pool)
+		return ret;
+	page = do_page_lookup(pool, oid, index, oh);
+	if (page != TMEM_NIL)
+		do_page_remove(pool, page, oh, false);
+	if (count)
+		COUNT(c, pool_id, flush_pages);
+	pthread_mutex_unlock(&pool->lock);
+	return page != TMEM_NIL;
+}
+
+int tmem_flush_page(struct tmem_client *c, int32_t pool_id,
+		    const struct tmem_oid *oid, uint32_t index)
+{
+	return page_remove_op(c, pool_id, oid, index, true);
+}
+
+int tmem_discard_page(struct tmem_client *c, int32_t pool_id,
+		      const struct tmem_oid *oid, uint32_t index)
+{
+	return page_remove_op(c, pool_id, oid, index, false);
+}
+
+int tmem_flush_object(struct tmem_client *c, int32_t pool_id,
+		      const struct tmem_oid *oid)
+{
+	uint64_t oh;
+	int ret;
+	struct tmem_pool *pool = op_enter(c, pool_id, oid, oid, &oh, &ret);
+	uint32_t head;
+
+	if (!pool)
+		return ret;
+	head = do_obj_lookup(pool, oid, oh);
+	if (head != TMEM_NIL)
+		do_object_remove(pool, head, oh);
+	COUNT(c, pool_id, flush_objects);
+	pthread_mutex_unlock(&pool->lock);
+	return head != TMEM_NIL;
+}
+
+void tmem_count_put_failure(struct tmem_client *c, int32_t pool_id,
+			    enum tmem_put_fail why)
+{
+	struct tmem_pool *pool;
+
+	if (!c || (unsigned)why >= TMEM_PUT_FAIL_NR)
+		return;
+	pool = slot_lock_pool(c, pool_id);
+	if (!pool)
+		return; /* the pool is gone: nothing to count against */
+	COUNT(c, pool_id, puts);
+	COUNT(c, pool_id, failed_puts[why]);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+int tmem_client_pool_kind(struct tmem_client *c, int32_t pool_id)
+{
+	struct tmem_pool *pool;
+	int kind;
+
+	if (!c)
+		return -EINVAL;
+	pool = slot_lock_pool(c, pool_id);
+	if (!pool)
+		return -ENOENT;
+	kind = pool->persistent;
+	pthread_mutex_unlock(&pool->lock);
+	return kind;
+}

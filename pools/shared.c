@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared pools and their authorisations.  A shared pool belongs to the
+ * store (its pages are charged to the built-in shared client) and is
+ * found by UUID; each client that joins holds one reference through one
+ * of its slots, and the last reference to go destroys the pool.  Joining
+ * needs an authorisation for (uuid, client name): deny by default, as
+ * Xen has done since 4.9 (a UUID is a guessable secret).
+ * Everything here runs under store->lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+static bool uuid_eq(const struct tmem_uuid *a, const struct tmem_uuid *b)
+{
+	return a->lo == b->lo && a->hi == b->hi;
+}
+
+static int do_auth_find(struct tmem_store *s, const struct tmem_uuid *uuid,
+			const char *principal)
+{
+	for (uint32_t i = 0; i < s->nr_auth; i++)
+		if (uuid_eq(&s->auth[i].uuid, uuid) &&
+		    strcmp(s->auth[i].principal, principal) == 0)
+			return (int)i;
+	return -1;
+}
+
+int tmem_shared_auth(struct tmem_store *s, const struct tmem_uuid *uuid,
+		     const char *principal, bool allow)
+{
+	size_t n;
+	int i, ret = 0;
+
+	if (!s || !uuid || !principal)
+		return -EINVAL;
+	n = strnlen(principal, TMEM_CLIENT_NAME_MAX);
+	if (n == 0 || n >= TMEM_CLIENT_NAME_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	i = do_auth_find(s, uuid, principal);
+	if (allow && i < 0) {
+		if (s->nr_auth >= TMEM_MAX_SHARED_AUTH) {
+			ret = -ENOSPC;
+			goto out;
+		}
+		s->auth[s->nr_auth].uuid = *uuid;
+		memcpy(s->auth[s->nr_auth].principal, principal, n + 1);
+		s->nr_auth++;
+	} else if (!allow && i >= 0) {
+		s->auth[i] = s->auth[--s->nr_auth];
+	}
+out:
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+static struct tmem_pool *do_shared_find(struct tmem_store *s,
+					const struct tmem_uuid *uuid)
+{
+	for (uint32_t i = 0; i < TMEM_MAX_SHARED_POOLS; i++) {
+		struct tmem_pool *pool;
+
+		if (s->shared_gid[i] == TMEM_NIL)
+			continue;
+		pool = s->pool_tab[s->shared_gid[i]];
+		if (uuid_eq(&pool->uuid, uuid))
+			return pool;
+	}
+	return NULL;
+}
+
+static int do_shared_create(struct tmem_store *s, const struct tmem_uuid *uuid,
+			    struct tmem_pool **out)
+{
+	for (uint32_t i = 0; i < TMEM_MAX_SHARED_POOLS; i++) {
+		int ret;
+
+		if (s->shared_gid[i] != TMEM_NIL)
+			continue;
+		ret = do_pool_create(s, s->shared_client, false, true, uuid, out);
+		if (ret == 0)
+			s->shared_gid[i] = (*out)->gid;
+		return ret;
+	}
+	return -ENOSPC;
+}
+
+int do_shared_join(struct tmem_client *c, const struct tmem_uuid *uuid)
+{
+	struct tmem_store *s = c->store;
+	struct tmem_pool *pool;
+	int ret;
+
+	if (do_auth_find(s, uuid, c->name) < 0)
+		return -EPERM;
+	pool = do_shared_find(s, uuid);
+	if (pool) {
+		uint64_t ref = (uint64_t)pool->gen << 32 | (pool->gid + 1);
+
+		for (int32_t i = 0; i < (int32_t)TMEM_MAX_POOLS_PER_CLIENT; i++)
+			if (atomic_load_explicit(&c->slots[i].ref,
+						 memory_order_relaxed) == ref)
+				return i; /* already joined: same handle */
+	} else {
+		ret = do_shared_create(s, uuid, &pool);
+		if (ret < 0)
+			return ret;
+	}
+	ret = do_slot_alloc(c, pool);
+	if (ret >= 0)
+		pool->sharers++;
+	else if (pool->sharers == 0)
+		do_shared_destroy(pool);
+	return ret;
+}
+
+/* The last sharer left (or a new pool could not be joined). */
+void do_shared_destroy(struct tmem_pool *pool)
+{
+	struct tmem_store *s = pool->store;
+
+	for (uint32_t i = 0; i < TMEM_MAX_SHARED_POOLS; i++)
+		if (s->shared_gid[i] == pool->gid)
+			s->shared_gid[i] = TMEM_NIL;
+	do_pool_destroy(pool);
+}
+
+static void do_shared_info(struct tmem_store *s, struct tmem_pool *pool,
+			   struct tmem_shared_pool_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->uuid = pool->uuid;
+	info->sharers = pool->sharers;
+	pthread_mutex_lock(&pool->lock);
+	info->pages = pool->pages.count;
+	info->objects = pool->objs.count;
+	pthread_mutex_unlock(&pool->lock);
+	for (uint32_t i = 0; i < s->nr_auth; i++)
+		if (uuid_eq(&s->auth[i].uuid, &pool->uuid))
+			info->principals[info->nr_principals++] = s->auth[i].principal;
+}
+
+int tmem_store_for_each_shared_pool(struct tmem_store *s,
+				    int (*fn)(const struct tmem_shared_pool_info *, void *),
+				    void *ctx)
+{
+	struct tmem_shared_pool_info *info;
+	int ret = 0;
+
+	if (!s || !fn)
+		return -EINVAL;
+	info = malloc(sizeof(*info));
+	if (!info)
+		return -ENOMEM;
+	pthread_mutex_lock(&s->lock);
+	for (uint32_t i = 0; i < TMEM_MAX_SHARED_POOLS && ret == 0; i++) {
+		if (s->shared_gid[i] == TMEM_NIL)
+			continue;
+		do_shared_info(s, s->pool_tab[s->shared_gid[i]], info);
+		ret = fn(info, ctx);
+	}
+	pthread_mutex_unlock(&s->lock);
+	free(info);
+	return ret;
+}
+
+int tmem_store_for_each_shared_auth(struct tmem_store *s,
+				    int (*fn)(const struct tmem_uuid *, const char *, void *),
+				    void *ctx)
+{
+	int ret = 0;
+
+	if (!s || !fn)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	for (uint32_t i = 0; i < s->nr_auth && ret == 0; i++)
+		ret = fn(&s->auth[i].uuid, s->auth[i].principal, ctx);
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}

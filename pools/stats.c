@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Counters and info snapshots.  Op counters are relaxed atomics read
+ * without stopping the store, so a snapshot may be off by the ops in
+ * flight; page and object counts are read under the pool lock.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+static uint64_t ld(const _Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* The counters as an array, in struct order, for the loops below. */
+#define NR_CTRS (sizeof(struct tmem_counters) / sizeof(_Atomic uint64_t))
+_Static_assert(sizeof(struct tmem_counters) == sizeof(struct tmem_op_counters),
+	       "tmem_counters mirrors tmem_op_counters field for field");
+
+static void st0(_Atomic uint64_t *v)
+{
+	atomic_store_explicit(v, 0, memory_order_relaxed);
+}
+
+void counters_reset(struct tmem_counters *c)
+{
+	_Atomic uint64_t *v = (_Atomic uint64_t *)c;
+
+	for (size_t i = 0; i < NR_CTRS; i++)
+		st0(&v[i]);
+}
+
+void counters_retire(struct tmem_counters *into, const struct tmem_counters *from)
+{
+	_Atomic uint64_t *dst = (_Atomic uint64_t *)into;
+	const _Atomic uint64_t *src = (const _Atomic uint64_t *)from;
+
+	for (size_t i = 0; i < NR_CTRS; i++)
+		atomic_fetch_add_explicit(&dst[i], ld(&src[i]), memory_order_relaxed);
+}
+
+/* out += c */
+static void counters_add(const struct tmem_counters *c,
+			 struct tmem_op_counters *out)
+{
+	const _Atomic uint64_t *src = (const _Atomic uint64_t *)c;
+	uint64_t *dst = (uint64_t *)out;
+
+	for (size_t i = 0; i < NR_CTRS; i++)
+		dst[i] += ld(&src[i]);
+}
+
+void counters_snapshot(const struct tmem_counters *c,
+		       struct tmem_op_counters *out)
+{
+	memset(out, 0, sizeof(*out));
+	counters_add(c, out);
+}
+
+void tmem_store_arena_counts(struct tmem_store *s, struct tmem_arena_counts *out)
+{
+	if (!out)
+		return;
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->alloc_lock);
+	out->total_pages = s->arena.total_frames;
+	out->free_pages = s->arena.total_frames - s->arena.used;
+	pthread_mutex_unlock(&s->alloc_lock);
+	out->ephemeral = ld(&s->kind_pages[TMEM_KIND_EPH]);
+	out->persistent = ld(&s->kind_pages[TMEM_KIND_PERS]);
+}
+
+/* Resident metadata: descriptors and the free-frame stack up to their
+ * high-water marks, tables, structs. */
+static uint64_t metadata_bytes(struct tmem_store *s)
+{
+	uint64_t bytes;
+
+	pthread_mutex_lock(&s->alloc_lock);
+	bytes = (uint64_t)s->descs.page_bump * sizeof(struct tmem_pagedesc) +
+		(uint64_t)s->descs.chunk_bump *
+			(TMEM_OBJS_PER_CHUNK * sizeof(struct tmem_objdesc) +
+			 sizeof(struct tmem_chunk)) +
+		(uint64_t)s->arena.free_high * sizeof(uint32_t);
+	pthread_mutex_unlock(&s->alloc_lock);
+	return bytes + ld(&s->table_bytes) + ld(&s->struct_bytes);
+}
+
+void tmem_store_info(struct tmem_store *s, struct tmem_store_info *out)
+{
+	if (!out)
+		return;
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+	tmem_store_arena_counts(s, &out->arena);
+	out->evictions = ld(&s->evictions);
+	pthread_mutex_lock(&s->lock);
+	out->nr_clients = s->nr_clients;
+	pthread_mutex_unlock(&s->lock);
+	out->metadata_bytes = metadata_bytes(s);
+}
+
+static uint32_t do_nr_pools(const struct tmem_client *c)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < TMEM_MAX_POOLS_PER_CLIENT; i++)
+		n += ld(&c->slots[i].ref) != 0;
+	return n;
+}
+
+void tmem_client_info(struct tmem_client *c, struct tmem_client_info *out)
+{
+	if (!out)
+		return;
+	memset(out, 0, sizeof(*out));
+	if (!c)
+		return;
+	out->id = c->id;
+	memcpy(out->name, c->name, sizeof(out->name));
+	tmem_client_page_counts(c, &out->pages);
+	pthread_mutex_lock(&c->store->lock);
+	counters_snapshot(&c->ops, &out->ops);
+	for (uint32_t i = 0; i < TMEM_MAX_POOLS_PER_CLIENT; i++)
+		if (ld(&c->slots[i].ref))
+			counters_add(&c->slots[i].ops, &out->ops);
+	out->nr_pools = do_nr_pools(c);
+	pthread_mutex_unlock(&c->store->lock);
+}
+
+static void do_pool_info(struct tmem_client *c, int32_t id,
+			 struct tmem_pool_info *info)
+{
+	struct tmem_pool *pool = c->store->pool_tab[(uint32_t)ld(&c->slots[id].ref) - 1];
+
+	memset(info, 0, sizeof(*info));
+	info->id = id;
+	info->persistent = pool->persistent;
+	info->shared = pool->shared;
+	info->uuid = pool->uuid;
+	info->sharers = pool->shared ? pool->sharers : 1;
+	pthread_mutex_lock(&pool->lock);
+	info->pages = pool->pages.count;
+	info->objects = pool->objs.count;
+	pthread_mutex_unlock(&pool->lock);
+	counters_snapshot(&c->slots[id].ops, &info->ops);
+	info->ops.evictions = ld(&pool->evictions);
+}
+
+int tmem_client_for_each_pool(struct tmem_client *c,
+			      int (*fn)(const struct tmem_pool_info *, void *),
+			      void *ctx)
+{
+	struct tmem_pool_info info[TMEM_MAX_POOLS_PER_CLIENT];
+	uint32_t n = 0;
+	int ret = 0;
+
+	if (!c || !fn)
+		return -EINVAL;
+	/* Snapshot under the store lock, call fn without it. */
+	pthread_mutex_lock(&c->store->lock);
+	for (int32_t i = 0; i < (int32_t)TMEM_MAX_POOLS_PER_CLIENT; i++)
+		if (ld(&c->slots[i].ref))
+			do_pool_info(c, i, &info[n++]);
+	pthread_mutex_unlock(&c->store->lock);
+	for (uint32_t i = 0; i < n && ret == 0; i++)
+		ret = fn(&info[i], ctx);
+	return ret;
+}

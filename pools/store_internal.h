@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pools/ internals.  Only the sources in pools/ include this.
+ *
+ * Memory layout.  Three mmap'd regions, all reserved once with
+ * MAP_NORESERVE so that only what is touched costs memory:
+ *
+ *   arena    max_frames x 4 KiB page frames (the data);
+ *   pages    page descriptors, struct tmem_pagedesc, 32 bytes each;
+ *   objs     object descriptors, struct tmem_objdesc, 24 bytes each,
+ *            handed out in chunks of TMEM_OBJS_PER_CHUNK to one pool,
+ *            plus a 16-byte struct tmem_chunk per chunk.
+ *
+ * Descriptors refer to each other by uint32 index (TMEM_NIL = none), never
+ * by pointer, so the three regions are position-independent: a later
+ * issue can put them in a memfd and map them again after a restart.  The
+ * per-pool hash tables, the LRU lists and the free lists are derived
+ * state that a restore can rebuild from the descriptors (rewriting the
+ * chain and LRU links the descriptors carry).
+ *
+ * A page's bytes are reached only through a data handle and the data
+ * allocator ops (struct tmem_data_ops); the raw allocator's handle is a
+ * frame number, a later compressed allocator's handle will be its own.
+ *
+ * Metadata per stored page (the budget is 64 bytes): a 32-byte page
+ * descriptor, the page-hash bucket share (<= 4 bytes, load factor 1..2)
+ * and, shared by the object's pages, a 24-byte object descriptor, the
+ * object-hash bucket share (<= 2 bytes, load factor 2..4) and 1/64 of
+ * a 16-byte chunk record.  Worst case, one page per object: <= 62.3.
+ * The object descriptor holds only the oid: its hash-chain link and the
+ * head of its page list live in its head page (see struct tmem_pagedesc),
+ * and its pool is the owner of the chunk it sits in.
+ *
+ * LOCK ORDER (take in this order, release in any order):
+ *
+ *   1. store->lock       clients, pool table, shared pools, auth, slots
+ *   2. pool->lock        one pool's hash tables, objects and pages, and
+ *                        the slot counters of ops on it; in ascending gid
+ *                        order when several (resize only).  A slot's ref
+ *                        is changed under both 1 and 2.
+ *   3. client->lru_lock  the charged client's LRU list
+ *   4. store->alloc_lock frames, page descriptors, object chunks
+ *
+ * Eviction walks an LRU list (3) and needs the page's pool lock (2), the
+ * wrong way round, so it only pthread_mutex_trylock()s the pool and skips
+ * a page whose pool is busy (Xen's way; it makes LRU approximate).
+ * Counters are relaxed atomics read without any lock; the hot ones (slot
+ * counters) are bumped under the pool lock with a plain load and store,
+ * so an op adds no locked instruction for them.
+ */
+#ifndef TMEM_STORE_INTERNAL_H
+#define TMEM_STORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tmem_store.h"
+
+#define TMEM_NIL UINT32_MAX
+#define TMEM_OBJ_HEAD 0x80000000u  /* in pagedesc.obj: this is the head page */
+#define TMEM_OBJS_PER_CHUNK 64u
+#define TMEM_MAX_POOLS_TOTAL 16384u
+#define TMEM_MAX_DESCS 0x7fffff00u  /* indices stay below TMEM_OBJ_HEAD */
+/* Page descriptors reserved per arena frame: room for a compressed
+ * allocator that stores more pages than frames. */
+#define TMEM_DESCS_PER_FRAME 4u
+#define TMEM_HTAB_MIN 64u          /* buckets in a new pool's tables */
+#define TMEM_PAGE_HTAB_LOAD 2u     /* grow the page table above this load */
+#define TMEM_OBJ_HTAB_LOAD 4u      /* grow the object table above this load */
+#define TMEM_EVICT_TRIES 32u       /* busy pages evict_oldest skips at most */
+
+enum tmem_kind { TMEM_KIND_EPH = 0, TMEM_KIND_PERS = 1 };
+
+/*
+ * A stored page.  32 bytes.  All links are indices into store->descs.
+ * Written under the pool lock, except lprev/lnext (under the charged
+ * client's lru_lock) and the free-list use of hnext (alloc_lock).
+ */
+struct tmem_pagedesc {
+	/* objdesc index; TMEM_OBJ_HEAD set on the object's head page;
+	 * TMEM_NIL when the descriptor is free.  Accessed with relaxed
+	 * atomics because eviction reads it under the LRU lock only. */
+	uint32_t obj;
+	uint32_t index;  /* page index within the object */
+	uint32_t hnext;  /* next page in the pool's page-hash chain; free-list link */
+	/* Object page list (not circular, the head has no predecessor).
+	 * On the head page, oprev instead links to the next head page in
+	 * the pool's object-hash chain. */
+	uint32_t oprev;
+	uint32_t onext;
+	uint32_t lprev;  /* charged client's LRU; ephemeral pages only */
+	uint32_t lnext;
+	uint32_t data;   /* data allocator handle */
+};
+_Static_assert(sizeof(struct tmem_pagedesc) == 32, "page descriptor budget");
+
+/* An object: just its id (24 bytes); oid[0] is the free-list link when free. */
+struct tmem_objdesc {
+	struct tmem_oid oid;
+};
+_Static_assert(sizeof(struct tmem_objdesc) == 24, "object descriptor budget");
+
+struct tmem_arena;
+
+/*
+ * Where a page's bytes live.  Called with store->alloc_lock held for
+ * alloc and free; ptr and len need only keep the handle alive (the pool
+ * lock of the page that owns it).  One implementation today, "raw" (one
+ * 4 KiB frame per page, arena.c); a compressed allocator plugs in here.
+ */
+struct tmem_data_ops {
+	const char *name;
+	int (*alloc)(struct tmem_arena *a, uint32_t len, uint32_t *handle);
+	void (*free)(struct tmem_arena *a, uint32_t handle);
+	void *(*ptr)(const struct tmem_arena *a, uint32_t handle);
+	uint32_t (*len)(const struct tmem_arena *a, uint32_t handle);
+	/* Shrinking: called for every live handle after arena_trim_free();
+	 * returns the handle to keep, moving the data inside the new size.
+	 * Cannot fail: resize checked that the used pages fit. */
+	uint32_t (*relocate)(struct tmem_arena *a, uint32_t handle);
+};
+extern const struct tmem_data_ops tmem_raw_data_ops;
+
+/* The host memory arena and its free-frame allocator.  Under alloc_lock. */
+struct tmem_arena {
+	uint8_t *base;         /* max_frames pages reserved, NORESERVE */
+	uint32_t max_frames;   /* reservation size */
+	uint32_t total_frames; /* current size: frames [0, total) may be used */
+	uint32_t bump;         /* frames >= bump were never handed out */
+	uint32_t *free_stack;  /* free frames below bump; max_frames entries, NORESERVE */
+	uint32_t free_top;     /* entries on free_stack */
+	uint32_t free_high;    /* free_stack's high-water mark (resident metadata) */
+	uint32_t used;         /* frames handed out */
+	bool locked;           /* mlock'd (frames [0, total)) */
+	bool prefault;         /* touch frames as they enter the arena */
+};
+
+/* Descriptor arrays.  Under alloc_lock except as noted. */
+struct tmem_descs {
+	struct tmem_pagedesc *pages; /* page_cap entries, NORESERVE */
+	uint32_t page_cap;
+	uint32_t page_bump;          /* descriptors >= bump never used */
+	uint32_t page_free;          /* free list through hnext */
+	uint32_t pages_live;
+	struct tmem_objdesc *objs;   /* chunk_cap chunks of TMEM_OBJS_PER_CHUNK */
+	uint32_t chunk_cap;
+	uint32_t chunk_bump;
+	uint32_t chunk_free;         /* free chunks, linked through next */
+	struct tmem_chunk *chunks;   /* chunk_cap records */
+	uint64_t map_bytes;          /* bytes of the three mappings, for munmap */
+};
+
+/* Counters: relaxed atomics, monotonic, read without locks. */
+struct tmem_counters {
+	_Atomic uint64_t puts, succ_puts;
+	_Atomic uint64_t failed_puts[TMEM_PUT_FAIL_NR];
+	_Atomic uint64_t gets, succ_gets, failed_gets;
+	_Atomic uint64_t flush_pages, flush_objects;
+	_Atomic uint64_t evictions;
+};
+
+/*
+ * A chunk of TMEM_OBJS_PER_CHUNK object descriptors, owned by one pool
+ * while any of its objects is live (a slab).  A chunk with free slots is
+ * on its pool's partial list; an empty one goes back to the store's free
+ * list, except the last partial one, which the pool keeps so that
+ * creating and dropping one object does not take alloc_lock each time.
+ */
+struct tmem_chunk {
+	/* Owning pool's gid: set under alloc_lock before the chunk's
+	 * objects are used and stable while any is live, so eviction may
+	 * read it holding only an LRU lock. */
+	uint32_t owner;
+	uint32_t next;  /* pool's partial list (pool lock), or the free list (alloc_lock) */
+	uint32_t prev;  /* pool's partial list */
+	uint8_t free;   /* first free slot, TMEM_OBJS_PER_CHUNK = none; slots link through oid[0] */
+	uint8_t live;   /* objects in use */
+	uint8_t rsvd[2];
+};
+_Static_assert(sizeof(struct tmem_chunk) == 16, "chunk record");
+
+/* A chained hash table of uint32 indices; the chain link lives in the entries. */
+struct tmem_htab {
+	uint32_t *b;    /* mask + 1 buckets, TMEM_NIL = empty */
+	uint32_t mask;
+	uint32_t count; /* entries */
+};
+
+/*
+ * A pool.  Pool structs are allocated once per gid and kept until the
+ * store goes, so a stale (gid, gen) handle read without a lock can always
+ * be checked safely under pool->lock: gen changes each time the gid is
+ * reused.
+ */
+struct tmem_pool {
+	pthread_mutex_t lock;
+	struct tmem_store *store;  /* constant */
+	uint32_t gid;              /* index in store->pool_tab; constant */
+	/* Written under store->lock and pool->lock; read under either. */
+	uint32_t gen;
+	bool live;
+	bool persistent;
+	bool shared;
+	struct tmem_uuid uuid;     /* shared pools */
+	struct tmem_client *owner; /* charged client (the shared client for shared pools) */
+	uint32_t sharers;          /* clients holding a slot on it; store->lock */
+	uint32_t free_next;        /* store's free gid list; store->lock */
+	/* Under pool->lock. */
+	struct tmem_htab pages;    /* (oid, index) -> page; chained through hnext */
+	struct tmem_htab objs;     /* oid -> head page; chained through the head's oprev */
+	uint32_t partial;          /* chunks with free slots (struct tmem_chunk) */
+	_Atomic uint64_t evictions; /* pages evicted from this pool */
+};
+
+/*
+ * A client's pool handle.  ref is 0 (empty) or (gen << 32 | (gid + 1)),
+ * written under store->lock and the pool's lock, read lock-free by the
+ * guest ops and checked again under the pool lock.
+ */
+struct tmem_slot {
+	_Atomic uint64_t ref;
+	/* This client's ops on this pool; written under the pool lock
+	 * (ctr_inc_locked), added to the client's totals when dropped. */
+	struct tmem_counters ops;
+};
+
+struct tmem_client {
+	struct tmem_store *store;             /* constant */
+	uint32_t id;                          /* constant */
+	char name[TMEM_CLIENT_NAME_MAX];      /* constant */
+	struct tmem_client *next, *prev;      /* store->clients; store->lock */
+	struct tmem_slot slots[TMEM_MAX_POOLS_PER_CLIENT];
+	pthread_mutex_t lru_lock;
+	uint32_t lru_head;                    /* oldest ephemeral page; lru_lock */
+	uint32_t lru_tail;                    /* newest; lru_lock */
+	_Atomic uint64_t charged[2];          /* pages by enum tmem_kind */
+	/* Ops on pools the client no longer holds, plus evictions; the
+	 * totals are these plus the live slots' counters. */
+	struct tmem_counters ops;
+};
+
+struct tmem_auth {
+	struct tmem_uuid uuid;
+	char principal[TMEM_CLIENT_NAME_MAX];
+};
+
+struct tmem_store {
+	pthread_mutex_t lock;                 /* store lock */
+	struct tmem_store_config cfg;         /* constant */
+	const struct tmem_data_ops *data;     /* constant */
+	uint64_t hash_seed;                   /* constant; keeps guests from choosing collisions */
+	/* Under lock. */
+	struct tmem_client *clients;          /* list of clients, shared client excluded */
+	struct tmem_client *shared_client;
+	uint32_t nr_clients;
+	uint32_t next_client_id;
+	struct tmem_pool **pool_tab;          /* TMEM_MAX_POOLS_TOTAL; entry set once */
+	uint32_t pool_bump;                   /* gids >= bump never used */
+	uint32_t pool_free;                   /* free gids, through pool->free_next */
+	uint32_t shared_gid[TMEM_MAX_SHARED_POOLS]; /* TMEM_NIL = empty */
+	struct tmem_auth auth[TMEM_MAX_SHARED_AUTH];
+	uint32_t nr_auth;
+	/* Under alloc_lock. */
+	pthread_mutex_t alloc_lock;
+	struct tmem_arena arena;
+	struct tmem_descs descs;
+	/* Relaxed atomics. */
+	_Atomic uint64_t kind_pages[2];       /* pages stored, by kind */
+	_Atomic uint64_t evictions;
+	_Atomic uint64_t table_bytes;         /* hash buckets of all pools */
+	_Atomic uint64_t struct_bytes;        /* client and pool structs */
+};
+
+/* ---- inline helpers ---------------------------------------------------- */
+
+static inline struct tmem_pagedesc *pd(const struct tmem_store *s, uint32_t i)
+{
+	return &s->descs.pages[i];
+}
+
+static inline uint32_t pd_obj_raw(const struct tmem_pagedesc *p)
+{
+	return __atomic_load_n(&p->obj, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t pd_obj(const struct tmem_pagedesc *p)
+{
+	return pd_obj_raw(p) & ~TMEM_OBJ_HEAD;
+}
+
+static inline bool pd_is_head(const struct tmem_pagedesc *p)
+{
+	return pd_obj_raw(p) & TMEM_OBJ_HEAD;
+}
+
+static inline void pd_set_obj(struct tmem_pagedesc *p, uint32_t v)
+{
+	__atomic_store_n(&p->obj, v, __ATOMIC_RELAXED);
+}
+
+static inline struct tmem_objdesc *od(const struct tmem_store *s, uint32_t i)
+{
+	return &s->descs.objs[i];
+}
+
+static inline bool oid_eq(const struct tmem_oid *a, const struct tmem_oid *b)
+{
+	return a->oid[0] == b->oid[0] && a->oid[1] == b->oid[1] &&
+	       a->oid[2] == b->oid[2];
+}
+
+static inline void *page_data(const struct tmem_store *s, uint32_t page)
+{
+	return s->data->ptr(&s->arena, pd(s, page)->data);
+}
+
+static inline enum tmem_kind pool_kind(const struct tmem_pool *pool)
+{
+	return pool->persistent ? TMEM_KIND_PERS : TMEM_KIND_EPH;
+}
+
+static inline void ctr_inc(_Atomic uint64_t *c)
+{
+	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+/* For counters whose writers the pool lock serialises (slot counters):
+ * no locked instruction on the hot path, still tear-free for readers. */
+static inline void ctr_inc_locked(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/* ---- arena.c: frames ----------------------------------------------------- */
+int arena_init(struct tmem_arena *a, const struct tmem_store_config *cfg);
+void arena_fini(struct tmem_arena *a);
+int arena_grow(struct tmem_arena *a, uint32_t new_frames);
+/* Shrink step 1: the arena ends at new_frames for new allocations; free
+ * frames above are dropped.  The caller then relocates every live handle. */
+void arena_trim_free(struct tmem_arena *a, uint32_t new_frames);
+/* Shrink step 2: give [new_frames, old_frames) back to the kernel. */
+void arena_release(struct tmem_arena *a, uint32_t new_frames,
+		   uint32_t old_frames);
+
+/* ---- descs.c: descriptors; *_locked expect alloc_lock ------------------- */
+int descs_init(struct tmem_descs *d, uint32_t max_frames);
+void descs_fini(struct tmem_descs *d);
+/* Takes alloc_lock: a page descriptor plus data for len bytes. */
+int descs_page_alloc(struct tmem_store *s, uint32_t len, uint32_t *page);
+void descs_page_free_locked(struct tmem_store *s, uint32_t page);
+/* Pool lock held: an object descriptor from the pool's chunks. */
+int pool_obj_alloc(struct tmem_pool *pool, uint32_t *obj);
+void pool_obj_free(struct tmem_pool *pool, uint32_t obj);
+/* Pool lock held, every object freed: give the kept chunk back. */
+void pool_chunks_release(struct tmem_pool *pool);
+struct tmem_pool *page_pool(const struct tmem_store *s, uint32_t page);
+
+/* ---- htab.c: per-pool hash tables; pool lock held ----------------------- */
+int htab_init(struct tmem_store *s, struct tmem_htab *t);
+void htab_fini(struct tmem_store *s, struct tmem_htab *t);
+uint64_t oid_hash(const struct tmem_store *s, const struct tmem_oid *oid);
+uint32_t do_page_lookup(struct tmem_pool *pool, const struct tmem_oid *oid,
+			uint32_t index, uint64_t oh);
+void do_page_hash_add(struct tmem_pool *pool, uint32_t page, uint64_t oh);
+void do_page_hash_del(struct tmem_pool *pool, uint32_t page, uint64_t oh);
+uint32_t do_obj_lookup(struct tmem_pool *pool, const struct tmem_oid *oid,
+		       uint64_t oh);
+/* Replace head page old by new (TMEM_NIL: remove) in the object table. */
+void do_obj_hash_replace(struct tmem_pool *pool, uint32_t old, uint32_t new,
+			 uint64_t oh);
+void do_obj_hash_add(struct tmem_pool *pool, uint32_t head, uint64_t oh);
+
+/* ---- object.c: pages in objects; pool lock held -------------------------- */
+/* Store a new page: find or make the object, allocate, link.  -errno. */
+int do_page_insert(struct tmem_pool *pool, const struct tmem_oid *oid,
+		   uint32_t index, uint64_t oh, uint32_t *page);
+/* Unlink and free a page; oh is its oid_hash() (lru_locked: the owner's
+ * LRU lock is held). */
+void do_page_remove(struct tmem_pool *pool, uint32_t page, uint64_t oh,
+		    bool lru_locked);
+/* do_page_remove() in two steps: the page leaves every list and the
+ * charge but its data stays readable until do_page_free(). */
+void do_page_unlink(struct tmem_pool *pool, uint32_t page, uint64_t oh,
+		    bool lru_locked);
+void do_page_free(struct tmem_pool *pool, uint32_t page);
+/* do_page_unlink() without the accounting, for a caller that uncharges
+ * a batch of pages at once with pool_uncharge(). */
+void do_page_detach(struct tmem_pool *pool, uint32_t page, uint64_t oh,
+		    bool lru_locked);
+/* n pages of pool leave its owner's charge and the store's page counts. */
+void pool_uncharge(struct tmem_pool *pool, uint64_t n);
+/* Remove every page of the object whose head page is head. */
+uint32_t do_object_remove(struct tmem_pool *pool, uint32_t head, uint64_t oh);
+uint64_t page_oid_hash(struct tmem_pool *pool, uint32_t page);
+/* Remove every page of the pool. */
+void do_pool_empty(struct tmem_pool *pool);
+
+/* ---- lru.c ---------------------------------------------------------------- */
+void lru_add_tail_locked(struct tmem_client *c, uint32_t page);
+void lru_del_locked(struct tmem_client *c, uint32_t page);
+void lru_add(struct tmem_client *c, uint32_t page);
+void lru_touch(struct tmem_client *c, uint32_t page);
+
+/* ---- client.c / pool.c / shared.c ---------------------------------------- */
+int client_alloc(struct tmem_store *s, const char *name,
+		 struct tmem_client **out);
+void client_free(struct tmem_client *c);
+bool charge_try(struct tmem_client *c, enum tmem_kind k, uint64_t cap);
+void charge_drop(struct tmem_client *c, enum tmem_kind k);
+/* store->lock held. */
+int do_pool_create(struct tmem_store *s, struct tmem_client *owner,
+		   bool persistent, bool shared, const struct tmem_uuid *uuid,
+		   struct tmem_pool **out);
+void do_pool_destroy(struct tmem_pool *pool);
+int do_slot_alloc(struct tmem_client *c, struct tmem_pool *pool);
+void do_slot_drop(struct tmem_client *c, int32_t id);
+int do_shared_join(struct tmem_client *c, const struct tmem_uuid *uuid);
+void do_shared_destroy(struct tmem_pool *pool);
+/* Lock-free slot lookup; returns the pool locked and live, or NULL. */
+struct tmem_pool *slot_lock_pool(struct tmem_client *c, int32_t id);
+void counters_reset(struct tmem_counters *c);
+void counters_retire(struct tmem_counters *into, const struct tmem_counters *from);
+void counters_snapshot(const struct tmem_counters *c,
+		       struct tmem_op_counters *out);
+
+#endif /* TMEM_STORE_INTERNAL_H */

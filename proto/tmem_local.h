@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The local transport's handshake: how a process on the host (libtmem)
+ * attaches a ring to tmemd over <runtime>/guest.sock, a SOCK_SEQPACKET
+ * unix socket.  man/tmemd.8 describes it for users.
+ *
+ *  1. The client creates the shared region itself: a memfd of exactly
+ *     tmem_region_size(nr_entries, nr_slots) bytes, sealed at least with
+ *     F_SEAL_SHRINK (so it cannot truncate the file under tmemd and make
+ *     tmemd fault), and fills in line 0 of the ring header.  It also
+ *     creates two eventfds: kick (client -> tmemd) and wake (tmemd ->
+ *     client).
+ *  2. It sends one struct tmem_local_hello with exactly three fds in an
+ *     SCM_RIGHTS message, in the order memfd, kick, wake.
+ *  3. tmemd checks everything (magic, version, sizes, name, geometry
+ *     limits, fstat size, seals, fd kinds), maps the region, writes its
+ *     own header line (rsp_prod = 0, req_event = 1) and answers with one
+ *     struct tmem_local_welcome.  status < 0 is a refusal (-TMEM_E*) and
+ *     tmemd closes the socket.
+ *  4. From then on the socket carries nothing: any message, EOF or hang-up
+ *     ends the connection, and tmemd frees the client's private pools.
+ *
+ * Fixed-width little-endian fields, explicit reserved space (zero).
+ */
+#ifndef TMEM_LOCAL_H
+#define TMEM_LOCAL_H
+
+#include "tmem_proto.h"
+
+#define TMEM_LOCAL_MAGIC 0x4c4d4d54u /* "TMML" little-endian */
+#define TMEM_LOCAL_VERSION 1u
+#define TMEM_LOCAL_NAME_MAX 64u      /* bytes, NUL-padded, at least one NUL */
+#define TMEM_LOCAL_NR_FDS 3u         /* memfd, kick eventfd, wake eventfd */
+
+/* Client -> tmemd, with the three fds. */
+struct tmem_local_hello {
+	uint32_t magic;        /* TMEM_LOCAL_MAGIC */
+	uint32_t version;      /* TMEM_LOCAL_VERSION */
+	uint32_t ring_version; /* TMEM_RING_VERSION */
+	uint32_t nr_entries;   /* power of two, TMEM_RING_{MIN,MAX}_ENTRIES */
+	uint32_t nr_slots;     /* TMEM_RING_{MIN,MAX}_SLOTS */
+	uint32_t rsvd0;
+	uint64_t region_size;  /* tmem_region_size(nr_entries, nr_slots) */
+	uint8_t name[TMEM_LOCAL_NAME_MAX]; /* client name: [A-Za-z0-9._:-]+ */
+	uint32_t rsvd[8];      /* zero */
+};
+
+/* tmemd -> client. */
+struct tmem_local_welcome {
+	uint32_t magic;        /* TMEM_LOCAL_MAGIC */
+	uint32_t version;      /* TMEM_LOCAL_VERSION */
+	int32_t status;        /* 0 attached, or -TMEM_E* */
+	uint32_t client_id;    /* tmemd's id for this client (stats) */
+	uint32_t rsvd[4];      /* zero */
+};
+
+_Static_assert(sizeof(struct tmem_local_hello) == 128, "hello is 128 bytes");
+_Static_assert(__builtin_offsetof(struct tmem_local_hello, region_size) == 24,
+	       "hello.region_size");
+_Static_assert(__builtin_offsetof(struct tmem_local_hello, name) == 32,
+	       "hello.name");
+_Static_assert(sizeof(struct tmem_local_welcome) == 32, "welcome is 32 bytes");
+_Static_assert(__builtin_offsetof(struct tmem_local_welcome, client_id) == 12,
+	       "welcome.client_id");
+
+#endif /* TMEM_LOCAL_H */

@@ -1,0 +1,28 @@
+# tests/bench: benchmark programs.  Each is built by `make` and run by a
+# phony target that `make bench` runs (BENCH_TARGETS); they print numbers.
+# To add one: a program rule, `all: PROGRAM`, and a phony run target.
+
+$(BUILD)/tests/bench/%.o: EXTRA_CFLAGS += $(call pkg_cflags,jansson)
+
+# store-bench: the page store alone vs plain memcpy (pools/).
+$(BUILD)/bench/store-bench: $(BUILD)/tests/bench/store_bench.o $(BUILD)/libtmempools.a
+	@mkdir -p $(@D)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,jansson) -o $@
+all: $(BUILD)/bench/store-bench
+bench-store: $(BUILD)/bench/store-bench
+	$(Q)$<
+BENCH_TARGETS += bench-store
+.PHONY: bench-store
+
+# policy-bench: puts into a full pool (each evicts) vs an empty one (policy/).
+$(BUILD)/bench/policy-bench: $(BUILD)/tests/bench/policy_bench.o \
+		$(BUILD)/libtmempolicy.a $(BUILD)/libtmempools.a
+	@mkdir -p $(@D)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@
+all: $(BUILD)/bench/policy-bench
+bench-policy: $(BUILD)/bench/policy-bench
+	$(Q)$<
+BENCH_TARGETS += bench-policy
+.PHONY: bench-policy

@@ -1,0 +1,73 @@
+# tests/daemon/: daemon unit tests (parsers, validation, ring + dispatch),
+# integration tests against a real tmemd, the hostile-client test (also
+# against an ASan+UBSan tmemd), and libFuzzer targets for the request
+# path and the config parser (make fuzz-dispatch, make fuzz-config; not
+# part of make check).
+
+TEST_DAEMON_UNIT := $(BUILD)/tests/daemon/test_daemon_unit
+TEST_TMEMD := $(BUILD)/tests/daemon/test_tmemd
+TEST_HOSTILE := $(BUILD)/tests/daemon/test_hostile
+DAEMON_TEST_HARNESS := $(BUILD)/tests/daemon/harness.o $(BUILD)/tests/daemon/rawclient.o
+
+UNIT_TESTS += $(TEST_DAEMON_UNIT)
+INTEGRATION_TESTS += $(TEST_TMEMD) $(TEST_HOSTILE)
+
+$(BUILD)/tests/daemon/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson inih)
+$(BUILD)/tests/daemon/harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$(BUILD)/tmemd"'
+
+$(TEST_DAEMON_UNIT): $(BUILD)/tests/daemon/test_daemon_unit.o $(DAEMON_CORE) $(TMEM_CORE_LIBS)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) -o $@
+
+$(TEST_TMEMD) $(TEST_HOSTILE): $(BUILD)/tests/daemon/%: $(BUILD)/tests/daemon/%.o \
+		$(DAEMON_TEST_HARNESS) $(BUILD)/libtmem.a | $(TMEMD)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
+
+# The hostile test against a sanitizer build of tmemd: a crash, a UBSan
+# report or a leak at exit makes tmemd exit non-zero, which fails it.
+ifeq ($(SANITIZE),)
+SAN_TMEMD := build/san-address-undefined/tmemd
+daemon-asan-hostile: $(TEST_HOSTILE) $(TEST_TMEMD) | $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined $(SAN_TMEMD)
+	@echo "== $(TEST_HOSTILE) $(TEST_TMEMD) against $(SAN_TMEMD)"
+	$(Q)TMEMD_BIN=$(SAN_TMEMD) $(TEST_HOSTILE) && TMEMD_BIN=$(SAN_TMEMD) $(TEST_TMEMD)
+CHECK_EXTRA += daemon-asan-hostile
+
+# And the integration tests against a ThreadSanitizer tmemd (its workers,
+# main loop and stats writer race for real there); a report makes tmemd
+# exit 66 at the clean stop, which fails the test.
+TSAN_TMEMD := build/san-thread/tmemd
+daemon-tsan-integration: $(TEST_TMEMD) $(TEST_HOSTILE) | $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory SANITIZE=thread $(TSAN_TMEMD)
+	@echo "== $(TEST_TMEMD) $(TEST_HOSTILE) against $(TSAN_TMEMD)"
+	$(Q)TMEMD_BIN=$(TSAN_TMEMD) $(TEST_TMEMD) && TMEMD_BIN=$(TSAN_TMEMD) $(TEST_HOSTILE)
+CHECK_EXTRA += daemon-tsan-integration
+.PHONY: daemon-asan-hostile daemon-tsan-integration
+endif
+
+# libFuzzer over the ring and dispatch path (clang only).
+FUZZ_DISPATCH := build/fuzz/fuzz_dispatch
+fuzz-dispatch: $(FUZZ_DISPATCH)
+	$(FUZZ_DISPATCH) -max_total_time=$${FUZZ_SECONDS:-60} -rss_limit_mb=1024
+
+# Everything on the request path; not the control or systemd glue.
+FUZZ_DAEMON_SRCS := $(filter-out daemon/service.c daemon/control_glue.c,$(DAEMON_SRCS))
+$(FUZZ_DISPATCH): tests/daemon/fuzz_dispatch.c $(FUZZ_DAEMON_SRCS) $(wildcard pools/*.c policy/*.c) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(call quiet,CLANG,$@)
+	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+		$(INC_tests) $(call pkg_cflags,inih jansson) $^ \
+		$(DAEMON_LDLIBS) -lpthread -o $@
+
+# libFuzzer over the tmemd.conf parser.
+FUZZ_CONFIG := build/fuzz/fuzz_config
+fuzz-config: $(FUZZ_CONFIG)
+	$(FUZZ_CONFIG) -max_total_time=$${FUZZ_SECONDS:-60} -rss_limit_mb=1024
+
+$(FUZZ_CONFIG): tests/daemon/fuzz_config.c daemon/config.c daemon/size.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(call quiet,CLANG,$@)
+	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+		$(INC_tests) $(call pkg_cflags,inih) $^ $(call pkg_libs,inih) -o $@
+.PHONY: fuzz-dispatch fuzz-config

@@ -1,0 +1,519 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * daemon/ unit tests: size and option parsing, tmemd.conf, request
+ * validation, and the ring + dispatch path on an in-memory region with
+ * a real store and policy (no sockets, no threads).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "dispatch.h"
+#include "options.h"
+#include "reload.h"
+#include "ring.h"
+#include "size.h"
+
+START_TEST(test_sizes)
+{
+	uint64_t b;
+
+	ck_assert_int_eq(tmemd_parse_size("4096", false, &b), 0);
+	ck_assert_uint_eq(b, 4096);
+	ck_assert_int_eq(tmemd_parse_size("64K", false, &b), 0);
+	ck_assert_uint_eq(b, 65536);
+	ck_assert_int_eq(tmemd_parse_size("3m", false, &b), 0);
+	ck_assert_uint_eq(b, 3u << 20);
+	ck_assert_int_eq(tmemd_parse_size("2GiB", false, &b), 0);
+	ck_assert_uint_eq(b, 2ull << 30);
+	ck_assert_int_eq(tmemd_parse_size("10%", true, &b), 0);
+	ck_assert_uint_gt(b, 0);
+	ck_assert_int_eq(tmemd_parse_size("10%", false, &b), -EINVAL);
+	ck_assert_int_eq(tmemd_parse_size("0%", true, &b), -EINVAL);
+	ck_assert_int_eq(tmemd_parse_size("101%", true, &b), -EINVAL);
+	ck_assert_int_eq(tmemd_parse_size("", false, &b), -EINVAL);
+	ck_assert_int_eq(tmemd_parse_size("-1", false, &b), -EINVAL);
+	ck_assert_int_eq(tmemd_parse_size("12Q", false, &b), -EINVAL);
+	ck_assert_int_eq(tmemd_parse_size("1KK", false, &b), -EINVAL);
+	ck_assert_int_eq(tmemd_parse_size("99999999999999999999", false, &b), -EINVAL);
+	ck_assert_int_eq(tmemd_parse_size("17179869184G", false, &b), -EINVAL);
+}
+END_TEST
+
+static enum tmemd_options_result parse(struct tmemd_options *o, int argc, ...)
+{
+	char *argv[16];
+	va_list ap;
+
+	va_start(ap, argc);
+	for (int i = 0; i < argc; i++)
+		argv[i] = va_arg(ap, char *);
+	va_end(ap);
+	argv[argc] = NULL;
+	return tmemd_options_parse(argc, argv, o);
+}
+
+START_TEST(test_options)
+{
+	struct tmemd_options o;
+
+	ck_assert_int_eq(parse(&o, 8, "tmemd", "-c", "/x.conf", "--transport", "local",
+			       "--memory", "64M", "--foreground"), TMEMD_OPTS_RUN);
+	ck_assert_str_eq(o.config_path, "/x.conf");
+	ck_assert_str_eq(o.transport, "local");
+	ck_assert_uint_eq(o.memory_bytes, 64u << 20);
+	ck_assert(o.foreground);
+	ck_assert_int_eq(parse(&o, 3, "tmemd", "--workers", "3"), TMEMD_OPTS_RUN);
+	ck_assert_uint_eq(o.workers, 3);
+	ck_assert_int_eq(parse(&o, 3, "tmemd", "--runtime-dir", "/run/x"), TMEMD_OPTS_RUN);
+	ck_assert_str_eq(o.runtime_dir, "/run/x");
+	ck_assert_int_eq(parse(&o, 3, "tmemd", "--transport", "tcp"), TMEMD_OPTS_EXIT_USAGE);
+	ck_assert_int_eq(parse(&o, 3, "tmemd", "--memory", "lots"), TMEMD_OPTS_EXIT_USAGE);
+	ck_assert_int_eq(parse(&o, 3, "tmemd", "--workers", "0"), TMEMD_OPTS_EXIT_USAGE);
+	ck_assert_int_eq(parse(&o, 3, "tmemd", "--runtime-dir", "rel"), TMEMD_OPTS_EXIT_USAGE);
+	ck_assert_int_eq(parse(&o, 2, "tmemd", "--bogus"), TMEMD_OPTS_EXIT_USAGE);
+	ck_assert_int_eq(parse(&o, 2, "tmemd", "extra"), TMEMD_OPTS_EXIT_USAGE);
+}
+END_TEST
+
+static int load(struct tmemd_config *cfg, const char *text, char *err)
+{
+	tmemd_config_init(cfg);
+	return tmemd_config_load_string(cfg, "t.conf", text, err, 256);
+}
+
+START_TEST(test_config_good)
+{
+	struct tmemd_config cfg;
+	struct tmem_client_settings s;
+	char err[256] = "";
+	char uuid[37];
+
+	ck_assert_int_eq(load(&cfg,
+		"# comment\n[tmemd]\nmemory = 256M\nworkers = 3\n"
+		"runtime-dir = /tmp/x\ntransport = local\n"
+		"[defaults]\nephemeral-max = 64M\npersistent-max = none\nweight = 50\n"
+		"[client fs1]\npersistent-max = 8K\nweight = 200\n"
+		"shared-auth = 6ba7b810-9dad-11d1-80b4-00c04fd430c8\n"
+		"shared-auth = 00000000-0000-0000-0000-000000000001\n", err), 0);
+	ck_assert_uint_eq(cfg.memory_bytes, 256u << 20);
+	ck_assert_uint_eq(cfg.workers, 3);
+	ck_assert_str_eq(cfg.runtime_dir, "/tmp/x");
+	ck_assert_str_eq(cfg.transport, "local");
+	ck_assert_uint_eq(cfg.defaults.ephemeral_max, (64u << 20) / 4096);
+	ck_assert_uint_eq(cfg.defaults.persistent_max, TMEM_NO_CAP);
+	tmemd_config_client_settings(&cfg, "fs1", &s);
+	ck_assert_uint_eq(s.persistent_max, 2);
+	ck_assert_uint_eq(s.ephemeral_max, (64u << 20) / 4096); /* inherited */
+	ck_assert_uint_eq(s.weight, 200);
+	tmemd_config_client_settings(&cfg, "other", &s);
+	ck_assert_uint_eq(s.weight, 50);
+	ck_assert_uint_eq(tmemd_config_client(&cfg, "fs1")->nr_auth, 2);
+	tmemd_format_uuid(&tmemd_config_client(&cfg, "fs1")->auth[0], uuid);
+	ck_assert_str_eq(uuid, "6ba7b810-9dad-11d1-80b4-00c04fd430c8");
+	ck_assert_uint_eq(tmemd_config_client(&cfg, "fs1")->auth[0].lo, 0xd111ad9d10b8a76bull);
+	tmemd_config_free(&cfg);
+}
+END_TEST
+
+START_TEST(test_config_errors)
+{
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+		{ "[tmemd]\nmemroy = 1G\n", "t.conf:2: unknown key 'memroy' in [tmemd]" },
+		{ "[tmemd]\n\nmemory = 1Q\n", "t.conf:3: memory: bad size" },
+		{ "[tmemd]\nworkers = 0\n", "t.conf:2: workers" },
+		{ "[tmemd]\ntransport = tcp\n", "t.conf:2: transport" },
+		{ "[tmemd]\nruntime-dir = rel\n", "t.conf:2: runtime-dir" },
+		{ "[defaults]\nweight = 0\n", "t.conf:2: weight" },
+		{ "[defaults]\nweight = 10001\n", "t.conf:2: weight" },
+		{ "[defaults]\nshared-auth = x\n", "t.conf:2: unknown key 'shared-auth'" },
+		{ "[defaults]\ncompress = maybe\n", "t.conf:2: compress" },
+		{ "[client a/b]\nweight = 1\n", "t.conf:2: [client a/b]: bad client name" },
+		{ "[client a]\nshared-auth = 1234\n", "t.conf:2: shared-auth: bad UUID" },
+		{ "[bogus]\nx = 1\n", "t.conf:2: unknown section [bogus]" },
+		{ "[tmemd]\nthis is not ini\n", "t.conf:2:" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct tmemd_config cfg;
+		char err[256] = "";
+
+		ck_assert_int_eq(load(&cfg, bad[i].text, err), -EINVAL);
+		ck_assert_msg(!strncmp(err, bad[i].msg, strlen(bad[i].msg)),
+			      "case %zu: got '%s', want '%s...'", i, err, bad[i].msg);
+		tmemd_config_free(&cfg);
+	}
+}
+END_TEST
+
+START_TEST(test_config_missing_file)
+{
+	struct tmemd_config cfg;
+	char err[256];
+
+	tmemd_config_init(&cfg);
+	ck_assert_int_lt(tmemd_config_load_file(&cfg, "/nonexistent/tmemd.conf", err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/tmemd.conf"));
+	tmemd_config_free(&cfg);
+}
+END_TEST
+
+static void req(struct tmem_req *r, uint32_t op, int32_t pool, uint32_t slot)
+{
+	memset(r, 0, sizeof(*r));
+	r->op = op;
+	r->pool_id = pool;
+	r->slot = slot;
+}
+
+START_TEST(test_req_check)
+{
+	struct tmem_req r;
+
+	req(&r, TMEM_OP_PUT_PAGE, 0, 3);
+	ck_assert_int_eq(tmemd_req_check(&r, 4), 0);
+	r.slot = 4;
+	ck_assert_int_eq(tmemd_req_check(&r, 4), -TMEM_ERANGE);
+	r.slot = TMEM_NO_SLOT;
+	ck_assert_int_eq(tmemd_req_check(&r, 4), -TMEM_ERANGE);
+	req(&r, TMEM_OP_GET_PAGE, 0, 0);
+	r.rsvd[2] = 1;
+	ck_assert_int_eq(tmemd_req_check(&r, 4), -TMEM_EINVAL);
+	req(&r, TMEM_OP_GET_PAGE, 0, 0);
+	r.flags = 1;
+	ck_assert_int_eq(tmemd_req_check(&r, 4), -TMEM_EINVAL);
+	req(&r, TMEM_OP_GET_PAGE, 32, 0);
+	ck_assert_int_eq(tmemd_req_check(&r, 4), -TMEM_ENOENT);
+	req(&r, TMEM_OP_GET_PAGE, -1, 0);
+	ck_assert_int_eq(tmemd_req_check(&r, 4), -TMEM_ENOENT);
+	req(&r, 3, 0, TMEM_NO_SLOT);
+	ck_assert_int_eq(tmemd_req_check(&r, 4), -TMEM_ENOSYS);
+	req(&r, 0, 0, TMEM_NO_SLOT);
+	ck_assert_int_eq(tmemd_req_check(&r, 4), -TMEM_ENOSYS);
+	req(&r, TMEM_OP_FLUSH_PAGE, 0, 0);
+	ck_assert_int_eq(tmemd_req_check(&r, 4), -TMEM_EINVAL);
+	req(&r, TMEM_OP_FLUSH_PAGE, 0, TMEM_NO_SLOT);
+	r.index = 5;
+	ck_assert_int_eq(tmemd_req_check(&r, 4), 0);
+	req(&r, TMEM_OP_FLUSH_OBJECT, 0, TMEM_NO_SLOT);
+	r.index = 5;
+	ck_assert_int_eq(tmemd_req_check(&r, 4), -TMEM_EINVAL);
+	req(&r, TMEM_OP_DESTROY_POOL, 0, TMEM_NO_SLOT);
+	ck_assert_int_eq(tmemd_req_check(&r, 4), 0);
+	r.oid[1] = 1;
+	ck_assert_int_eq(tmemd_req_check(&r, 4), -TMEM_EINVAL);
+	req(&r, TMEM_OP_NEW_POOL, 0, TMEM_NO_SLOT);
+	r.flags = tmem_pool_flags(TMEM_POOL_PERSIST);
+	ck_assert_int_eq(tmemd_req_check(&r, 4), 0);
+	r.flags |= 0x100;
+	ck_assert_int_eq(tmemd_req_check(&r, 4), -TMEM_EINVAL);
+	req(&r, TMEM_OP_NEW_POOL, 0, TMEM_NO_SLOT);
+	r.oid[2] = 1;
+	ck_assert_int_eq(tmemd_req_check(&r, 4), -TMEM_EINVAL);
+}
+END_TEST
+
+/* ---- the ring and dispatch on an in-memory region ---- */
+
+struct fixture {
+	struct tmemd_config cfg;
+	struct tmem_store *store;
+	struct tmem_policy *policy;
+	struct tmemd_clients *reg;
+	struct tmemd_client *client;
+	struct tmemd_ring ring;
+	void *region;
+	int notified, faulted;
+	uint32_t prod;
+};
+
+static struct fixture fx;
+
+static void f_notify(struct tmemd_ring *r) { (void)r; fx.notified++; }
+static void f_ack(struct tmemd_ring *r) { (void)r; }
+static void f_fault(struct tmemd_ring *r, const char *why) { (void)r; (void)why; fx.faulted++; }
+
+static const struct tmemd_ring_ops f_ops = {
+	.notify = f_notify, .ack = f_ack, .fault = f_fault,
+};
+
+static void setup(void)
+{
+	struct tmem_store_config sc = { .arena_bytes = 4u << 20 };
+	struct tmem_policy_config pc;
+	struct tmem_ring_hdr *h;
+
+	memset(&fx, 0, sizeof(fx));
+	tmemd_config_init(&fx.cfg);
+	ck_assert_int_eq(tmem_store_create(&sc, &fx.store), 0);
+	tmem_policy_config_defaults(&pc);
+	ck_assert_int_eq(tmem_policy_create(fx.store, &pc, &fx.policy), 0);
+	ck_assert_int_eq(tmemd_clients_create(fx.store, fx.policy, &fx.cfg, &fx.reg), 0);
+	ck_assert_int_eq(tmemd_client_add(fx.reg, "unit", "test", -1, &fx.client), 0);
+	fx.region = aligned_alloc(4096, tmem_region_size(8, 4));
+	memset(fx.region, 0, tmem_region_size(8, 4));
+	h = fx.region;
+	h->magic = TMEM_RING_MAGIC;
+	h->version = TMEM_RING_VERSION;
+	h->nr_entries = 8;
+	h->nr_slots = 4;
+	h->slot_offset = tmem_slot_offset(8);
+	h->rsp_event = 1;
+	fx.ring.geo = (struct tmemd_slots){ .region = fx.region, .nr_entries = 8, .nr_slots = 4 };
+	fx.ring.client = fx.client;
+	fx.ring.ops = &f_ops;
+	tmemd_ring_init(&fx.ring);
+}
+
+static void teardown(void)
+{
+	tmemd_clients_destroy(fx.reg);
+	tmem_policy_destroy(fx.policy);
+	tmem_store_destroy(fx.store);
+	tmemd_config_free(&fx.cfg);
+	free(fx.region);
+}
+
+/* Pushes one request and serves it; returns the response's ret. */
+static int32_t serve(const struct tmem_req *r)
+{
+	struct tmem_ring_hdr *h = fx.region;
+	union tmem_ring_entry *e = tmem_ring_entries(fx.region);
+	uint32_t i = fx.prod++;
+
+	e[i & 7].req = *r;
+	e[i & 7].req.id = 1000 + i;
+	h->req_prod = fx.prod;
+	ck_assert_int_eq(tmemd_ring_process(&fx.ring, 64), 1);
+	ck_assert_uint_eq(h->rsp_prod, fx.prod);
+	ck_assert_uint_eq(e[i & 7].rsp.id, 1000 + i);
+	ck_assert_uint_eq(e[i & 7].rsp.op, r->op);
+	for (int k = 0; k < 11; k++)
+		ck_assert_uint_eq(e[i & 7].rsp.rsvd[k], 0);
+	return e[i & 7].rsp.ret;
+}
+
+START_TEST(test_dispatch_ops)
+{
+	struct tmem_req r;
+	int32_t pool;
+	char *slot1 = tmem_slot_ptr(fx.region, 8, 1), *slot2 = tmem_slot_ptr(fx.region, 8, 2);
+
+	req(&r, TMEM_OP_NEW_POOL, 0, TMEM_NO_SLOT);
+	r.flags = tmem_pool_flags(TMEM_POOL_PERSIST);
+	pool = serve(&r);
+	ck_assert_int_ge(pool, 0);
+	memset(slot1, 0xab, 4096);
+	req(&r, TMEM_OP_PUT_PAGE, pool, 1);
+	r.oid[0] = 7;
+	ck_assert_int_eq(serve(&r), 1);
+	req(&r, TMEM_OP_GET_PAGE, pool, 2);
+	r.oid[0] = 7;
+	ck_assert_int_eq(serve(&r), 1);
+	ck_assert_mem_eq(slot1, slot2, 4096);
+	/* a pool id this client never got */
+	req(&r, TMEM_OP_GET_PAGE, pool + 1, 2);
+	ck_assert_int_eq(serve(&r), -TMEM_ENOENT);
+	req(&r, TMEM_OP_FLUSH_PAGE, pool, TMEM_NO_SLOT);
+	r.oid[0] = 7;
+	ck_assert_int_eq(serve(&r), 1);
+	req(&r, TMEM_OP_FLUSH_OBJECT, pool, TMEM_NO_SLOT);
+	r.oid[0] = 7;
+	ck_assert_int_eq(serve(&r), 0);
+	req(&r, TMEM_OP_DESTROY_POOL, pool, TMEM_NO_SLOT);
+	ck_assert_int_ge(serve(&r), 0);
+	req(&r, TMEM_OP_GET_PAGE, pool, 2);
+	ck_assert_int_eq(serve(&r), -TMEM_ENOENT);
+	req(&r, 77, pool, 2);
+	ck_assert_int_eq(serve(&r), -TMEM_ENOSYS);
+	ck_assert_int_eq(fx.faulted, 0);
+}
+END_TEST
+
+START_TEST(test_ring_notify_holdoff)
+{
+	struct tmem_ring_hdr *h = fx.region;
+	struct tmem_req r;
+
+	req(&r, TMEM_OP_FLUSH_PAGE, 0, TMEM_NO_SLOT);
+	h->rsp_event = 1; /* the frontend sleeps: wants a doorbell at 1 */
+	serve(&r);
+	ck_assert_int_eq(fx.notified, 1);
+	serve(&r); /* rsp_event still 1: the frontend is polling */
+	ck_assert_int_eq(fx.notified, 1);
+	h->rsp_event = 3;
+	serve(&r);
+	ck_assert_int_eq(fx.notified, 2);
+	/* arming: req_event = cons + 1, nothing pending */
+	ck_assert(!tmemd_ring_arm(&fx.ring));
+	ck_assert_uint_eq(h->req_event, 4);
+	h->req_prod = 4; /* a request the frontend did not write; still served */
+	ck_assert(tmemd_ring_arm(&fx.ring));
+}
+END_TEST
+
+START_TEST(test_ring_overflow_faults)
+{
+	struct tmem_ring_hdr *h = fx.region;
+
+	h->req_prod = 9; /* 8 entries */
+	ck_assert_int_eq(tmemd_ring_process(&fx.ring, 64), -TMEM_EPROTO);
+	ck_assert_int_eq(fx.faulted, 1);
+	ck_assert_int_eq(tmemd_ring_process(&fx.ring, 64), -TMEM_EPROTO);
+	ck_assert_int_eq(fx.faulted, 1); /* reported once */
+	ck_assert(!tmemd_ring_arm(&fx.ring));
+}
+END_TEST
+
+START_TEST(test_ring_backwards_faults)
+{
+	struct tmem_ring_hdr *h = fx.region;
+
+	h->req_prod = 0xfffffff0u;
+	ck_assert_int_eq(tmemd_ring_process(&fx.ring, 64), -TMEM_EPROTO);
+	ck_assert_int_eq(fx.faulted, 1);
+}
+END_TEST
+
+START_TEST(test_ring_geometry_faults)
+{
+	struct tmem_ring_hdr *h = fx.region;
+	struct tmem_req r;
+
+	req(&r, TMEM_OP_FLUSH_PAGE, 0, TMEM_NO_SLOT);
+	serve(&r);
+	h->nr_slots = 1000;
+	ck_assert_int_eq(tmemd_ring_process(&fx.ring, 64), -TMEM_EPROTO);
+	ck_assert_int_eq(fx.faulted, 1);
+}
+END_TEST
+
+START_TEST(test_ring_budget)
+{
+	struct tmem_ring_hdr *h = fx.region;
+	union tmem_ring_entry *e = tmem_ring_entries(fx.region);
+
+	for (int i = 0; i < 8; i++)
+		req(&e[i].req, TMEM_OP_FLUSH_PAGE, 0, TMEM_NO_SLOT);
+	h->req_prod = 8;
+	ck_assert_int_eq(tmemd_ring_process(&fx.ring, 5), 5);
+	ck_assert_uint_eq(h->rsp_prod, 5);
+	ck_assert(tmemd_ring_pending(&fx.ring));
+	ck_assert_int_eq(tmemd_ring_process(&fx.ring, 5), 3);
+	ck_assert_uint_eq(h->rsp_prod, 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(e[i].rsp.ret, -TMEM_ENOENT); /* pool 0 never made */
+}
+END_TEST
+
+static void weight_hook(void *ctx, const char *name, int domid,
+			struct tmem_client_settings *s)
+{
+	(void)ctx;
+	ck_assert_int_eq(domid, -1);
+	if (!strcmp(name, "hooked"))
+		s->weight = 777;
+}
+
+START_TEST(test_clients_registry)
+{
+	struct tmemd_client *c, *d;
+	struct tmem_client_settings s;
+
+	ck_assert_ptr_eq(tmemd_clients_find(fx.reg, "unit"), fx.client);
+	ck_assert_ptr_null(tmemd_clients_find(fx.reg, "nobody"));
+	ck_assert_int_eq(tmemd_client_add(fx.reg, "unit", "test", -1, &c), -EEXIST);
+	ck_assert_int_eq(tmemd_client_add(fx.reg, "bad name", "test", -1, &c), -EINVAL);
+	tmemd_clients_set_settings_hook(fx.reg, weight_hook, NULL);
+	ck_assert_int_eq(tmemd_client_add(fx.reg, "hooked", "test", -1, &c), 0);
+	ck_assert_int_eq(tmemd_client_add(fx.reg, "plain", "test", -1, &d), 0);
+	tmem_policy_client_get(c->pc, &s);
+	ck_assert_uint_eq(s.weight, 777);
+	tmem_policy_client_get(d->pc, &s);
+	ck_assert_uint_eq(s.weight, TMEM_DEFAULT_WEIGHT);
+	tmemd_client_remove(c);
+	ck_assert_ptr_null(tmemd_clients_find(fx.reg, "hooked"));
+	tmemd_client_remove(d);
+	tmemd_client_remove(NULL);
+}
+END_TEST
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+START_TEST(test_reload)
+{
+	char path[] = "/tmp/tmemd-reload.XXXXXX", err[256] = "";
+	struct tmem_client_settings s;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(tmem_policy_freeze(fx.client->pc, true), 0);
+	write_file(path, "[defaults]\nweight = 300\n[client unit]\npersistent-max = 8K\n");
+	ck_assert_int_eq(tmemd_reload(&fx.cfg, path, fx.reg, err, sizeof(err)), 0);
+	tmem_policy_client_get(fx.client->pc, &s);
+	ck_assert_uint_eq(s.weight, 300);
+	ck_assert_uint_eq(s.persistent_max, 2);
+	ck_assert(s.frozen); /* run-time state survives a reload */
+	/* a bad file changes nothing */
+	write_file(path, "[defaults]\nweight = 0\n");
+	ck_assert_int_eq(tmemd_reload(&fx.cfg, path, fx.reg, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, ":2: weight"));
+	tmem_policy_client_get(fx.client->pc, &s);
+	ck_assert_uint_eq(s.weight, 300);
+	/* no config file: nothing to re-read */
+	ck_assert_int_eq(tmemd_reload(&fx.cfg, NULL, fx.reg, err, sizeof(err)), 0);
+	unlink(path);
+}
+END_TEST
+
+static Suite *daemon_suite(void)
+{
+	Suite *s = suite_create("daemon");
+	TCase *parse_tc = tcase_create("parsing");
+	TCase *ring_tc = tcase_create("ring");
+
+	tcase_add_test(parse_tc, test_sizes);
+	tcase_add_test(parse_tc, test_options);
+	tcase_add_test(parse_tc, test_config_good);
+	tcase_add_test(parse_tc, test_config_errors);
+	tcase_add_test(parse_tc, test_config_missing_file);
+	tcase_add_test(parse_tc, test_req_check);
+	suite_add_tcase(s, parse_tc);
+	tcase_add_checked_fixture(ring_tc, setup, teardown);
+	tcase_add_test(ring_tc, test_dispatch_ops);
+	tcase_add_test(ring_tc, test_ring_notify_holdoff);
+	tcase_add_test(ring_tc, test_ring_overflow_faults);
+	tcase_add_test(ring_tc, test_ring_backwards_faults);
+	tcase_add_test(ring_tc, test_ring_geometry_faults);
+	tcase_add_test(ring_tc, test_ring_budget);
+	tcase_add_test(ring_tc, test_clients_registry);
+	tcase_add_test(ring_tc, test_reload);
+	suite_add_tcase(s, ring_tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(daemon_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A hostile client against a real tmemd while honest clients run: random
+ * bytes in its ring, lies about the indices, out-of-range slots, foreign
+ * pool ids, broken handshakes and 1 MB of garbage on the socket.  The
+ * honest clients must see no error, tmemd must stay up, and it must stop
+ * cleanly (exit 0; under ASan that also means no leak).  Run it against
+ * a sanitizer build with TMEMD_BIN=build/san-address-undefined/tmemd.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "rawclient.h"
+#include "tmem.h"
+#include "tmem_local.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void scribble(void *p, size_t n)
+{
+	unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		b[i] = (unsigned char)rnd();
+}
+
+/* An honest client: persistent puts and verified gets until stop_fd
+ * is readable.  Exit status: 0, or the number of errors (max 100). */
+static int honest(const char *sock, const char *name, int stop_fd)
+{
+	static char page[4096], back[4096];
+	struct tmem_conn *c;
+	unsigned errors = 0, n = 0;
+	int32_t pool;
+
+	if (tmem_connect(sock, name, &c))
+		return 100;
+	pool = tmem_new_pool(c, tmem_pool_flags(TMEM_POOL_PERSIST), NULL);
+	if (pool < 0)
+		return 101;
+	fcntl(stop_fd, F_SETFL, O_NONBLOCK);
+	for (;; n++) {
+		struct tmem_oid o = { .oid = { n % 512, 1, 2 } };
+		char b;
+
+		test_page(page, n);
+		errors += tmem_put(c, pool, &o, 0, page) != 1;
+		errors += tmem_get(c, pool, &o, 0, back) != 1;
+		errors += memcmp(page, back, 4096) != 0;
+		if (n % 64 == 0 && read(stop_fd, &b, 1) >= 0)
+			break;
+	}
+	tmem_disconnect(c);
+	return errors > 99 ? 99 : (int)errors;
+}
+
+/* Garbage and foreign requests: answered with errors, not a hang-up. */
+static void bad_requests(struct daemon *d)
+{
+	struct tmem_req r;
+	struct tmem_rsp rsp;
+	struct rawc c;
+
+	ck_assert_int_eq(rawc_connect(&c, d->sock, "hostile-req"), 0);
+	for (int i = 0; i < 2000; i++) {
+		scribble(&r, sizeof(r));
+		if (i % 4 == 0) { /* a plausible op on a foreign or bad pool */
+			rawc_req(&r, TMEM_OP_GET_PAGE + (uint32_t)(rnd() % 3), (int32_t)(rnd() % 40) - 4);
+			r.slot = (uint32_t)(rnd() % 8); /* 4 slots: half out of range */
+		}
+		ck_assert_int_eq(rawc_call(&c, &r, &rsp), 0);
+		ck_assert_int_le(rsp.ret, 1);
+	}
+	tmem_raw_disconnect(&c.ring);
+}
+
+/* Ring corruption of each kind ends in a hang-up. */
+static void corrupt_rings(struct daemon *d)
+{
+	for (int kind = 0; kind < 5; kind++) {
+		struct rawc c;
+		struct tmem_ring_hdr *h;
+
+		ck_assert_int_eq(rawc_connect(&c, d->sock, "hostile-ring"), 0);
+		h = c.ring.region;
+		switch (kind) {
+		case 0: /* producer index far ahead */
+			tmem_store_release(&h->req_prod, 1000);
+			break;
+		case 1: /* producer index behind what was answered */
+			tmem_store_release(&h->req_prod, (uint32_t)-3);
+			break;
+		case 2: /* random bytes over the whole ring part */
+			scribble(h, tmem_slot_offset(c.ring.nr_entries));
+			break;
+		case 3: /* geometry changed after connect */
+			h->nr_slots = 1024;
+			tmem_store_release(&h->req_prod, 1);
+			break;
+		default: /* random entries, then a sane count, then a lie */
+			scribble(tmem_ring_entries(h), 8 * 64);
+			tmem_store_release(&h->req_prod, 8);
+			tmem_raw_kick(&c.ring);
+			usleep(20000);
+			tmem_store_release(&h->req_prod, 8 + 9);
+			break;
+		}
+		tmem_raw_kick(&c.ring);
+		ck_assert_msg(rawc_wait_hangup(&c, 5000) == 0, "corruption %d not cut off", kind);
+		tmem_raw_disconnect(&c.ring);
+	}
+}
+
+/* Scribbles over entries and slots while tmemd serves them, with a
+ * plausible producer index: whatever tmemd answers or however it ends,
+ * it must survive and the others must not notice. */
+static void racing_scribbler(struct daemon *d)
+{
+	uint64_t end = 0;
+	struct rawc c;
+	struct tmem_ring_hdr *h;
+	uint32_t prod = 0;
+
+	ck_assert_int_eq(rawc_connect(&c, d->sock, "hostile-race"), 0);
+	h = c.ring.region;
+	for (int i = 0; i < 20000 && !end; i++) {
+		uint32_t answered = tmem_load_acquire(&h->rsp_prod);
+
+		scribble(tmem_ring_entries(h), 8 * 64);
+		scribble(tmem_slot_ptr(h, 8, (uint32_t)(rnd() % 4)), 4096);
+		if (prod - answered < 8)
+			prod++;
+		tmem_store_release(&h->req_prod, prod);
+		tmem_raw_kick(&c.ring);
+		if (i % 1000 == 0 && rawc_wait_hangup(&c, 0) == 0)
+			end = 1;
+	}
+	tmem_raw_disconnect(&c.ring);
+}
+
+static int raw_socket(struct daemon *d)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	ck_assert_uint_lt(strlen(d->sock), sizeof(sa.sun_path));
+	memcpy(sa.sun_path, d->sock, strlen(d->sock) + 1);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* 1 MB of garbage, before a handshake and after one. */
+static void socket_garbage(struct daemon *d)
+{
+	static char junk[4096];
+	struct rawc c;
+	size_t sent = 0;
+	int fd = raw_socket(d);
+
+	scribble(junk, sizeof(junk));
+	while (sent < (1u << 20) && send(fd, junk, sizeof(junk), MSG_NOSIGNAL) > 0)
+		sent += sizeof(junk);
+	close(fd);
+	ck_assert_int_eq(rawc_connect(&c, d->sock, "hostile-sock"), 0);
+	for (sent = 0; sent < (1u << 20); sent += sizeof(junk))
+		if (send(c.ring.sock_fd, junk, sizeof(junk), MSG_NOSIGNAL) < 0)
+			break;
+	ck_assert_int_eq(rawc_wait_hangup(&c, 5000), 0);
+	tmem_raw_disconnect(&c.ring);
+}
+
+/* Sends a hello with these fds; returns the welcome status. */
+static int32_t hello_with(struct daemon *d, struct tmem_local_hello *h,
+			  const int *fds, unsigned nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = h, .iov_len = sizeof(*h) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct tmem_local_welcome w = { 0 };
+	int fd = raw_socket(d);
+
+	if (nfds) {
+		struct cmsghdr *cm;
+
+		memset(&ctl, 0, sizeof(ctl));
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	ck_assert_int_eq(sendmsg(fd, &msg, MSG_NOSIGNAL), sizeof(*h));
+	ck_assert_int_eq(recv(fd, &w, sizeof(w), 0), sizeof(w));
+	close(fd);
+	return w.status;
+}
+
+static int region_fd(uint64_t size, bool seal)
+{
+	int fd = memfd_create("hostile", MFD_ALLOW_SEALING);
+	struct tmem_ring_hdr *h;
+
+	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+	h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	h->magic = TMEM_RING_MAGIC;
+	h->version = TMEM_RING_VERSION;
+	h->nr_entries = 8;
+	h->nr_slots = 4;
+	h->slot_offset = tmem_slot_offset(8);
+	munmap(h, size);
+	if (seal)
+		ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+	return fd;
+}
+
+static void bad_handshakes(struct daemon *d)
+{
+	uint64_t size = tmem_region_size(8, 4);
+	struct tmem_local_hello good = {
+		.magic = TMEM_LOCAL_MAGIC, .version = TMEM_LOCAL_VERSION,
+		.ring_version = TMEM_RING_VERSION, .nr_entries = 8, .nr_slots = 4,
+		.region_size = size, .name = "hostile-hs",
+	}, h;
+	int ev1 = eventfd(0, 0), ev2 = eventfd(0, 0), p[2];
+	int sealed = region_fd(size, true), unsealed = region_fd(size, false);
+	int small = region_fd(4096, true);
+	int fds[4] = { sealed, ev1, ev2, ev1 };
+
+	ck_assert_int_eq(pipe(p), 0);
+	h = good;
+	h.magic ^= 1;
+	ck_assert_int_lt(hello_with(d, &h, fds, 3), 0);
+	h = good;
+	h.nr_entries = 6;
+	ck_assert_int_lt(hello_with(d, &h, fds, 3), 0);
+	h = good;
+	h.region_size += 4096;
+	ck_assert_int_lt(hello_with(d, &h, fds, 3), 0);
+	h = good;
+	memset(h.name, 'x', sizeof(h.name)); /* no NUL */
+	ck_assert_int_lt(hello_with(d, &h, fds, 3), 0);
+	h = good;
+	strcpy((char *)h.name, "bad/name");
+	ck_assert_int_lt(hello_with(d, &h, fds, 3), 0);
+	h = good;
+	h.rsvd[3] = 1;
+	ck_assert_int_lt(hello_with(d, &h, fds, 3), 0);
+	ck_assert_int_lt(hello_with(d, &good, fds, 2), 0);    /* too few fds */
+	ck_assert_int_lt(hello_with(d, &good, fds, 4), 0);    /* too many */
+	fds[0] = unsealed;
+	ck_assert_int_eq(hello_with(d, &good, fds, 3), -EPERM);
+	fds[0] = small;
+	ck_assert_int_lt(hello_with(d, &good, fds, 3), 0);
+	fds[0] = sealed;
+	fds[1] = p[0];                                        /* not an eventfd */
+	ck_assert_int_lt(hello_with(d, &good, fds, 3), 0);
+	fds[1] = ev1;
+	ck_assert_int_eq(hello_with(d, &good, fds, 3), 0);    /* the control */
+	close(ev1);
+	close(ev2);
+	close(p[0]);
+	close(p[1]);
+	close(sealed);
+	close(unsealed);
+	close(small);
+}
+
+START_TEST(test_hostile_client)
+{
+	int stop[2], st, nhonest = 2;
+	pid_t kids[2];
+	struct daemon d;
+	json_t *stats;
+
+	daemon_start(&d, NULL, "32M");
+	ck_assert_int_eq(pipe(stop), 0);
+	for (int i = 0; i < nhonest; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "honest%d", i);
+			close(stop[1]);
+			_exit(honest(d.sock, name, stop[0]));
+		}
+	}
+	close(stop[0]);
+	bad_requests(&d);
+	corrupt_rings(&d);
+	racing_scribbler(&d);
+	socket_garbage(&d);
+	bad_handshakes(&d);
+	ck_assert(daemon_alive(&d));
+	close(stop[1]); /* the honest clients stop at EOF */
+	for (int i = 0; i < nhonest; i++) {
+		ck_assert_int_eq(waitpid(kids[i], &st, 0), kids[i]);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			      "honest client %d saw errors: status %d", i, st);
+	}
+	usleep(100000);
+	stats = daemon_stats(&d);
+	ck_assert_int_eq(json_array_size(json_object_get(stats, "clients")), 0);
+	json_decref(stats);
+	ck_assert_int_eq(daemon_stop(&d), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("tmemd-hostile");
+	TCase *tc = tcase_create("hostile");
+	SRunner *sr;
+	int failed;
+
+	signal(SIGPIPE, SIG_IGN);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_hostile_client);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,21 @@
+# tests/pools: the page store's Check suites.  test_pools: semantics,
+# resize and the model-based random test; test_pools_stress: threads
+# (also run under ThreadSanitizer).
+
+TEST_POOLS := $(BUILD)/tests/pools/test_pools
+TEST_POOLS_STRESS := $(BUILD)/tests/pools/test_pools_stress
+UNIT_TESTS += $(TEST_POOLS) $(TEST_POOLS_STRESS)
+TSAN_TESTS += $(TEST_POOLS_STRESS)
+
+TEST_POOLS_OBJS := $(addprefix $(BUILD)/tests/pools/,test_pools.o \
+	test_semantics.o test_resize.o test_model.o test_hooks.o)
+
+$(TEST_POOLS): $(TEST_POOLS_OBJS) $(BUILD)/libtmempools.a
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
+
+$(TEST_POOLS_STRESS): $(BUILD)/tests/pools/test_stress.o $(BUILD)/libtmempools.a
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
+
+$(BUILD)/tests/pools/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check)

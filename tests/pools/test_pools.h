@@ -1,0 +1,12 @@
+/* The pools/ Check suite is assembled from these parts. */
+#ifndef TMEM_TESTS_TEST_POOLS_H
+#define TMEM_TESTS_TEST_POOLS_H
+
+#include <check.h>
+
+void add_semantics_tests(Suite *suite);
+void add_resize_tests(Suite *suite);
+void add_model_tests(Suite *suite);
+void add_hooks_tests(Suite *suite);
+
+#endif

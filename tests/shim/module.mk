@@ -1,0 +1,38 @@
+# tests/shim: the kernel shim's translation core on libtmem's raw ring,
+# against a real tmemd (integration: each test starts its own).
+TEST_SHIM := $(BUILD)/tests/shim/test_shim
+SHIM_HARNESS_OBJS := $(BUILD)/tests/shim/shim_harness.o $(BUILD)/tests/shim/shim_env_user.o \
+	$(BUILD)/tests/shim/shim_test_util.o \
+	$(BUILD)/tests/shim/tmemd_fixture.o
+
+INTEGRATION_TESTS += $(TEST_SHIM)
+
+$(TEST_SHIM): $(BUILD)/tests/shim/test_shim.o $(SHIM_HARNESS_OBJS) \
+		$(SHIM_CORE_OBJS) $(BUILD)/libtmem.a
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
+
+$(BUILD)/tests/shim/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check) \
+	-DSHIM_TEST_TMEMD='"$(abspath $(BUILD))/tmemd"'
+
+# The core alone against an in-process fake backend: a unit test, so it
+# also runs under ASan+UBSan, TSan and valgrind.
+TEST_SHIM_CORE := $(BUILD)/tests/shim/test_shim_core
+UNIT_TESTS += $(TEST_SHIM_CORE)
+TSAN_TESTS += $(TEST_SHIM_CORE)
+
+$(TEST_SHIM_CORE): $(BUILD)/tests/shim/test_shim_core.o \
+		$(BUILD)/tests/shim/fake_backend.o \
+		$(BUILD)/tests/shim/shim_env_user.o \
+		$(BUILD)/tests/shim/shim_test_util.o $(SHIM_CORE_OBJS)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
+
+# GCC 12 refuses atomic_thread_fence under -fsanitize=thread; TSan does
+# not model that fence (the store->load order of the sleep handshake in
+# proto/tmem_barrier.h), and every shared field it orders is an atomic,
+# so the race detection it does do is unaffected.
+# (The core's own objects get the same flag in guest-shim/kernel/module.mk.)
+ifneq ($(findstring thread,$(SANITIZE)),)
+$(BUILD)/tests/shim/%.o: EXTRA_CFLAGS += -Wno-tsan
+endif

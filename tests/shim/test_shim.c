@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The kernel shim's translation core against a real tmemd, driven with
+ * the call sequences the kernel makes (see each test's comment).  The
+ * harness (shim_harness.c) stands in for xenbus and the event channel.
+ */
+#include <check.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim_harness.h"
+#include "shim_test_util.h"
+#include "tmemd_fixture.h"
+
+#define PAGE 4096
+#define CLIENT "shim-harness"
+#define UUID_OK "0123abcd-89ab-cdef-0123-456789abcdef"
+/* The same UUID as RFC 4122 bytes, the way a superblock holds it. */
+static const uint8_t uuid_ok[16] = { 0x01, 0x23, 0xab, 0xcd, 0x89, 0xab,
+				     0xcd, 0xef, 0x01, 0x23, 0x45, 0x67,
+				     0x89, 0xab, 0xcd, 0xef };
+static const uint8_t uuid_denied[16] = { 0xde, 0xad };
+
+static struct tmemd_fixture fx;
+static struct shim_harness hh;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* tmemd (with conf, if any) plus a connected harness of this geometry. */
+static void up(const char *conf, uint32_t entries, uint32_t slots)
+{
+	int ret = tmemd_fixture_start(&fx, conf);
+
+	ck_assert_msg(ret == 0, "tmemd did not start: %d (%s)", ret,
+		      strerror(-ret));
+	ck_assert_int_eq(shim_harness_start(&hh, fx.sock, entries, slots), 0);
+	ck_assert_int_eq(shim_harness_wait(&hh, 1, 5000), 0);
+}
+
+static void down(void)
+{
+	shim_harness_stop(&hh);
+	tmemd_fixture_stop(&fx);
+}
+
+static struct tmem_oid file_key(uint64_t ino)
+{
+	struct tmem_oid k = { { ino, 0, 0 } };
+
+	return k;
+}
+
+/*
+ * A filesystem's life under cleancache: mount -> init_fs; readpage of a
+ * page never seen -> get_page misses; reclaim of the clean page ->
+ * put_page; readpage -> get_page hits once (private ephemeral gets are
+ * exclusive); truncate -> invalidate_inode; umount -> invalidate_fs.
+ */
+START_TEST(cleancache_sequence)
+{
+	struct shim_ops *o = &hh.ops;
+	struct tmem_oid ino = file_key(42);
+	uint8_t buf[PAGE], out[PAGE];
+	int pool;
+
+	up(NULL, 32, 16);
+	pool = shim_cc_init_fs(o, PAGE);
+	ck_assert_int_ge(pool, 0);
+
+	ck_assert_int_eq(shim_cc_get_page(o, pool, &ino, 7, out), -1);
+	ck_assert_uint_eq(o->cc.failed_gets, 1);
+
+	shim_test_fill(buf, 7);
+	shim_cc_put_page(o, pool, &ino, 7, buf);
+	shim_test_fill(buf, 8);
+	shim_cc_put_page(o, pool, &ino, 8, buf);
+	ck_assert_int_eq(shim_harness_quiesce(&hh, 2000), 0);
+	ck_assert_int_eq(shim_cc_get_page(o, pool, &ino, 7, out), 0);
+	ck_assert(shim_test_same(out, 7));
+	ck_assert_int_eq(shim_cc_get_page(o, pool, &ino, 7, out), -1);
+	ck_assert_uint_eq(o->cc.succ_gets, 1);
+
+	/* An index above 32 bits is skipped: never stored, never found. */
+	shim_cc_put_page(o, pool, &ino, 1ull << 32, buf);
+	ck_assert_int_eq(shim_cc_get_page(o, pool, &ino, 1ull << 32, out), -1);
+
+	/* invalidate_page of one page, then truncate the whole inode. */
+	shim_cc_put_page(o, pool, &ino, 9, buf);
+	shim_cc_invalidate_page(o, pool, &ino, 9);
+	shim_cc_invalidate_inode(o, pool, &ino);
+	ck_assert_int_eq(shim_harness_quiesce(&hh, 2000), 0);
+	ck_assert_int_eq(shim_cc_get_page(o, pool, &ino, 8, out), -1);
+	ck_assert_int_eq(shim_cc_get_page(o, pool, &ino, 9, out), -1);
+	ck_assert_uint_eq(o->cc.puts, 4);
+	ck_assert_uint_eq(o->cc.flushes, 2);
+
+	/* umount: the pool is destroyed; its id no longer works. */
+	shim_cc_put_page(o, pool, &ino, 10, buf);
+	shim_cc_invalidate_fs(o, pool);
+	ck_assert_int_eq(shim_cc_get_page(o, pool, &ino, 10, out), -1);
+	ck_assert_uint_eq(hh.ring.stats.bad_responses, 0);
+	down();
+}
+END_TEST
+
+/*
+ * A clustered filesystem (ocfs2) mounts with init_shared_fs(uuid): an
+ * authorised UUID gives a shared pool whose gets are not exclusive; an
+ * unauthorised one is refused by tmemd, and the shim then just misses.
+ */
+START_TEST(cleancache_shared)
+{
+	struct shim_ops *o = &hh.ops;
+	struct tmem_oid ino = file_key(5);
+	uint8_t buf[PAGE], out[PAGE];
+	int pool, denied;
+
+	up("[client " CLIENT "]\nshared-auth = " UUID_OK "\n", 32, 16);
+	pool = shim_cc_init_shared_fs(o, uuid_ok, PAGE);
+	ck_assert_int_ge(pool, 0);
+	ck_assert_int_ge(o->pools[pool].remote_id, 0);
+	shim_test_fill(buf, 55);
+	shim_cc_put_page(o, pool, &ino, 3, buf);
+	ck_assert_int_eq(shim_harness_quiesce(&hh, 2000), 0);
+	ck_assert_int_eq(shim_cc_get_page(o, pool, &ino, 3, out), 0);
+	ck_assert(shim_test_same(out, 55));
+	ck_assert_int_eq(shim_cc_get_page(o, pool, &ino, 3, out), 0);
+
+	denied = shim_cc_init_shared_fs(o, uuid_denied, PAGE);
+	ck_assert_int_ge(denied, 0);
+	ck_assert_int_lt(o->pools[denied].remote_id, 0);
+	shim_cc_put_page(o, denied, &ino, 3, buf);
+	ck_assert_int_eq(shim_cc_get_page(o, denied, &ino, 3, out), -1);
+	shim_cc_invalidate_fs(o, denied);
+	shim_cc_invalidate_fs(o, pool);
+	down();
+}
+END_TEST
+
+/*
+ * swapon -> init(type); swap_writepage -> store; swap_readpage -> load
+ * (persistent: a load does not remove the page); swap slot freed ->
+ * invalidate_page; swapoff -> invalidate_area.
+ */
+START_TEST(frontswap_sequence)
+{
+	struct shim_ops *o = &hh.ops;
+	uint8_t buf[PAGE], out[PAGE];
+	uint32_t i, n = 64;
+
+	up(NULL, 32, 16);
+	shim_fs_init(o, 0);
+	shim_fs_init(o, 1);
+	ck_assert_int_ge(o->swap_pool, 0);
+	for (i = 0; i < n; i++) {
+		shim_test_fill(buf, i);
+		ck_assert_int_eq(shim_fs_store(o, i % 2, i, buf), 0);
+	}
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(shim_fs_load(o, i % 2, i, out), 0);
+		ck_assert(shim_test_same(out, i));
+	}
+	ck_assert_int_eq(shim_fs_load(o, 0, 0, out), 0);
+	ck_assert_uint_eq(o->fs.succ_stores, n);
+	ck_assert_uint_eq(o->fs.loads, n + 1);
+
+	/* Overwrite keeps the newest data (put-put-get). */
+	shim_test_fill(buf, 1000);
+	ck_assert_int_eq(shim_fs_store(o, 0, 2, buf), 0);
+	ck_assert_int_eq(shim_fs_load(o, 0, 2, out), 0);
+	ck_assert(shim_test_same(out, 1000));
+
+	shim_fs_invalidate_page(o, 0, 2);
+	ck_assert_int_eq(shim_harness_quiesce(&hh, 2000), 0);
+	ck_assert_int_eq(shim_fs_load(o, 0, 2, out), -1);
+
+	/* An offset above 32 bits is refused, not truncated. */
+	ck_assert_int_eq(shim_fs_store(o, 0, 1ull << 32, buf), -1);
+	ck_assert_uint_eq(o->fs.failed_stores, 1);
+
+	/* swapoff of type 1 flushes all of type 1 and nothing of type 0. */
+	shim_fs_invalidate_area(o, 1);
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(shim_fs_load(o, i % 2, i, out),
+				 i % 2 || i == 2 ? -1 : 0);
+	down();
+}
+END_TEST
+
+/* tmemd refuses stores over the client's persistent quota. */
+START_TEST(frontswap_quota)
+{
+	struct shim_ops *o = &hh.ops;
+	uint8_t buf[PAGE], out[PAGE];
+	uint32_t i, stored = 0;
+
+	up("[client " CLIENT "]\npersistent-max = 64K\ncompress = off\n", 32, 16);
+	shim_fs_init(o, 0);
+	for (i = 0; i < 32; i++) {
+		shim_test_fill(buf, i);
+		if (shim_fs_store(o, 0, i, buf) == 0)
+			stored++;
+	}
+	ck_assert_uint_eq(stored, 16);
+	ck_assert_uint_eq(o->fs.failed_stores, 16);
+	for (i = 0; i < 32; i++)
+		if (shim_fs_load(o, 0, i, out) == 0)
+			ck_assert(shim_test_same(out, i));
+	down();
+}
+END_TEST
+
+/* Four tasks swapping at once through a small ring (8 entries, 4 slots). */
+START_TEST(frontswap_concurrent)
+{
+	uint32_t n = shim_test_quick() ? 64 : 512;
+
+	up(NULL, 8, 4);
+	shim_fs_init(&hh.ops, 0);
+	ck_assert_uint_eq(shim_test_swappers(&hh.ops, 4, n), 0);
+	ck_assert_uint_eq(hh.ops.fs.succ_stores, 4u * n);
+	ck_assert_uint_eq(hh.ring.stats.timeouts, 0);
+	down();
+}
+END_TEST
+
+/*
+ * cleancache put_page runs with interrupts off: with tmemd stopped and
+ * every slot taken, further puts return at once, dropped.  The pool is
+ * then poisoned (a replacement flush could not be posted either) and
+ * the next get empties it before anything can hit.
+ */
+START_TEST(cleancache_slots_busy)
+{
+	struct shim_ops *o = &hh.ops;
+	struct tmem_oid ino = file_key(9);
+	uint8_t buf[PAGE], out[PAGE];
+	uint64_t t0, worst = 0;
+	int pool, i;
+
+	up(NULL, 8, 4);
+	pool = shim_cc_init_fs(o, PAGE);
+	ck_assert_int_ge(pool, 0);
+	shim_test_fill(buf, 1);
+	shim_cc_put_page(o, pool, &ino, 500, buf);
+	ck_assert_int_eq(shim_harness_quiesce(&hh, 2000), 0);
+
+	ck_assert_int_eq(kill(fx.pid, SIGSTOP), 0);
+	for (i = 0; i < 200; i++) {
+		t0 = now_ms();
+		shim_cc_put_page(o, pool, &ino, (uint64_t)i, buf);
+		if (now_ms() - t0 > worst)
+			worst = now_ms() - t0;
+	}
+	ck_assert_uint_eq(o->cc.puts_dropped, 200 - 4);
+	ck_assert_msg(worst < 50, "a put waited %llu ms",
+		      (unsigned long long)worst);
+	ck_assert(o->pools[pool].poisoned);
+	ck_assert_int_eq(kill(fx.pid, SIGCONT), 0);
+	ck_assert_int_eq(shim_harness_quiesce(&hh, 3000), 0);
+
+	/* Page 500 may be stale now: the first get empties the pool. */
+	ck_assert_int_eq(shim_cc_get_page(o, pool, &ino, 500, out), -1);
+	ck_assert(!o->pools[pool].poisoned);
+	ck_assert_int_eq(shim_cc_get_page(o, pool, &ino, 0, out), -1);
+	shim_test_fill(buf, 2);
+	shim_cc_put_page(o, pool, &ino, 0, buf);
+	ck_assert_int_eq(shim_harness_quiesce(&hh, 2000), 0);
+	ck_assert_int_eq(shim_cc_get_page(o, pool, &ino, 0, out), 0);
+	ck_assert(shim_test_same(out, 2));
+	down();
+}
+END_TEST
+
+/*
+ * tmemd killed in the middle of a run and a new one started on the same
+ * runtime dir: while it is down stores are refused and gets miss
+ * (promptly), then the shim reconnects and recreates its pools.
+ */
+START_TEST(backend_restart)
+{
+	struct shim_ops *o = &hh.ops;
+	struct tmem_oid ino = file_key(77);
+	uint8_t buf[PAGE], out[PAGE];
+	uint64_t t0;
+	int pool;
+
+	up(NULL, 32, 16);
+	shim_fs_init(o, 0);
+	pool = shim_cc_init_fs(o, PAGE);
+	shim_test_fill(buf, 3);
+	ck_assert_int_eq(shim_fs_store(o, 0, 1, buf), 0);
+
+	tmemd_fixture_kill(&fx, SIGKILL);
+	t0 = now_ms();
+	while (shim_ring_gen(&hh.ring) && now_ms() - t0 < 2000)
+		usleep(1000);
+	ck_assert_uint_eq(shim_ring_gen(&hh.ring), 0);
+	t0 = now_ms();
+	ck_assert_int_eq(shim_fs_store(o, 0, 2, buf), -1);
+	ck_assert_int_eq(shim_fs_load(o, 0, 1, out), -1);
+	ck_assert_int_eq(shim_cc_get_page(o, pool, &ino, 1, out), -1);
+	shim_cc_put_page(o, pool, &ino, 1, buf);
+	ck_assert_msg(now_ms() - t0 < 100, "disconnected ops waited");
+
+	ck_assert_int_eq(tmemd_fixture_restart(&fx), 0);
+	ck_assert_int_eq(shim_harness_wait(&hh, 2, 5000), 0);
+	ck_assert_int_eq(shim_fs_store(o, 0, 2, buf), 0);
+	ck_assert_int_eq(shim_fs_load(o, 0, 2, out), 0);
+	ck_assert(shim_test_same(out, 3));
+	shim_cc_put_page(o, pool, &ino, 1, buf);
+	ck_assert_int_eq(shim_harness_quiesce(&hh, 2000), 0);
+	ck_assert_int_eq(shim_cc_get_page(o, pool, &ino, 1, out), 0);
+	down();
+}
+END_TEST
+
+/* The backing device of the block tests: a file, one page per pgno. */
+static int file_io(void *ctx, int write, uint64_t pgno, void *page)
+{
+	int fd = *(int *)ctx;
+	ssize_t n = write ? pwrite(fd, page, PAGE, (off_t)(pgno * PAGE)) :
+			    pread(fd, page, PAGE, (off_t)(pgno * PAGE));
+
+	return n == PAGE ? 0 : -EIO;
+}
+
+/*
+ * /dev/tmemswap0's request translation: writes go to tmem until the
+ * quota (16 pages) refuses them, then through to the backing device;
+ * reads come from where the map says; discard flushes; a newer write
+ * to the backing device flushes the older tmem copy.
+ */
+START_TEST(blk_translation)
+{
+	uint8_t map[64] = { 0 }, buf[PAGE], out[PAGE];
+	char path[] = "/tmp/tmem-shim-backing-XXXXXX";
+	struct shim_blk b;
+	struct shim_blk_backing bk;
+	struct tmem_oid oid;
+	uint32_t i, index;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	ck_assert_int_eq(ftruncate(fd, 64 * PAGE), 0);
+	bk = (struct shim_blk_backing){ .io = file_io, .ctx = &fd };
+	up("[client " CLIENT "]\npersistent-max = 64K\ncompress = off\n", 32, 16);
+	ck_assert_int_eq(shim_blk_init(&b, &hh.ops, 0, 64, map, 1), 0);
+
+	/* Never written: zeros. */
+	ck_assert_int_eq(shim_blk_page_io(&b, SHIM_BLK_OP_READ, 3, out, &bk),
+			 0);
+	memset(buf, 0, PAGE);
+	ck_assert_int_eq(memcmp(out, buf, PAGE), 0);
+
+	for (i = 0; i < 24; i++) {
+		shim_test_fill(buf, i);
+		ck_assert_int_eq(shim_blk_page_io(&b, SHIM_BLK_OP_WRITE, i,
+						  buf, &bk), 0);
+	}
+	ck_assert_int_eq(shim_blk_where(&b, 0), SHIM_BLK_TMEM);
+	ck_assert_int_eq(shim_blk_where(&b, 23), SHIM_BLK_BACKING);
+	ck_assert_uint_eq(b.stats.tmem_writes, 16);
+	ck_assert_uint_eq(b.stats.backing_writes, 8);
+	for (i = 0; i < 24; i++) {
+		ck_assert_int_eq(shim_blk_page_io(&b, SHIM_BLK_OP_READ, i,
+						  out, &bk), 0);
+		ck_assert_msg(shim_test_same(out, i), "page %u", i);
+	}
+
+	/* Discard -> FLUSH_PAGE: quota comes back, the page reads zero. */
+	ck_assert_int_eq(shim_blk_page_io(&b, SHIM_BLK_OP_DISCARD, 0, NULL,
+					  &bk), 0);
+	ck_assert_int_eq(shim_blk_where(&b, 0), SHIM_BLK_EMPTY);
+	shim_test_fill(buf, 123);
+	ck_assert_int_eq(shim_blk_page_io(&b, SHIM_BLK_OP_WRITE, 30, buf, &bk),
+			 0);
+	ck_assert_int_eq(shim_blk_where(&b, 30), SHIM_BLK_TMEM);
+
+	/*
+	 * Page 1 is in tmem.  A newer copy written to the backing device
+	 * (as the driver does after a refused put) flushes the tmem copy:
+	 * tmem no longer has it and the read returns the newer data.
+	 */
+	shim_test_fill(buf, 9999);
+	ck_assert_int_eq(file_io(&fd, 1, 1, buf), 0);
+	shim_blk_backing_written(&b, 1);
+	ck_assert_int_eq(shim_blk_where(&b, 1), SHIM_BLK_BACKING);
+	shim_swizzle(SHIM_BLK_TYPE_BASE, 1, &oid, &index);
+	ck_assert_int_eq(shim_pool_call(&hh.ops, b.pool, TMEM_OP_GET_PAGE,
+					&oid, index, NULL, out), 0);
+	ck_assert_int_eq(shim_blk_page_io(&b, SHIM_BLK_OP_READ, 1, out, &bk),
+			 0);
+	ck_assert(shim_test_same(out, 9999));
+
+	/* The quota freed by that flush takes the next write into tmem. */
+	shim_test_fill(buf, 31);
+	ck_assert_int_eq(shim_blk_page_io(&b, SHIM_BLK_OP_WRITE, 31, buf, &bk),
+			 0);
+	ck_assert_int_eq(shim_blk_where(&b, 31), SHIM_BLK_TMEM);
+	/* Out of range is rejected. */
+	ck_assert_int_eq(shim_blk_page_io(&b, SHIM_BLK_OP_READ, 64, out, &bk),
+			 -EINVAL);
+	shim_blk_fini(&b);
+	close(fd);
+	down();
+}
+END_TEST
+
+/* Without a backing device a refused write is an I/O error, nothing else. */
+START_TEST(blk_no_backing)
+{
+	uint8_t map[32] = { 0 }, buf[PAGE], out[PAGE];
+	struct shim_blk b;
+	uint32_t i;
+	int ret, errors = 0;
+
+	up("[client " CLIENT "]\npersistent-max = 64K\ncompress = off\n", 32, 16);
+	ck_assert_int_eq(shim_blk_init(&b, &hh.ops, 1, 32, map, 0), 0);
+	for (i = 0; i < 20; i++) {
+		shim_test_fill(buf, i);
+		ret = shim_blk_page_io(&b, SHIM_BLK_OP_WRITE, i, buf, NULL);
+		ck_assert(ret == 0 || ret == -EIO);
+		errors += ret == -EIO;
+	}
+	ck_assert_int_eq(errors, 4);
+	ck_assert_uint_eq(b.stats.errors, 4);
+	for (i = 0; i < 16; i++) {
+		ck_assert_int_eq(shim_blk_page_io(&b, SHIM_BLK_OP_READ, i, out,
+						  NULL), 0);
+		ck_assert(shim_test_same(out, i));
+	}
+	ck_assert_int_eq(shim_blk_where(&b, 19), SHIM_BLK_EMPTY);
+	shim_blk_fini(&b);
+	down();
+}
+END_TEST
+
+static Suite *shim_suite(void)
+{
+	Suite *s = suite_create("shim");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, cleancache_sequence);
+	tcase_add_test(tc, cleancache_shared);
+	tcase_add_test(tc, frontswap_sequence);
+	tcase_add_test(tc, frontswap_quota);
+	tcase_add_test(tc, frontswap_concurrent);
+	tcase_add_test(tc, cleancache_slots_busy);
+	tcase_add_test(tc, backend_restart);
+	tcase_add_test(tc, blk_translation);
+	tcase_add_test(tc, blk_no_backing);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return shim_test_run(shim_suite());
+}

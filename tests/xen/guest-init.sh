@@ -1,0 +1,67 @@
+#!/bin/sh
+# /init of an e2e-xen domU.  Kernel command line (xl cfg "extra"):
+#   e2e.name=NAME  e2e.mode=tmemswap|frontswap  e2e.quota=0|1  e2e.swapmb=MiB
+# tmemswap:  swapon /dev/tmemswap0, its refused pages going to backing=/dev/xvdb
+# frontswap: swapon /dev/xvdb, frontswap carrying the pages to tmemd
+# Prints E2E-* marker lines on hvc0, which dom0's xenconsoled logs.  After
+# "E2E-GUEST DONE" it idles until dom0 destroys the domain.
+export PATH=/bin:/sbin
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+mount -t debugfs debugfs /sys/kernel/debug
+echo 4 >/proc/sys/kernel/printk
+
+arg() { sed -n "s/.*\\<e2e\\.$1=\\([^ ]*\\).*/\\1/p" /proc/cmdline; }
+NAME=$(arg name); MODE=$(arg mode); QUOTA=$(arg quota); SWAPMB=$(arg swapmb)
+say() { echo "E2E-GUEST $NAME $*"; }
+fail() { say "FAIL $*"; say DONE; exec sleep 100000; }
+
+say "BOOTED kernel=$(uname -r) mode=$MODE quota=$QUOTA uptime=$(cut -d' ' -f1 /proc/uptime)"
+say "HYPERVISOR $(cat /sys/hypervisor/type 2>/dev/null) $(dmesg | grep -oE 'Booting kernel on [^.]*' | head -1)"
+
+# Drivers the stock kernel has as modules (the test kernel builds them in).
+if [ -f /mods/load-order ]; then
+	for m in $(cat /mods/load-order); do insmod /mods/$m || say "insmod $m failed"; done
+fi
+i=0; while [ ! -b /dev/xvdb ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+[ -b /dev/xvdb ] || fail "no swap disk /dev/xvdb"
+say "DISK /dev/xvdb $(( $(cat /sys/block/xvdb/size) / 2048 )) MiB"
+
+case "$MODE" in
+tmemswap) params="cleancache=0 frontswap=0 tmemswap_mb=$SWAPMB backing=/dev/xvdb" ;;
+frontswap) params="cleancache=0 frontswap=1 tmemswap_mb=0" ;;
+*) fail "bad e2e.mode=$MODE" ;;
+esac
+insmod /mods/tmem_shim.ko $params || fail "insmod tmem_shim.ko $params"
+say "SHIM-LOADED $params"
+i=0; while ! dmesg | grep -q 'connected to tmem backend' && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+dmesg | grep -iE 'tmem|frontswap|cleancache' | sed "s/^/E2E-DMESG $NAME /"
+if dmesg | grep -q 'connected to tmem backend'; then say CONNECTED; else say NOT-CONNECTED; fi
+
+if [ "$MODE" = tmemswap ]; then dev=/dev/tmemswap0; else dev=/dev/xvdb; fi
+[ -b $dev ] || fail "no $dev"
+mkswap $dev >/dev/null || fail "mkswap $dev"
+swapon $dev || fail "swapon $dev"
+say "SWAP $(tail -n +2 /proc/swaps | tr -s ' ' | tr '\n' ';')"
+
+counters() {
+	line=""
+	for f in /sys/kernel/debug/tmem_shim/*; do
+		[ -f "$f" ] && line="$line ${f##*/}=$(cat $f)"
+	done
+	echo "E2E-COUNTERS $NAME $1$line"
+}
+
+say READY
+/bin/e2e-workload -s 1 -t $NAME-p1 || say "WORKLOAD-FAILED phase 1 rc=$?"
+counters p1
+if [ "$QUOTA" = 1 ]; then
+	say WAIT-QUOTA
+	read -t 300 go </dev/hvc0 || fail "no go from dom0"
+	say "GO $go"
+	/bin/e2e-workload -s 2 -t $NAME-p2 || say "WORKLOAD-FAILED phase 2 rc=$?"
+	counters p2
+fi
+say DONE
+# Keep pages in tmem while dom0 looks at them and destroys the domain.
+hold=$(( $(sed -n 's/MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo) * 3 / 2 / 1024 ))
+exec /bin/e2e-workload -m $hold -s 3 -H -t $NAME-hold

@@ -1,0 +1,15 @@
+#!/bin/bash
+# make bench-daemon: start tmemd on a temp runtime dir, run tmem-bench's
+# default phases plus tmemd's idle CPU, print the numbers, stop tmemd
+# (SIGTERM, exit status 0).  Extra tmem-bench flags: BENCH_ARGS.
+set -euo pipefail
+BUILD=${BUILD:-build}
+. "$(dirname "$0")/tmemd-run.sh"
+
+start_tmemd --transport local --memory 256M
+# 49152 keys = 192 MiB of pages: more than any cache here, so the puts
+# write a cold arena, as the cold memcpy they are compared with does.
+# shellcheck disable=SC2086
+"$BUILD/tmem-bench" --socket "$run/guest.sock" --idle-pid "$tmemd_pid" --keys 49152 ${BENCH_ARGS:-}
+stop_tmemd
+echo "tmemd stopped cleanly"

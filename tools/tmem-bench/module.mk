@@ -1,0 +1,29 @@
+# tools/tmem-bench/: the load generator, and the demo and bench-daemon
+# targets that start a real tmemd around it.
+
+TMEM_BENCH := $(BUILD)/tmem-bench
+TMEM_BENCH_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/tmem-bench/*.c))
+PROGRAMS += $(TMEM_BENCH)
+
+$(BUILD)/tools/tmem-bench/%.o: EXTRA_CFLAGS += $(call pkg_cflags,jansson)
+
+$(TMEM_BENCH): $(TMEM_BENCH_OBJS) $(BUILD)/libtmem.a
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,jansson) -o $@
+
+# The demo's simulated guest (not installed).
+TMEM_DEMO_GUEST := $(BUILD)/tmem-demo-guest
+$(TMEM_DEMO_GUEST): $(BUILD)/tools/tmem-bench/demo/guest.o $(BUILD)/libtmem.a
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@
+
+# make demo: the README's run command.
+demo: all $(TMEM_DEMO_GUEST)
+	$(Q)BUILD=$(BUILD) tools/tmem-bench/demo.sh
+
+# make bench-daemon: tmemd + tmem-bench, every number the issue asks for.
+bench-daemon: all
+	$(Q)BUILD=$(BUILD) tools/tmem-bench/bench-daemon.sh
+
+BENCH_TARGETS += bench-daemon
+.PHONY: demo bench-daemon

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* Subcommand option parsing; see args.c. */
+#ifndef TMEMCTL_ARGS_H
+#define TMEMCTL_ARGS_H
+
+#include "tmemctl.h"
+
+/* A long option: value != NULL takes an argument, flag != NULL is set to true. */
+struct cmd_opt {
+	const char *name;
+	const char **value;
+	bool *flag;
+};
+
+struct cmd_pos {
+	int argc;
+	char **argv;
+};
+
+/*
+ * Parses argv (argv[0] = the subcommand) with --json, --help and extra
+ * (NULL-name terminated).  true to go on; false with *exit_code set
+ * (after --help, or a usage error already printed).
+ */
+bool cmd_args(struct tmemctl_opts *opts, int argc, char **argv,
+	      const struct cmd_opt *extra, int min_pos, int max_pos,
+	      struct cmd_pos *pos, int *exit_code);
+
+
+
+/*
+ * The common shape of a subcommand: parse (extra options, positionals),
+ * then the caller builds args and calls run_request(), which prints the
+ * result as JSON (--json) or with human(). */
+int run_request(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
+		void (*human)(json_t *result));
+#endif /* TMEMCTL_ARGS_H */

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tmemctl freeze|thaw|flush CLIENT: the three verbs that take only a
+ * client.  flush drops the client's ephemeral pages only; persistent
+ * pages are never dropped by an admin (tmemctl(8)).
+ */
+#include "args.h"
+
+static void human_state(json_t *r)
+{
+	printf("%s: done%s\n", json_string_value(json_object_get(r, "client")),
+	       json_is_true(json_object_get(r, "connected")) ? "" :
+	       " (not connected; applied when it connects)");
+}
+
+static void human_flush(json_t *r)
+{
+	printf("%s: dropped %llu ephemeral pages, kept %llu persistent pages\n",
+	       json_string_value(json_object_get(r, "client")),
+	       (unsigned long long)jget_u64(r, "evicted_pages"),
+	       (unsigned long long)jget_u64(r, "persistent_pages_kept"));
+}
+
+static int client_verb(const struct tmemctl_opts *gopts, int argc, char **argv,
+		       void (*human)(json_t *))
+{
+	struct tmemctl_opts opts = *gopts;
+	struct cmd_pos pos;
+	int rc;
+
+	if (!cmd_args(&opts, argc, argv, NULL, 1, 1, &pos, &rc))
+		return rc;
+	return run_request(&opts, argv[0], json_pack("{s:s}", "client", pos.argv[0]),
+			   human);
+}
+
+int cmd_freeze(const struct tmemctl_opts *opts, int argc, char **argv)
+{
+	return client_verb(opts, argc, argv, human_state);
+}
+
+int cmd_thaw(const struct tmemctl_opts *opts, int argc, char **argv)
+{
+	return client_verb(opts, argc, argv, human_state);
+}
+
+int cmd_flush(const struct tmemctl_opts *opts, int argc, char **argv)
+{
+	return client_verb(opts, argc, argv, human_flush);
+}

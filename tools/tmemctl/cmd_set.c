@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tmemctl set CLIENT [--weight N] [--ephemeral-max SIZE]
+ *                    [--persistent-max SIZE] [--compress on|off]
+ * A client that is not connected yet gets the settings when it connects;
+ * either way they survive a tmemd restart.
+ */
+#include <string.h>
+
+#include "args.h"
+
+#define MAX_WEIGHT 10000 /* TMEM_MAX_WEIGHT in policy/ */
+
+static void human(json_t *r)
+{
+	printf("%s: settings saved%s\n", json_string_value(json_object_get(r, "client")),
+	       json_is_true(json_object_get(r, "connected")) ? " and applied" :
+	       " (applied when it connects)");
+}
+
+static int add_size(json_t *args, const char *key, const char *flag, const char *text)
+{
+	uint64_t pages;
+
+	if (parse_size_pages(text, true, &pages)) {
+		usage_error("set: %s: bad size \"%s\" (e.g. 64M, 1G, 100p, none; bytes "
+			    "must be whole 4 KiB pages)", flag, text);
+		return EXIT_USAGE;
+	}
+	json_object_set_new(args, key, pages == UINT64_MAX ? json_null() :
+			    json_integer((json_int_t)pages));
+	return 0;
+}
+
+static int build_args(json_t *args, const char *weight, const char *eph,
+		      const char *pers, const char *compress)
+{
+	uint64_t w;
+
+	if (weight) {
+		if (parse_uint(weight, MAX_WEIGHT, &w) || w == 0) {
+			usage_error("set: --weight: expected 1..%d, not \"%s\"", MAX_WEIGHT, weight);
+			return EXIT_USAGE;
+		}
+		json_object_set_new(args, "weight", json_integer((json_int_t)w));
+	}
+	if (eph && add_size(args, "ephemeral_max_pages", "--ephemeral-max", eph))
+		return EXIT_USAGE;
+	if (pers && add_size(args, "persistent_max_pages", "--persistent-max", pers))
+		return EXIT_USAGE;
+	if (compress) {
+		if (strcmp(compress, "on") && strcmp(compress, "off")) {
+			usage_error("set: --compress: expected on or off, not \"%s\"", compress);
+			return EXIT_USAGE;
+		}
+		json_object_set_new(args, "compress", json_boolean(!strcmp(compress, "on")));
+	}
+	if (json_object_size(args) == 1) {
+		usage_error("set: nothing to set");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int cmd_set(const struct tmemctl_opts *gopts, int argc, char **argv)
+{
+	struct tmemctl_opts opts = *gopts;
+	const char *weight = NULL, *eph = NULL, *pers = NULL, *compress = NULL;
+	const struct cmd_opt extra[] = {
+		{ .name = "weight", .value = &weight },
+		{ .name = "ephemeral-max", .value = &eph },
+		{ .name = "persistent-max", .value = &pers },
+		{ .name = "compress", .value = &compress },
+		{ NULL },
+	};
+	struct cmd_pos pos;
+	json_t *args;
+	int rc;
+
+	if (!cmd_args(&opts, argc, argv, extra, 1, 1, &pos, &rc))
+		return rc;
+	args = json_pack("{s:s}", "client", pos.argv[0]);
+	rc = build_args(args, weight, eph, pers, compress);
+	if (rc) {
+		json_decref(args);
+		return rc;
+	}
+	return run_request(&opts, "set", args, human);
+}

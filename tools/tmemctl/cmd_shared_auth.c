@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tmemctl shared-auth UUID CLIENT [--revoke]: allow CLIENT to join the
+ * shared pool UUID (standard text form), or stop allowing it.  tmemd
+ * checks the UUID; revoking stops future joins only.
+ */
+#include "args.h"
+
+static void human(json_t *r)
+{
+	printf("%s %s shared pool %s\n", json_string_value(json_object_get(r, "client")),
+	       json_is_true(json_object_get(r, "authorised")) ? "may join" : "may no longer join",
+	       json_string_value(json_object_get(r, "uuid")));
+}
+
+int cmd_shared_auth(const struct tmemctl_opts *gopts, int argc, char **argv)
+{
+	struct tmemctl_opts opts = *gopts;
+	bool revoke = false;
+	const struct cmd_opt extra[] = {
+		{ .name = "revoke", .flag = &revoke },
+		{ NULL },
+	};
+	struct cmd_pos pos;
+	int rc;
+
+	if (!cmd_args(&opts, argc, argv, extra, 2, 2, &pos, &rc))
+		return rc;
+	return run_request(&opts, "shared-auth",
+			   json_pack("{s:s, s:s, s:b}", "uuid", pos.argv[0], "client",
+				     pos.argv[1], "revoke", revoke), human);
+}

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Talking to tmemd: one JSON request per line, one reply per line.
+ * The daemon's errors come back inside the protocol
+ * ({"error":{"errno":N,"message":"..."}}) and become exit code 1.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "tmemctl.h"
+
+#define REPLY_TIMEOUT_MS 30000
+
+const char *ctl_default_socket(char *buf, size_t len)
+{
+	const char *env = getenv("TMEMCTL_SOCKET");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (env && *env)
+		return env;
+	if (geteuid() == 0)
+		return "/run/tmemd/control.sock";
+	if (!xdg || !*xdg || snprintf(buf, len, "%s/tmemd/control.sock", xdg) >= (int)len)
+		return NULL;
+	return buf;
+}
+
+int ctl_open(const char *path, struct ctl_conn *conn)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+
+	memset(conn, 0, sizeof(*conn));
+	conn->fd = -1;
+	if (strlen(path) >= sizeof(addr.sun_path)) {
+		fprintf(stderr, "tmemctl: socket path too long: %s\n", path);
+		return EXIT_USAGE;
+	}
+	strcpy(addr.sun_path, path);
+	conn->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (conn->fd < 0 || connect(conn->fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		int e = errno;
+
+		fprintf(stderr, "tmemctl: cannot connect to %s: %s%s\n", path, strerror(e),
+			e == EACCES ? " (the control socket is for root and the tmemd "
+			"admin group)" : e == ENOENT || e == ECONNREFUSED ?
+			" (is tmemd running?)" : "");
+		ctl_close(conn);
+		return EXIT_FAILED;
+	}
+	return 0;
+}
+
+void ctl_close(struct ctl_conn *conn)
+{
+	if (conn->fd >= 0)
+		close(conn->fd);
+	free(conn->buf);
+	memset(conn, 0, sizeof(*conn));
+	conn->fd = -1;
+}
+
+static int send_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Reads until a full line is buffered; returns its length (without the
+ * newline) or -errno (-EPIPE: tmemd closed, -ETIMEDOUT, -EMSGSIZE). */
+static long read_line(struct ctl_conn *conn)
+{
+	char *nl;
+
+	while (!(nl = conn->len ? memchr(conn->buf, '\n', conn->len) : NULL)) {
+		struct pollfd p = { .fd = conn->fd, .events = POLLIN };
+		ssize_t n;
+
+		if (conn->len == conn->cap) {
+			size_t ncap = conn->cap ? conn->cap * 2 : 65536;
+			char *b;
+
+			if (ncap > TMEMCTL_MAX_REPLY)
+				return -EMSGSIZE;
+			if (!(b = realloc(conn->buf, ncap)))
+				return -ENOMEM;
+			conn->buf = b;
+			conn->cap = ncap;
+		}
+		if (poll(&p, 1, REPLY_TIMEOUT_MS) == 0)
+			return -ETIMEDOUT;
+		n = recv(conn->fd, conn->buf + conn->len, conn->cap - conn->len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EPIPE;
+		conn->len += (size_t)n;
+	}
+	return nl - conn->buf;
+}
+
+/* Splits a reply into *result, or prints its error.  Steals reply. */
+static int take_reply(const char *cmd, json_t *reply, json_t **result)
+{
+	json_t *err = json_object_get(reply, "error");
+	json_t *res = json_object_get(reply, "result");
+	json_t *ver = json_object_get(reply, "version");
+	int rc = EXIT_FAILED;
+
+	if (!json_is_integer(ver) || json_integer_value(ver) != TMEMCTL_PROTO_VERSION) {
+		fprintf(stderr, "tmemctl: %s: tmemd replied with an unknown protocol version\n",
+			cmd);
+	} else if (json_is_object(err)) {
+		const char *msg = json_string_value(json_object_get(err, "message"));
+		int e = (int)json_integer_value(json_object_get(err, "errno"));
+
+		fprintf(stderr, "tmemctl: %s: %s (%s)\n", cmd, msg ? msg : "failed",
+			strerror(e));
+	} else if (res) {
+		*result = json_incref(res);
+		rc = EXIT_OK;
+	} else {
+		fprintf(stderr, "tmemctl: %s: malformed reply from tmemd\n", cmd);
+	}
+	json_decref(reply);
+	return rc;
+}
+
+int ctl_request(struct ctl_conn *conn, const char *cmd, json_t *args,
+		json_t **result)
+{
+	json_t *req = json_pack("{s:i, s:s, s:o}", "version", TMEMCTL_PROTO_VERSION,
+				"cmd", cmd, "args", args ? args : json_object());
+	char *text = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	json_error_t jerr;
+	json_t *reply;
+	long n;
+	int rc;
+
+	json_decref(req);
+	*result = NULL;
+	if (!text) {
+		fprintf(stderr, "tmemctl: out of memory\n");
+		return EXIT_FAILED;
+	}
+	rc = send_all(conn->fd, text, strlen(text));
+	if (rc == 0)
+		rc = send_all(conn->fd, "\n", 1);
+	free(text);
+	n = rc ? rc : read_line(conn);
+	if (n < 0) {
+		fprintf(stderr, "tmemctl: %s: %s\n", cmd, n == -EPIPE ?
+			"tmemd closed the connection" : strerror((int)-n));
+		return EXIT_FAILED;
+	}
+	reply = json_loadb(conn->buf, (size_t)n, 0, &jerr);
+	conn->len -= (size_t)n + 1;
+	memmove(conn->buf, conn->buf + n + 1, conn->len);
+	if (!reply) {
+		fprintf(stderr, "tmemctl: %s: malformed reply from tmemd: %s\n", cmd, jerr.text);
+		return EXIT_FAILED;
+	}
+	return take_reply(cmd, reply, result);
+}
+
+int ctl_call(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
+	     json_t **result)
+{
+	struct ctl_conn conn;
+	int rc = ctl_open(opts->socket, &conn);
+
+	if (rc) {
+		json_decref(args);
+		return rc;
+	}
+	rc = ctl_request(&conn, cmd, args, result);
+	ctl_close(&conn);
+	return rc;
+}

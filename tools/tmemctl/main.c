@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* tmemctl: global options and the subcommand table. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tmemctl.h"
+
+static const struct tmemctl_cmd commands[] = {
+	{ "status", cmd_status, "[--json]", "daemon and pool summary" },
+	{ "stats", cmd_stats, "[--json|--prometheus]", "the full statistics" },
+	{ "list", cmd_list, "[--json]", "connected clients and their settings" },
+	{ "set", cmd_set, "CLIENT [--weight N] [--ephemeral-max SIZE] "
+	  "[--persistent-max SIZE] [--compress on|off]", "change a client's settings" },
+	{ "freeze", cmd_freeze, "CLIENT", "refuse the client's puts" },
+	{ "thaw", cmd_thaw, "CLIENT", "accept the client's puts again" },
+	{ "flush", cmd_flush, "CLIENT", "drop the client's ephemeral pages" },
+	{ "shared-auth", cmd_shared_auth, "UUID CLIENT [--revoke]",
+	  "allow (or stop) CLIENT joining shared pool UUID" },
+	{ "pool-size", cmd_pool_size, "SIZE", "resize the pool" },
+	{ "top", cmd_top, "[--iterations N] [--json]", "live per-client view, once a second" },
+};
+
+#define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+const struct tmemctl_cmd *find_cmd(const char *name);
+const struct tmemctl_cmd *find_cmd(const char *name)
+{
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: tmemctl [--socket PATH] [--json] COMMAND [ARGS]\n"
+		"       tmemctl --help | --version\n\nCommands:\n");
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		fprintf(out, "  %-12s %s\n  %-12s   %s\n", commands[i].name,
+			commands[i].usage, "", commands[i].help);
+	fprintf(out, "\nSIZE: bytes with K/M/G/T (powers of 1024), or pages as Np;\n"
+		"set also takes \"none\".  CLIENT: a domid or a client name.\n"
+		"The socket: --socket, $TMEMCTL_SOCKET, /run/tmemd/control.sock as\n"
+		"root, else $XDG_RUNTIME_DIR/tmemd/control.sock.  See tmemctl(8).\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct tmemctl_opts opts = { 0 };
+	const struct tmemctl_cmd *cmd;
+	char sockbuf[4096];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+s:jhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			opts.socket = optarg;
+			break;
+		case 'j':
+			opts.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("tmemctl %s (control protocol %d)\n", TMEMCTL_VERSION,
+			       TMEMCTL_PROTO_VERSION);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	cmd = find_cmd(argv[optind]);
+	if (!cmd) {
+		usage_error("unknown command \"%s\"", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!opts.socket)
+		opts.socket = ctl_default_socket(sockbuf, sizeof(sockbuf));
+	if (!opts.socket) {
+		usage_error("no control socket: set --socket, TMEMCTL_SOCKET or XDG_RUNTIME_DIR");
+		return EXIT_USAGE;
+	}
+	argv += optind;
+	argc -= optind;
+	optind = 0;   /* the subcommand's getopt starts afresh */
+	return cmd->fn(&opts, argc, argv);
+}

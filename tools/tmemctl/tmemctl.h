@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tmemctl: the control CLI.  main.c parses the global options and picks a
+ * subcommand from a table {name, fn, help}; each subcommand lives in its
+ * own cmd_*.c.  They talk to tmemd through ctl_call() (conn.c), one JSON
+ * request and reply per line over the control socket (man/tmemctl.8).
+ *
+ * Exit codes: 0 ok, 1 the daemon refused or failed (or cannot be
+ * reached), 2 usage.
+ */
+#ifndef TMEMCTL_H
+#define TMEMCTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#define TMEMCTL_VERSION "0.1"
+#define TMEMCTL_PROTO_VERSION 1
+#define TMEMCTL_MAX_REPLY (64u << 20) /* a stats reply with many clients */
+
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+/* Global options, parsed once in main.c. */
+struct tmemctl_opts {
+	const char *socket;   /* control socket path */
+	bool json;            /* --json: print one JSON document */
+};
+
+/* One subcommand: argv[0] is its name; returns an exit code. */
+struct tmemctl_cmd {
+	const char *name;
+	int (*fn)(const struct tmemctl_opts *opts, int argc, char **argv);
+	const char *usage;    /* the arguments, for --help */
+	const char *help;     /* one line */
+};
+
+int cmd_status(const struct tmemctl_opts *, int, char **);
+int cmd_stats(const struct tmemctl_opts *, int, char **);
+int cmd_list(const struct tmemctl_opts *, int, char **);
+int cmd_set(const struct tmemctl_opts *, int, char **);
+int cmd_freeze(const struct tmemctl_opts *, int, char **);
+int cmd_thaw(const struct tmemctl_opts *, int, char **);
+int cmd_flush(const struct tmemctl_opts *, int, char **);
+int cmd_shared_auth(const struct tmemctl_opts *, int, char **);
+int cmd_pool_size(const struct tmemctl_opts *, int, char **);
+int cmd_top(const struct tmemctl_opts *, int, char **);
+
+/* conn.c: a connection to the control socket. */
+struct ctl_conn {
+	int fd;
+	char *buf;            /* received bytes not yet returned */
+	size_t len, cap;
+};
+/* 0, or an exit code with the reason printed to stderr. */
+int ctl_open(const char *path, struct ctl_conn *conn);
+void ctl_close(struct ctl_conn *conn);
+/*
+ * Sends {"version":1,"cmd":cmd,"args":args} (steals args, may be NULL)
+ * and waits for the reply.  0 and *result (a new reference), or an exit
+ * code: EXIT_FAILED with the daemon's error message printed to stderr
+ * as "tmemctl: CMD: MESSAGE".
+ */
+int ctl_request(struct ctl_conn *conn, const char *cmd, json_t *args,
+		json_t **result);
+/* ctl_open + ctl_request + ctl_close. */
+int ctl_call(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
+	     json_t **result);
+
+/* The default socket: $TMEMCTL_SOCKET, /run/tmemd/control.sock as root,
+ * else $XDG_RUNTIME_DIR/tmemd/control.sock.  NULL if none can be found. */
+const char *ctl_default_socket(char *buf, size_t len);
+
+/* size.c: "4096", "64K", "512M", "2G", "1T" (bytes, powers of 1024) or
+ * "100p" (pages) into pages.  Bytes must be a whole number of pages.
+ * With allow_none, "none"/"unlimited" give UINT64_MAX.  0 or -EINVAL. */
+int parse_size_pages(const char *text, bool allow_none, uint64_t *pages);
+/* 0..TMEM_MAX_WEIGHT style unsigned integer; 0 or -EINVAL. */
+int parse_uint(const char *text, uint64_t max, uint64_t *out);
+
+/* print.c */
+void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int print_json(json_t *doc);    /* to stdout, indented; steals doc; EXIT_OK */
+/* Follows a dotted path ("ops.failed_puts.quota"); NULL if absent. */
+json_t *jpath(json_t *obj, const char *path);
+/* Integer member as uint64 (0 when absent or not an integer). */
+uint64_t jget_u64(json_t *obj, const char *path);
+/* Human size of pages: "12.0M" etc. */
+void fmt_pages(char *buf, size_t len, uint64_t pages);
+/* A cap: "-" for null, else the size. */
+void fmt_cap(char *buf, size_t len, json_t *cap);
+void print_clients_table(FILE *out, json_t *clients);
+void print_pool_summary(FILE *out, json_t *pool);
+
+/* prom.c: the stats document in the Prometheus text format.  0 or -EINVAL. */
+int prom_write(FILE *out, json_t *stats);
+
+#endif /* TMEMCTL_H */
