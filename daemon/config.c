@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "control/ctl_proto.h"
 #include "size.h"
 
 struct parse_ctx {
@@ -52,50 +53,6 @@ int tmemd_check_client_name(const char *name)
 			return -EINVAL;
 	}
 	return 0;
-}
-
-int tmemd_parse_uuid(const char *s, struct tmem_uuid *out)
-{
-	uint8_t b[16];
-	unsigned nb = 0;
-
-	for (size_t i = 0; s[i]; i++) {
-		int hi, lo;
-
-		if (s[i] == '-' && (i == 8 || i == 13 || i == 18 || i == 23))
-			continue;
-		if (nb == 16 || !isxdigit((unsigned char)s[i]) ||
-		    !isxdigit((unsigned char)s[i + 1]))
-			return -EINVAL;
-		hi = isdigit((unsigned char)s[i]) ? s[i] - '0' : (tolower((unsigned char)s[i]) - 'a' + 10);
-		lo = isdigit((unsigned char)s[i + 1]) ? s[i + 1] - '0' : (tolower((unsigned char)s[i + 1]) - 'a' + 10);
-		b[nb++] = (uint8_t)(hi << 4 | lo);
-		i++;
-	}
-	if (nb != 16 || strlen(s) != 36)
-		return -EINVAL;
-	out->lo = out->hi = 0;
-	for (unsigned i = 0; i < 8; i++) {
-		out->lo |= (uint64_t)b[i] << (8 * i);
-		out->hi |= (uint64_t)b[8 + i] << (8 * i);
-	}
-	return 0;
-}
-
-void tmemd_format_uuid(const struct tmem_uuid *u, char out[37])
-{
-	uint8_t b[16];
-	char *p = out;
-
-	for (unsigned i = 0; i < 8; i++) {
-		b[i] = (uint8_t)(u->lo >> (8 * i));
-		b[8 + i] = (uint8_t)(u->hi >> (8 * i));
-	}
-	for (unsigned i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			*p++ = '-';
-		p += sprintf(p, "%02x", b[i]);
-	}
 }
 
 /* A cap: a size (rounded down to pages) or "none"/"unlimited". */
@@ -148,6 +105,32 @@ static int parse_bool(const char *v, bool *out)
 		return 0;                                                  \
 	} while (0)
 
+/* [tmemd] control-* keys: who may use control.sock, and how much. */
+static int control_key(struct parse_ctx *ctx, const char *key, const char *v)
+{
+	struct tmemd_config *cfg = ctx->cfg;
+	unsigned long n;
+	char *end;
+
+	if (!strcmp(key, "control-admin-group")) {
+		if (!*v || strlen(v) >= sizeof(cfg->control_admin_group))
+			FAIL(ctx, "control-admin-group: want a group name, got '%s'", v);
+		snprintf(cfg->control_admin_group, sizeof(cfg->control_admin_group), "%s", v);
+	} else if (!strcmp(key, "control-socket-mode")) {
+		n = strtoul(v, &end, 8);
+		if (!*v || *end || n > 0777 || !(n & 0600))
+			FAIL(ctx, "control-socket-mode: want an octal mode such as 0660, got '%s'", v);
+		cfg->control_socket_mode = (unsigned)n;
+	} else if (!strcmp(key, "control-max-per-uid")) {
+		if (parse_uint(v, 1, 1024, &n))
+			FAIL(ctx, "control-max-per-uid: want 1..1024, got '%s'", v);
+		cfg->control_max_per_uid = (unsigned)n;
+	} else {
+		FAIL(ctx, "unknown key '%s' in [tmemd]", key);
+	}
+	return 1;
+}
+
 static int tmemd_key(struct parse_ctx *ctx, const char *key, const char *v)
 {
 	struct tmemd_config *cfg = ctx->cfg;
@@ -173,6 +156,13 @@ static int tmemd_key(struct parse_ctx *ctx, const char *key, const char *v)
 		if (strcmp(v, "auto") && strcmp(v, "xen") && strcmp(v, "local"))
 			FAIL(ctx, "transport: want auto, xen or local, got '%s'", v);
 		snprintf(cfg->transport, sizeof(cfg->transport), "%s", v);
+	} else if (!strcmp(key, "xen-domains")) {
+		/* Checked by the xen transport, which owns the syntax. */
+		if (strlen(v) >= sizeof(cfg->xen_domains))
+			FAIL(ctx, "xen-domains: longer than %zu bytes", sizeof(cfg->xen_domains) - 1);
+		snprintf(cfg->xen_domains, sizeof(cfg->xen_domains), "%s", v);
+	} else if (!strncmp(key, "control-", 8)) {
+		return control_key(ctx, key, v);
 	} else {
 		FAIL(ctx, "unknown key '%s' in [tmemd]", key);
 	}
@@ -212,7 +202,7 @@ static int settings_key(struct parse_ctx *ctx, struct tmemd_client_conf *cc,
 	} else if (cc && !strcmp(key, "shared-auth")) {
 		if (cc->nr_auth == TMEMD_MAX_AUTH_PER_CLIENT)
 			FAIL(ctx, "shared-auth: at most %d per client", TMEMD_MAX_AUTH_PER_CLIENT);
-		if (tmemd_parse_uuid(v, &cc->auth[cc->nr_auth]))
+		if (ctl_uuid_parse(v, &cc->auth[cc->nr_auth]))
 			FAIL(ctx, "shared-auth: bad UUID '%s'", v);
 		cc->nr_auth++;
 	} else {

@@ -3,7 +3,9 @@
  * tmemd.conf: the daemon's settings, read with libinih.  man/tmemd.conf.5
  * documents every section and key:
  *
- *   [tmemd]      memory, workers, runtime-dir, state-dir, transport
+ *   [tmemd]      memory, workers, runtime-dir, state-dir, transport,
+ *                xen-domains, control-admin-group, control-socket-mode,
+ *                control-max-per-uid
  *   [defaults]   ephemeral-max, persistent-max, weight, compress
  *   [client NAME] the same keys as [defaults] for the client called NAME,
  *                plus shared-auth = UUID (repeatable): NAME may join that
@@ -44,6 +46,11 @@ struct tmemd_config {
 	char runtime_dir[256];   /* "": /run/tmemd or $XDG_RUNTIME_DIR/tmemd */
 	char state_dir[256];     /* "": the control server's default */
 	char transport[16];      /* "auto", "xen" or "local" */
+	/* The control socket (daemon/control/control.h's config). */
+	char control_admin_group[64]; /* "": root only */
+	unsigned control_socket_mode; /* 0: 0660 */
+	unsigned control_max_per_uid; /* 0: the control server's default */
+	char xen_domains[512];   /* xen allow-list; "": every domU (xen/allow.h) */
 	struct tmem_client_settings defaults; /* caps in pages */
 	struct tmemd_client_conf *clients;    /* heap array */
 	unsigned nr_clients;
@@ -75,8 +82,6 @@ void tmemd_config_client_settings(const struct tmemd_config *cfg,
 /* Client names: 1..63 bytes of [A-Za-z0-9._:-].  0 or -EINVAL. */
 int tmemd_check_client_name(const char *name);
 
-/* "0123abcd-...." (RFC 4122 text) <-> struct tmem_uuid.  0 or -EINVAL. */
-int tmemd_parse_uuid(const char *s, struct tmem_uuid *out);
-void tmemd_format_uuid(const struct tmem_uuid *u, char out[37]);
+/* UUID text: ctl_uuid_parse()/ctl_uuid_format() in control/ctl_proto.h. */
 
 #endif /* TMEMD_CONFIG_H */

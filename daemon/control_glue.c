@@ -131,6 +131,9 @@ int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 		.state_dir = cfg->state_dir,
 		.transport = cfg->transport,
 		.version = cfg->version,
+		.admin_group = cfg->admin_group,
+		.socket_mode = cfg->socket_mode,
+		.max_conns_per_uid = cfg->max_conns_per_uid,
 	};
 	struct tmemd_control_hooks hooks = {
 		.store = tmemd_clients_store(reg),
@@ -172,6 +175,11 @@ fail:
 	tmemd_control_stop(g->ctl);
 	free(g);
 	return rc;
+}
+
+int tmemd_ctl_glue_write_stats(struct tmemd_ctl_glue *g, const char *path)
+{
+	return tmemd_control_write_stats(g->ctl, path);
 }
 
 void tmemd_ctl_glue_stop(struct tmemd_ctl_glue *g)

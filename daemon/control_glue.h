@@ -18,12 +18,18 @@ struct tmemd_ctl_glue_config {
 	const char *state_dir;     /* NULL: the control server's default */
 	const char *transport;     /* for "status" */
 	const char *version;
+	const char *admin_group;   /* NULL or "": root only */
+	unsigned socket_mode;      /* 0: 0660 */
+	unsigned max_conns_per_uid; /* 0: the server's default */
 };
 
 /* Starts the server; logs and returns -errno on failure. */
 int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 			 struct tmemd_loop *loop, struct tmemd_clients *reg,
 			 struct tmemd_ctl_glue **out);
+/* The SIGUSR1 dump: the control server's "stats" document, written to
+ * path atomically.  0 or -errno. */
+int tmemd_ctl_glue_write_stats(struct tmemd_ctl_glue *g, const char *path);
 /* Stops it (before clients, policy and store go).  Accepts NULL. */
 void tmemd_ctl_glue_stop(struct tmemd_ctl_glue *g);
 

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tmemd's log: one line per event on stderr, with a level prefix.  Only
- * daemon/ logs.  A function either logs an error or returns it, never
- * both.  The journal backend (sd_journal) replaces the sink later
- * without changing callers.
+ * tmemd's log.  Only daemon/ logs.  A function either logs an error or
+ * returns it, never both.  The sink is daemon/systemd/'s: under systemd
+ * (stderr is the journal stream) structured journal entries with
+ * PRIORITY=, SYSLOG_IDENTIFIER=tmemd and, for client and pool events,
+ * CLIENT=, DOMID= and POOL=; anywhere else one line per event on stderr.
  */
 #ifndef TMEMD_LOG_H
 #define TMEMD_LOG_H
+
+#include <stdint.h>
 
 enum tmemd_log_level {
 	TMEMD_LOG_ERR = 3,
@@ -19,8 +22,21 @@ enum tmemd_log_level {
 /* The one mutable global besides the parsed options (STYLE.md, 9). */
 extern int tmemd_log_level;
 
+/*
+ * Chooses the sink (journal or stderr) once; main() calls it first.  A
+ * message logged before is written as if it had been called (the sink
+ * opens on first use), so tests and tools need not call it.
+ */
+void tmemd_log_open(void);
+
 void tmemd_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* An event about one client (and pool): client is its name, domid -1
+ * for a local client, pool -1 when not about one pool. */
+void tmemd_log_client(int level, const char *client, int domid, int64_t pool,
+		      const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
 #define log_err(...) tmemd_log(TMEMD_LOG_ERR, __VA_ARGS__)
 #define log_warn(...) tmemd_log(TMEMD_LOG_WARNING, __VA_ARGS__)

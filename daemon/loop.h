@@ -55,6 +55,10 @@ struct tmemd_loop_timer {
 void tmemd_loop_set_timer(struct tmemd_loop *loop,
 			  const struct tmemd_loop_timer *timer);
 
+/* CLOCK_MONOTONIC in nanoseconds: the daemon's one clock for deadlines
+ * and spin windows. */
+uint64_t tmemd_now_ns(void);
+
 /* Runs until a signal handler returns true.  0 or -errno. */
 int tmemd_loop_run(struct tmemd_loop *loop);
 

@@ -22,7 +22,6 @@
 #include "reload.h"
 #include "service.h"
 #include "size.h"
-#include "stats_json.h"
 #include "transport.h"
 #include "workers.h"
 
@@ -145,11 +144,15 @@ static int start_services(struct tmemd *d)
 		.clients = d->clients,
 		.workers = d->workers,
 		.runtime_dir = d->cfg.runtime_dir,
+		.cfg = &d->cfg,
 	};
 	struct tmemd_ctl_glue_config cc = {
 		.runtime_dir = d->cfg.runtime_dir,
 		.state_dir = d->cfg.state_dir[0] ? d->cfg.state_dir : NULL,
 		.version = TMEMD_VERSION,
+		.admin_group = d->cfg.control_admin_group,
+		.socket_mode = d->cfg.control_socket_mode,
+		.max_conns_per_uid = d->cfg.control_max_per_uid,
 	};
 	const char *why = NULL;
 	int rc;
@@ -194,7 +197,7 @@ static bool on_signal(int signo, void *data)
 
 	switch (signo) {
 	case SIGUSR1:
-		rc = tmemd_stats_write(d->clients, d->stats_path);
+		rc = tmemd_ctl_glue_write_stats(d->control, d->stats_path);
 		if (rc)
 			log_warn("%s: %s", d->stats_path, strerror(-rc));
 		else
@@ -236,6 +239,7 @@ int main(int argc, char **argv)
 	default:
 		break;
 	}
+	tmemd_log_open();
 	if (opts.verbose)
 		tmemd_log_level = TMEMD_LOG_DEBUG;
 	d.config_path = opts.config_path;

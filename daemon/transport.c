@@ -6,7 +6,7 @@
 
 /* Preferred first: auto picks the first usable one. */
 static const struct tmem_transport_ops *const transports[] = {
-	/* &tmemd_transport_xen goes here when it exists (issue #8). */
+	&tmemd_transport_xen,
 	&tmemd_transport_local,
 };
 

@@ -6,8 +6,8 @@
  * same ring code (ring.c) and request path (dispatch.c).
  *
  *   local  unix socket + memfd + eventfds (transport_local.c)
- *   xen    xenstore + grant tables + event channels (a later issue; it
- *          adds one line to the table in transport.c)
+ *   xen    xenstore + grant tables + event channels (xen/transport_xen.c,
+ *          state machine in xen/backend.c)
  */
 #ifndef TMEMD_TRANSPORT_H
 #define TMEMD_TRANSPORT_H
@@ -24,6 +24,9 @@ struct tmemd_env {
 	struct tmemd_clients *clients;
 	struct tmemd_workers *workers;
 	const char *runtime_dir;
+	/* The config in force (reloads update it in place); NULL in tests.
+	 * The xen transport reads xen-domains from it. */
+	const struct tmemd_config *cfg;
 };
 
 struct tmem_transport_ops {
@@ -39,6 +42,7 @@ struct tmem_transport_ops {
 };
 
 extern const struct tmem_transport_ops tmemd_transport_local;
+extern const struct tmem_transport_ops tmemd_transport_xen;
 
 /*
  * The transport for a --transport/transport= name: "local", "xen" or

@@ -13,6 +13,13 @@
  * ack, which the serving worker calls.  A fault only shuts the socket
  * down; the main thread then sees the hang-up and tears down as for any
  * disconnect, so teardown has one path and one thread.
+ *
+ * An unattached connection costs tmemd a socket and memory and gives
+ * nothing back, so it is bounded: the hello must come within
+ * HANDSHAKE_MS of the accept (one timerfd, armed for the earliest
+ * deadline, sweeps the late ones), and one uid may have at most
+ * MAX_PENDING_PER_UID connections still in the handshake; past that its
+ * new connections are closed at once.  MAX_CONNS bounds them all.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +31,9 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -32,6 +41,8 @@
 #include "transport.h"
 
 #define MAX_CONNS 1024
+#define MAX_PENDING_PER_UID 16
+#define HANDSHAKE_MS 5000
 
 struct local_state;
 
@@ -44,16 +55,23 @@ struct local_conn {
 	void *region;
 	size_t region_size;
 	bool attached;              /* ring handed to a worker */
+	uid_t uid;                  /* the peer's, at connect */
+	uint64_t deadline_ns;       /* CLOCK_MONOTONIC: hello due by then */
 	struct local_conn *next;
 };
 
 struct local_state {
 	struct tmemd_env env;
 	struct tmemd_watch listen_w;
+	struct tmemd_watch timer_w; /* handshake deadlines (timerfd) */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct local_conn *conns;
 	unsigned nr_conns;
 };
+
+/* A log line about an attached connection's client (CLIENT=, DOMID=). */
+#define log_conn(level, c, ...) \
+	tmemd_log_client(level, (c)->client->name, (c)->client->domid, -1, __VA_ARGS__)
 
 static void conn_free(struct local_conn *c)
 {
@@ -63,7 +81,7 @@ static void conn_free(struct local_conn *c)
 	if (c->attached)
 		tmemd_workers_detach(st->env.workers, &c->ring);
 	if (c->client)
-		log_info("client %s disconnected after %llu requests",
+		log_conn(TMEMD_LOG_INFO, c, "client %s disconnected after %llu requests",
 			 c->client->name, (unsigned long long)c->ring.requests);
 	tmemd_client_remove(c->client);
 	if (c->region)
@@ -95,7 +113,7 @@ static void local_notify(struct tmemd_ring *ring)
 	/* EAGAIN means the counter is saturated: the client has a
 	 * doorbell pending anyway. */
 	if (write(c->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		log_debug("client %s: doorbell: %m", c->client->name);
+		log_conn(TMEMD_LOG_DEBUG, c, "client %s: doorbell: %m", c->client->name);
 }
 
 static void local_ack(struct tmemd_ring *ring)
@@ -104,14 +122,16 @@ static void local_ack(struct tmemd_ring *ring)
 	uint64_t v;
 
 	if (read(c->kick_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		log_debug("client %s: reading doorbell: %m", c->client->name);
+		log_conn(TMEMD_LOG_DEBUG, c, "client %s: reading doorbell: %m",
+			 c->client->name);
 }
 
 static void local_fault(struct tmemd_ring *ring, const char *reason)
 {
 	struct local_conn *c = ring->priv;
 
-	log_warn("client %s: %s; disconnecting it", c->client->name, reason);
+	log_conn(TMEMD_LOG_WARNING, c, "client %s: %s; disconnecting it",
+		 c->client->name, reason);
 	shutdown(c->w.fd, SHUT_RDWR);
 }
 
@@ -247,8 +267,8 @@ static int32_t attach(struct local_conn *c, const struct tmem_local_hello *h)
 	c->ring.priv = c;
 	c->ring.kick_fd = c->kick_fd;
 	tmemd_ring_init(&c->ring);
-	log_info("client %s attached: %u entries, %u slots", c->client->name,
-		 h->nr_entries, h->nr_slots);
+	log_conn(TMEMD_LOG_INFO, c, "client %s attached: %u entries, %u slots",
+		 c->client->name, h->nr_entries, h->nr_slots);
 	rc = tmemd_workers_attach(st->env.workers, &c->ring);
 	if (rc)
 		return rc;
@@ -319,28 +339,118 @@ static void on_conn(struct tmemd_watch *w, uint32_t events)
 	}
 	if (c->attached && (events & EPOLLIN) &&
 	    recv(w->fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
-		log_warn("client %s: message after the handshake; disconnecting it",
+		log_conn(TMEMD_LOG_WARNING, c,
+			 "client %s: message after the handshake; disconnecting it",
 			 c->client->name);
 	conn_free(c);
+}
+
+/* ---- handshake deadline and per-uid cap ---- */
+
+/* Arms the timer for the earliest handshake deadline, or disarms it.
+ * A deadline of a connection that attached or went meanwhile only makes
+ * a sweep that finds nothing. */
+static void arm_handshake_timer(struct local_state *st)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	uint64_t first = 0;
+
+	for (struct local_conn *c = st->conns; c; c = c->next)
+		if (!c->attached && (!first || c->deadline_ns < first))
+			first = c->deadline_ns;
+	its.it_value.tv_sec = (time_t)(first / 1000000000u);
+	its.it_value.tv_nsec = (long)(first % 1000000000u);
+	if (timerfd_settime(st->timer_w.fd, TFD_TIMER_ABSTIME, &its, NULL))
+		log_err("handshake timer: %m; idle connections are not timed out");
+}
+
+static void on_handshake_timer(struct tmemd_watch *w, uint32_t events)
+{
+	struct local_state *st = w->data;
+	uint64_t expirations, now = tmemd_now_ns();
+	struct local_conn *c, *next;
+
+	(void)events;
+	if (read(w->fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		log_debug("handshake timer: %m");
+	for (c = st->conns; c; c = next) {
+		next = c->next;
+		if (c->attached || c->deadline_ns > now)
+			continue;
+		log_notice("local connection (uid %u) sent no handshake within %d ms; closing it",
+			   (unsigned)c->uid, HANDSHAKE_MS);
+		conn_free(c);
+	}
+	arm_handshake_timer(st);
+}
+
+/* The peer's uid, or (uid_t)-1 when the kernel does not say. */
+static uid_t peer_uid(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ? (uid_t)-1 : cred.uid;
+}
+
+/* Why a new connection from uid must be refused, or NULL. */
+static const char *over_limit(const struct local_state *st, uid_t uid)
+{
+	unsigned pending = 0;
+
+	if (st->nr_conns >= MAX_CONNS)
+		return "too many connections";
+	for (const struct local_conn *c = st->conns; c; c = c->next)
+		pending += !c->attached && c->uid == uid;
+	return pending >= MAX_PENDING_PER_UID ? "too many handshakes under way for its uid"
+					       : NULL;
+}
+
+static int handshake_timer_start(struct local_state *st)
+{
+	int rc;
+
+	st->timer_w = (struct tmemd_watch){ .fn = on_handshake_timer, .data = st,
+					    .fd = timerfd_create(CLOCK_MONOTONIC,
+								 TFD_NONBLOCK | TFD_CLOEXEC) };
+	if (st->timer_w.fd < 0) {
+		rc = -errno;
+		log_err("handshake timer: %s", strerror(-rc));
+		return rc;
+	}
+	rc = tmemd_loop_add(st->env.loop, &st->timer_w, EPOLLIN);
+	if (rc) {
+		log_err("handshake timer: cannot watch: %s", strerror(-rc));
+		close(st->timer_w.fd);
+		st->timer_w.fd = -1;
+	}
+	return rc;
 }
 
 static void on_accept(struct tmemd_watch *w, uint32_t events)
 {
 	struct local_state *st = w->data;
-	struct local_conn *c;
+	struct local_conn *c = NULL;
+	const char *why;
+	uid_t uid;
 	int fd;
 
 	(void)events;
 	fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	if (st->nr_conns >= MAX_CONNS || !(c = calloc(1, sizeof(*c)))) {
-		log_warn("refusing a local connection: %s",
-			 st->nr_conns >= MAX_CONNS ? "too many" : "out of memory");
+	uid = peer_uid(fd);
+	why = over_limit(st, uid);
+	if (!why && !(c = calloc(1, sizeof(*c))))
+		why = "out of memory";
+	if (why) {
+		log_warn("refusing a local connection (uid %u): %s", (unsigned)uid, why);
 		close(fd);
 		return;
 	}
 	c->st = st;
+	c->uid = uid;
+	c->deadline_ns = tmemd_now_ns() + HANDSHAKE_MS * 1000000ull;
 	c->memfd = c->kick_fd = c->wake_fd = -1;
 	c->w = (struct tmemd_watch){ .fd = fd, .fn = on_conn, .data = c };
 	c->next = st->conns;
@@ -348,6 +458,8 @@ static void on_accept(struct tmemd_watch *w, uint32_t events)
 	st->nr_conns++;
 	if (tmemd_loop_add(st->env.loop, &c->w, EPOLLIN | EPOLLRDHUP))
 		conn_free(c);
+	else
+		arm_handshake_timer(st);
 }
 
 /* ---- listening socket ---- */
@@ -403,6 +515,10 @@ static void local_stop(void *state)
 		return;
 	while (st->conns)
 		conn_free(st->conns);
+	if (st->timer_w.fd >= 0) {
+		tmemd_loop_del(st->env.loop, &st->timer_w);
+		close(st->timer_w.fd);
+	}
 	if (st->listen_w.fd >= 0) {
 		tmemd_loop_del(st->env.loop, &st->listen_w);
 		close(st->listen_w.fd);
@@ -419,8 +535,10 @@ static int local_start(const struct tmemd_env *env, void **state)
 	if (!st)
 		return -ENOMEM;
 	st->env = *env;
-	st->listen_w.fd = -1;
-	rc = listen_on(st); /* logs its own failures */
+	st->listen_w.fd = st->timer_w.fd = -1;
+	rc = handshake_timer_start(st); /* logs its own failures */
+	if (!rc)
+		rc = listen_on(st);
 	if (!rc) {
 		rc = tmemd_loop_add(env->loop, &st->listen_w, EPOLLIN);
 		if (rc)

@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "loop.h"
+#include "tmem_barrier.h"
 #include "workers.h"
 
 #define BATCH 64u
@@ -46,23 +48,6 @@ struct tmemd_workers {
 	unsigned nr;
 	struct tmemd_worker *w;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
 
 static void do_unlink(struct tmemd_worker *w, struct tmemd_ring *ring)
 {
@@ -167,7 +152,7 @@ static void adapt(struct tmemd_worker *w, bool spin_hit, uint64_t gap)
 static void *worker_main(void *arg)
 {
 	struct tmemd_worker *w = arg;
-	uint64_t last_work = now_ns();
+	uint64_t last_work = tmemd_now_ns();
 
 	w->spin_ns = TMEMD_SPIN_MAX_NS;
 	for (;;) {
@@ -177,12 +162,12 @@ static void *worker_main(void *arg)
 		    !apply_cmds(w))
 			break;
 		if (serve_all(w)) {
-			t = now_ns();
+			t = tmemd_now_ns();
 			adapt(w, true, t - last_work);
 			last_work = t;
 			continue;
 		}
-		t = now_ns();
+		t = tmemd_now_ns();
 		if (t - last_work < w->spin_ns) {
 			/* Past the first few µs, give the CPU away between
 			 * polls: when clients and workers outnumber CPUs,
@@ -190,14 +175,14 @@ static void *worker_main(void *arg)
 			if (t - last_work > TMEMD_SPIN_YIELD_NS)
 				sched_yield();
 			else
-				cpu_relax();
+				tmem_cpu_relax();
 			continue;
 		}
 		if (arm_all(w))
 			continue;
 		adapt(w, false, 0);
 		sleep_on_doorbells(w);
-		last_work = now_ns(); /* the spin window restarts after a wake */
+		last_work = tmemd_now_ns(); /* the spin window restarts after a wake */
 		if (!apply_cmds(w))
 			break;
 	}

@@ -9,7 +9,8 @@
  * writing a link into it cost the evicting put a cache miss.  The stack
  * is LIFO, so the next put reuses the frame freed last.  Frames never
  * handed out since the last shrink sit above a bump index, so a fresh
- * arena costs nothing until it is used.  All under alloc_lock.
+ * arena costs nothing until it is used.  All under alloc_lock (the size
+ * fields are also read without it, see arena_set()).
  */
 #include <errno.h>
 #include <string.h>
@@ -112,7 +113,7 @@ int arena_grow(struct tmem_arena *a, uint32_t new_frames)
 		return ret;
 	if (a->prefault)
 		arena_prefault(a, a->total_frames, new_frames);
-	a->total_frames = new_frames;
+	arena_set(&a->total_frames, new_frames);
 	return 0;
 }
 
@@ -127,7 +128,7 @@ void arena_trim_free(struct tmem_arena *a, uint32_t new_frames)
 	a->free_top = keep;
 	if (a->bump > new_frames)
 		a->bump = new_frames;
-	a->total_frames = new_frames;
+	arena_set(&a->total_frames, new_frames);
 }
 
 void arena_release(struct tmem_arena *a, uint32_t new_frames,
@@ -156,7 +157,7 @@ static int raw_alloc(struct tmem_arena *a, uint32_t len, uint32_t *handle)
 	} else {
 		return -ENOSPC;
 	}
-	a->used++;
+	arena_set(&a->used, a->used + 1);
 	*handle = f;
 	return 0;
 }
@@ -167,7 +168,7 @@ static void raw_free(struct tmem_arena *a, uint32_t f)
 	a->free_stack[a->free_top++] = f;
 	if (a->free_top > a->free_high)
 		a->free_high = a->free_top;
-	a->used--;
+	arena_set(&a->used, a->used - 1);
 }
 
 static void *raw_ptr(const struct tmem_arena *a, uint32_t f)
@@ -192,7 +193,8 @@ static uint32_t raw_relocate(struct tmem_arena *a, uint32_t f)
 	if (raw_alloc(a, TMEM_PAGE_SIZE, &to) < 0)
 		return f;
 	memcpy(frame_ptr(a, to), frame_ptr(a, f), TMEM_PAGE_SIZE);
-	a->used--; /* the old frame is outside the arena now; not freed to the list */
+	/* The old frame is outside the arena now; not freed to the stack. */
+	arena_set(&a->used, a->used - 1);
 	return to;
 }
 

@@ -11,13 +11,15 @@
  * average chain short (O(1) lookups) and the buckets within the metadata
  * budget.  A failed allocation while growing only leaves chains longer.
  *
- * Chains are kept in insertion order, oldest first (adds append, growing
- * keeps the order).  Eviction removes pages (and so objects) oldest
- * first, so its victim is usually the first entry of its chain and the
- * removal touches only the bucket, instead of walking past every newer
- * entry, each a cold descriptor by the time the victim is old.  An add
- * pays a walk to the tail, but the put that adds has just walked the
- * same chain in its lookup, so those descriptors are already cached.
+ * Page chains are kept in insertion order, oldest first (adds append,
+ * growing keeps the order).  Eviction removes pages oldest first, so its
+ * victim is usually the first entry of its chain and the removal touches
+ * only the bucket, instead of walking past every newer entry, each a
+ * cold descriptor by the time the victim is old.  An add pays a walk to
+ * the tail, but the put that adds has just walked the same chain in its
+ * lookup, so those descriptors are already cached.  Object chains stay
+ * newest first: every put looks its object up, and puts come in runs on
+ * the newest objects, while an object leaves the table only once.
  * Hashes are XXH3 with a per-store random seed, so a guest cannot choose
  * oids that collide.  All functions expect the pool lock.
  */
@@ -130,19 +132,20 @@ static void htab_grow(struct tmem_pool *pool, struct tmem_htab *t)
 	t->mask = n - 1;
 }
 
-/* Append entry e with hash h, growing t first when its load passes load. */
+/* Add entry e with hash h at the end of its chain (append) or at the
+ * front, growing t first when its load passes load. */
 static void htab_add(struct tmem_pool *pool, struct tmem_htab *t, uint32_t e,
-		     uint64_t h, uint32_t load)
+		     uint64_t h, uint32_t load, bool append)
 {
 	uint32_t *link;
 
 	if (t->count >= load * (uint64_t)(t->mask + 1))
 		htab_grow(pool, t);
 	link = &t->b[h & t->mask];
-	while (*link != TMEM_NIL)
+	while (append && *link != TMEM_NIL)
 		link = chain_link(pool, t, *link);
+	*chain_link(pool, t, e) = *link;
 	*link = e;
-	*chain_link(pool, t, e) = TMEM_NIL;
 	t->count++;
 }
 
@@ -177,7 +180,8 @@ uint32_t do_page_lookup(struct tmem_pool *pool, const struct tmem_oid *oid,
 void do_page_hash_add(struct tmem_pool *pool, uint32_t page, uint64_t oh)
 {
 	htab_add(pool, &pool->pages, page,
-		 page_hash(oh, pd(pool->store, page)->index), TMEM_PAGE_HTAB_LOAD);
+		 page_hash(oh, pd(pool->store, page)->index), TMEM_PAGE_HTAB_LOAD,
+		 true);
 }
 
 void do_page_hash_del(struct tmem_pool *pool, uint32_t page, uint64_t oh)
@@ -206,7 +210,7 @@ uint32_t do_obj_lookup(struct tmem_pool *pool, const struct tmem_oid *oid,
 
 void do_obj_hash_add(struct tmem_pool *pool, uint32_t head, uint64_t oh)
 {
-	htab_add(pool, &pool->objs, head, oh, TMEM_OBJ_HTAB_LOAD);
+	htab_add(pool, &pool->objs, head, oh, TMEM_OBJ_HTAB_LOAD, false);
 }
 
 void do_obj_hash_replace(struct tmem_pool *pool, uint32_t old, uint32_t new,

@@ -61,15 +61,21 @@ void counters_snapshot(const struct tmem_counters *c,
 
 void tmem_store_arena_counts(struct tmem_store *s, struct tmem_arena_counts *out)
 {
+	uint32_t total, used;
+
 	if (!out)
 		return;
 	memset(out, 0, sizeof(*out));
 	if (!s)
 		return;
-	pthread_mutex_lock(&s->alloc_lock);
-	out->total_pages = s->arena.total_frames;
-	out->free_pages = s->arena.total_frames - s->arena.used;
-	pthread_mutex_unlock(&s->alloc_lock);
+	/* Without alloc_lock: every put asks (policy/ watches its reserve),
+	 * and a global lock there would serialise all guests.  The two
+	 * reads may straddle an op; a shrink never leaves used above total,
+	 * but a racing pair of reads might, hence the clamp. */
+	used = arena_get(&s->arena.used);
+	total = arena_get(&s->arena.total_frames);
+	out->total_pages = total;
+	out->free_pages = total > used ? total - used : 0;
 	out->ephemeral = ld(&s->kind_pages[TMEM_KIND_EPH]);
 	out->persistent = ld(&s->kind_pages[TMEM_KIND_PERS]);
 }

@@ -2,17 +2,19 @@
 /*
  * pools/ internals.  Only the sources in pools/ include this.
  *
- * Memory layout.  Three mmap'd regions, all reserved once with
+ * Memory layout.  Four mmap'd regions, all reserved once with
  * MAP_NORESERVE so that only what is touched costs memory:
  *
  *   arena    max_frames x 4 KiB page frames (the data);
+ *   free     the raw allocator's stack of free frame numbers, 4 bytes
+ *            a frame (resident up to its high-water mark);
  *   pages    page descriptors, struct tmem_pagedesc, 32 bytes each;
  *   objs     object descriptors, struct tmem_objdesc, 24 bytes each,
  *            handed out in chunks of TMEM_OBJS_PER_CHUNK to one pool,
  *            plus a 16-byte struct tmem_chunk per chunk.
  *
  * Descriptors refer to each other by uint32 index (TMEM_NIL = none), never
- * by pointer, so the three regions are position-independent: a later
+ * by pointer, so the regions are position-independent: a later
  * issue can put them in a memfd and map them again after a restart.  The
  * per-pool hash tables, the LRU lists and the free lists are derived
  * state that a restore can rebuild from the descriptors (rewriting the
@@ -27,6 +29,9 @@
  * and, shared by the object's pages, a 24-byte object descriptor, the
  * object-hash bucket share (<= 2 bytes, load factor 2..4) and 1/64 of
  * a 16-byte chunk record.  Worst case, one page per object: <= 62.3.
+ * Per arena frame rather than per page: the free-frame stack, 4 bytes a
+ * frame at most (only its high-water mark is resident, and a store that
+ * has never freed many frames at once holds next to none).
  * The object descriptor holds only the oid: its hash-chain link and the
  * head of its page list live in its head page (see struct tmem_pagedesc),
  * and its pool is the owner of the chunk it sits in.
@@ -123,7 +128,9 @@ struct tmem_data_ops {
 };
 extern const struct tmem_data_ops tmem_raw_data_ops;
 
-/* The host memory arena and its free-frame allocator.  Under alloc_lock. */
+/* The host memory arena and its free-frame allocator.  Under alloc_lock;
+ * total_frames and used are also read without it (the arena counts every
+ * put asks for), so they are written with arena_set(). */
 struct tmem_arena {
 	uint8_t *base;         /* max_frames pages reserved, NORESERVE */
 	uint32_t max_frames;   /* reservation size */
@@ -319,6 +326,17 @@ static inline void *page_data(const struct tmem_store *s, uint32_t page)
 static inline enum tmem_kind pool_kind(const struct tmem_pool *pool)
 {
 	return pool->persistent ? TMEM_KIND_PERS : TMEM_KIND_EPH;
+}
+
+/* A tmem_arena size field: written under alloc_lock, read with or without it. */
+static inline void arena_set(uint32_t *field, uint32_t v)
+{
+	__atomic_store_n(field, v, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t arena_get(const uint32_t *field)
+{
+	return __atomic_load_n(field, __ATOMIC_RELAXED);
 }
 
 static inline void ctr_inc(_Atomic uint64_t *c)

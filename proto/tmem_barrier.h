@@ -18,6 +18,7 @@
 
 #ifdef __KERNEL__
 #include <asm/barrier.h>
+#include <asm/processor.h>
 #include <linux/compiler.h>
 
 /* Read the peer's index before reading anything it published. */
@@ -49,6 +50,12 @@ static inline void tmem_full_barrier(void)
 	smp_mb();
 }
 
+/* One step of a busy wait: lets a sibling hyperthread run. */
+static inline void tmem_cpu_relax(void)
+{
+	cpu_relax();
+}
+
 #else /* userspace */
 
 /* Read the peer's index before reading anything it published. */
@@ -78,6 +85,18 @@ static inline void tmem_store_once(uint32_t *p, uint32_t v)
 static inline void tmem_full_barrier(void)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* One step of a busy wait: PAUSE on x86 (eases the sibling hyperthread
+ * and the exit from the spin loop), elsewhere a compiler barrier so the
+ * loop re-reads shared memory. */
+static inline void tmem_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
 }
 
 #endif /* __KERNEL__ */

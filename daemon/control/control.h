@@ -131,6 +131,13 @@ int tmemd_control_settings_for(const struct tmemd_control *ctl,
 			       const char *name, int domid,
 			       struct tmem_client_settings *out);
 
+/*
+ * Writes the "stats" document (the schema man/tmemctl.8 documents, the
+ * one "tmemctl stats --json" prints) to path atomically, mode 0644.
+ * tmemd's SIGUSR1 dump.  0 or -errno.
+ */
+int tmemd_control_write_stats(struct tmemd_control *ctl, const char *path);
+
 /* Closes every connection, unlinks the socket.  Accepts NULL. */
 void tmemd_control_stop(struct tmemd_control *ctl);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ctl_state.h"
@@ -272,27 +273,26 @@ static int fsync_dir_of(const char *path)
 	return rc;
 }
 
-int ctl_state_save(const struct ctl_state *st, const char *path,
-		   struct ctl_err *err)
+int ctl_write_json_atomic(const char *path, json_t *doc, mode_t mode)
 {
 	char tmp[PATH_MAX];
-	json_t *doc = state_doc(st);
-	char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
 	int fd = -1, rc;
 
-	json_decref(doc);
 	if (!text)
-		return ctl_err_set(err, ENOMEM, "out of memory");
+		return -ENOMEM;
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp)) {
-		rc = ctl_err_set(err, ENAMETOOLONG, "state file path too long");
+		rc = -ENAMETOOLONG;
 		goto out;
 	}
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
-		rc = ctl_err_set(err, errno, "state file %s: %s", tmp, strerror(errno));
+		rc = -errno;
 		goto out;
 	}
-	rc = write_all(fd, text, strlen(text));
+	rc = fchmod(fd, mode) ? -errno : 0;
+	if (rc == 0)
+		rc = write_all(fd, text, strlen(text));
 	if (rc == 0)
 		rc = write_all(fd, "\n", 1);
 	if (rc == 0 && fsync(fd))
@@ -301,15 +301,27 @@ int ctl_state_save(const struct ctl_state *st, const char *path,
 		rc = -errno;
 	if (rc) {
 		unlink(tmp);
-		ctl_err_set(err, -rc, "state file %s: %s", path, strerror(-rc));
 		goto out;
 	}
 	rc = fsync_dir_of(path);
-	if (rc)
-		ctl_err_set(err, -rc, "state dir of %s: fsync: %s", path, strerror(-rc));
 out:
 	if (fd >= 0)
 		close(fd);
 	free(text);
+	return rc;
+}
+
+int ctl_state_save(const struct ctl_state *st, const char *path,
+		   struct ctl_err *err)
+{
+	json_t *doc = state_doc(st);
+	int rc;
+
+	if (!doc)
+		return ctl_err_set(err, ENOMEM, "out of memory");
+	rc = ctl_write_json_atomic(path, doc, 0600);
+	json_decref(doc);
+	if (rc)
+		ctl_err_set(err, -rc, "state file %s: %s", path, strerror(-rc));
 	return rc;
 }

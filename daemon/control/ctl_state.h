@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "ctl_proto.h"
 #include "tmem_policy.h"
@@ -52,6 +53,11 @@ int ctl_state_load(struct ctl_state *st, const char *path, struct ctl_err *err);
 /* Writes st to path atomically.  0 or -errno with err. */
 int ctl_state_save(const struct ctl_state *st, const char *path,
 		   struct ctl_err *err);
+
+/* Writes doc (indented, sorted keys, a final newline) to path with the
+ * given mode, atomically: a temp file beside it, fsync, rename, fsync of
+ * the dir.  0 or -errno. */
+int ctl_write_json_atomic(const char *path, json_t *doc, mode_t mode);
 
 /* The stored settings of name, or NULL. */
 const struct ctl_settings *ctl_state_lookup(const struct ctl_state *st,

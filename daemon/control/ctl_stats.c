@@ -271,3 +271,15 @@ json_t *ctl_list_document(struct tmemd_control *ctl)
 	return json_pack("{s:i, s:o}", "version", TMEMD_CONTROL_PROTO_VERSION,
 			 "clients", clients_json(ctl, false));
 }
+
+int tmemd_control_write_stats(struct tmemd_control *ctl, const char *path)
+{
+	json_t *doc = ctl_stats_document(ctl);
+	int rc;
+
+	if (!doc)
+		return -ENOMEM;
+	rc = ctl_write_json_atomic(path, doc, 0644);
+	json_decref(doc);
+	return rc;
+}

@@ -2,12 +2,13 @@
 # core, whose objects the userspace harness in tests/shim/ links.
 #
 #   make shim              build guest-shim/kernel/tmem_shim.ko against KDIR
-#   make shim-dkms         stage a DKMS source tree in build/dkms/
+#   make shim-dkms         stage the DKMS source tree in build/dkms/: the
+#                          same tree, dkms.conf (mk/dkms.conf.in), name and
+#                          version as make install and tmem-shim-dkms
 #   make check             also: shim-check (zero warnings against Debian's
-#                          headers), shim-checkpatch, shim-dkms-check,
-#                          shim-man-lint
+#                          headers), shim-checkpatch, shim-dkms-check
+# (tmem_shim.4 is linted with every other page by man-lint, tests/packaging.)
 SHIM_DIR := guest-shim/kernel
-SHIM_VERSION := 0.1
 SHIM_CORE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(SHIM_DIR)/core/*.c))
 SHIM_KSRCS := $(wildcard $(SHIM_DIR)/*.c $(SHIM_DIR)/*.h $(SHIM_DIR)/core/*.c $(SHIM_DIR)/core/*.h)
 SHIM_KSRCS := $(filter-out %.mod.c,$(SHIM_KSRCS))
@@ -28,7 +29,7 @@ ifneq ($(findstring thread,$(SANITIZE)),)
 $(BUILD)/guest-shim/kernel/core/%.o: EXTRA_CFLAGS += -Wno-tsan
 endif
 
-CHECK_EXTRA += shim-check shim-checkpatch shim-dkms-check shim-man-lint
+CHECK_EXTRA += shim-check shim-checkpatch shim-dkms-check
 
 shim: | $(DEPS_STAMP)
 	@test -d "$(KDIR)" || { echo "shim: no kernel build tree (KDIR=$(KDIR))"; exit 1; }
@@ -63,19 +64,21 @@ shim-checkpatch: $(CHECKPATCH)
 	$(Q)perl $(CHECKPATCH) --no-tree -f --quiet \
 		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON $(SHIM_COMPAT_H)
 
-# DKMS copies the module folder alone: stage it with proto/'s headers.
-SHIM_DKMS_DIR := build/dkms/tmem_shim-$(SHIM_VERSION)
+# DKMS copies the module folder alone: stage it with proto/'s headers,
+# exactly as make install does (install_dkms_tree, DKMS_NAME and VERSION
+# are mk/install.mk's, included later: hence "=", not ":=").
+SHIM_DKMS_DIR = build/dkms/$(DKMS_NAME)-$(VERSION)
 shim-dkms: | $(DEPS_STAMP)
-	$(Q)rm -rf $(SHIM_DKMS_DIR) && mkdir -p $(SHIM_DKMS_DIR)/core $(SHIM_DKMS_DIR)/proto
-	$(Q)cp $(SHIM_DIR)/Kbuild $(SHIM_DIR)/Makefile $(SHIM_DIR)/dkms.conf \
-		$(filter-out $(SHIM_DIR)/core/%,$(SHIM_KSRCS)) $(SHIM_DKMS_DIR)/
-	$(Q)cp $(filter $(SHIM_DIR)/core/%,$(SHIM_KSRCS)) $(SHIM_DKMS_DIR)/core/
-	$(Q)cp proto/tmem_proto.h proto/tmem_barrier.h $(SHIM_DKMS_DIR)/proto/
+	$(Q)rm -rf build/dkms
+	$(call install_dkms_tree,$(SHIM_DKMS_DIR))
 	@echo "  DKMS    $(SHIM_DKMS_DIR) (dkms add $(SHIM_DKMS_DIR))"
 
 # The staged tree builds on its own (no ../../proto to fall back on).
 shim-dkms-check: shim-dkms
 	@test -n "$(SHIM_DEBIAN_KDIR)" || { echo "shim-dkms-check: linux-headers-amd64 missing"; exit 1; }
+	$(Q)(. $(SHIM_DKMS_DIR)/dkms.conf && \
+		[[ "$$PACKAGE_NAME-$$PACKAGE_VERSION" == $(notdir $(SHIM_DKMS_DIR)) ]]) || \
+		{ echo "shim-dkms-check: $(SHIM_DKMS_DIR)/dkms.conf names another package"; exit 1; }
 	$(Q)rm -rf build/dkms-check && mkdir -p build/dkms-check && \
 		cp -r $(SHIM_DKMS_DIR) build/dkms-check/src
 	$(Q)$(MAKE) --no-print-directory -C $(SHIM_DEBIAN_KDIR) M=$(abspath build/dkms-check/src) \
@@ -83,13 +86,7 @@ shim-dkms-check: shim-dkms
 		{ cat build/dkms-check/kbuild.log; exit 1; }
 	$(Q)test -f build/dkms-check/src/tmem_shim.ko
 
-shim-man-lint:
-	$(Q)for m in man/tmem.7 man/tmem_shim.4; do \
-		out=$$(groff -ww -z -man $$m 2>&1); \
-		if [ -n "$$out" ]; then echo "$$m:"; echo "$$out"; exit 1; fi; \
-	done
-
-.PHONY: shim shim-check shim-checkpatch shim-dkms shim-dkms-check shim-man-lint
+.PHONY: shim shim-check shim-checkpatch shim-dkms shim-dkms-check
 
 # Kbuild writes next to the sources; make clean removes that too.
 CLEAN_EXTRA += $(wildcard $(SHIM_DIR)/*.o $(SHIM_DIR)/*.ko $(SHIM_DIR)/*.mod \

@@ -96,6 +96,8 @@ static int recv_welcome(int sock, uint32_t *client_id, int32_t *refusal)
 	n = recv(sock, &w, sizeof(w), 0);
 	if (n < 0)
 		return -errno;
+	if (n == 0)   /* closed without a welcome: tmemd refused the connection */
+		return -ECONNREFUSED;
 	if (n != (ssize_t)sizeof(w) || w.magic != TMEM_LOCAL_MAGIC ||
 	    w.version != TMEM_LOCAL_VERSION)
 		return -EPROTO;

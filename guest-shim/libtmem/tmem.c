@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "raw_internal.h"
+#include "tmem_barrier.h"
 #include "tmem.h"
 
 #define SPIN_MIN_NS 10000u   /* 10 µs */
@@ -60,15 +61,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
 }
 
 static struct tmem_ring_hdr *hdr(struct tmem_conn *c)
@@ -157,7 +149,7 @@ static void do_wait_progress(struct tmem_conn *c)
 		if (now_ns() - start > SPIN_YIELD_NS)
 			sched_yield();
 		else
-			cpu_relax();
+			tmem_cpu_relax();
 	} while (now_ns() - start < c->spin_ns);
 	c->spin_ns = c->spin_ns / 2 < SPIN_MIN_NS ? SPIN_MIN_NS : c->spin_ns / 2;
 	for (;;) {

@@ -26,11 +26,11 @@ const char *tmemctl_bin(void)
 	return env ? env : TEST_BUILD_DIR "/tmemctl";
 }
 
-static const char *host_bin(void)
+static const char *tmemd_bin(void)
 {
-	const char *env = getenv("CONTROL_HOST_BIN");
+	const char *env = getenv("TMEMD_BIN");
 
-	return env ? env : TEST_BUILD_DIR "/tests/control/control_host";
+	return env ? env : TEST_BUILD_DIR "/tmemd";
 }
 
 void host_init(struct host *h)
@@ -42,74 +42,233 @@ void host_init(struct host *h)
 	snprintf(h->run, sizeof(h->run), "%s/run", h->dir);
 	snprintf(h->state, sizeof(h->state), "%s/state", h->dir);
 	snprintf(h->sock, sizeof(h->sock), "%s/control.sock", h->run);
+	snprintf(h->guest_sock, sizeof(h->guest_sock), "%s/guest.sock", h->run);
 	ck_assert_int_eq(mkdir(h->run, 0755), 0);
+}
+
+/* Writes <dir>/tmemd.conf: the control-* keys the host options ask for. */
+static void write_conf(struct host *h, const char *const *opt, char *path, size_t len)
+{
+	static const char *const keys[][2] = {
+		{ "--admin-group", "control-admin-group" },
+		{ "--socket-mode", "control-socket-mode" },
+		{ "--max-per-uid", "control-max-per-uid" },
+	};
+	FILE *f;
+
+	snprintf(path, len, "%s/tmemd.conf", h->dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[tmemd]\n", f);
+	for (; opt[0]; opt += 2) {
+		size_t k = 0;
+
+		while (k < sizeof(keys) / sizeof(keys[0]) && strcmp(keys[k][0], opt[0]))
+			k++;
+		ck_assert_msg(k < sizeof(keys) / sizeof(keys[0]) && opt[1],
+			      "bad host option %s", opt[0]);
+		fprintf(f, "%s = %s\n", keys[k][1], opt[1]);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* True when a SOCK_SEQPACKET listener accepts a connection at path. */
+static bool answers(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	ck_assert_uint_lt(strlen(path), sizeof(addr.sun_path));
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	ok = fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* Waits until tmemd serves both sockets (0) or exits (-1). */
+static int wait_ready(struct host *h)
+{
+	for (int i = 0; i < 1000; i++) {
+		int status;
+
+		if (waitpid(h->pid, &status, WNOHANG) == h->pid) {
+			h->exit_status = WIFEXITED(status) ? WEXITSTATUS(status)
+							   : 128 + WTERMSIG(status);
+			h->pid = 0;
+			return -1;
+		}
+		/* tmemd opens guest.sock after control.sock.  No probe of
+		 * control.sock: it would count against the per-uid limit
+		 * until tmemd sees it closed. */
+		if (answers(h->guest_sock))
+			return 0;
+		usleep(10000);
+	}
+	ck_abort_msg("tmemd did not come up in 10 s, see %s/host.err", h->dir);
+	return -1;
 }
 
 int host_start(struct host *h, ...)
 {
-	const char *argv[MAX_ARGS] = { host_bin(), "--runtime-dir", h->run,
-				       "--state-dir", h->state };
-	int in[2], out[2], n = 5;
-	char line[64], errpath[128];
+	const char *opt[MAX_ARGS];
+	char conf[128], errpath[128];
+	int n = 0;
 	va_list ap;
 
 	va_start(ap, h);
-	while (n < MAX_ARGS - 1 && (argv[n] = va_arg(ap, const char *)))
+	while (n < MAX_ARGS - 1 && (opt[n] = va_arg(ap, const char *)))
 		n++;
 	va_end(ap);
-	argv[n] = NULL;
+	opt[n] = NULL;
+	write_conf(h, opt, conf, sizeof(conf));
 	snprintf(errpath, sizeof(errpath), "%s/host.err", h->dir);
-	ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
-	ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
 	h->pid = fork();
 	ck_assert_int_ge(h->pid, 0);
 	if (h->pid == 0) {
 		int err = open(errpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
 
-		dup2(in[0], 0);
-		dup2(out[1], 1);
 		if (err >= 0)
 			dup2(err, 2);
-		execv(argv[0], (char *const *)argv);
+		execl(tmemd_bin(), "tmemd", "--foreground", "--transport", "local",
+		      "--runtime-dir", h->run, "--state-dir", h->state, "--memory", "4M",
+		      "--workers", "1", "-c", conf, (char *)NULL);
 		_exit(127);
 	}
-	close(in[0]);
-	close(out[1]);
-	h->in = fdopen(in[1], "w");
-	h->out = fdopen(out[0], "r");
-	if (fgets(line, sizeof(line), h->out) && strcmp(line, "ready\n") == 0)
-		return 0;
-	host_stop(h);
-	return -1;
+	return wait_ready(h);
+}
+
+static struct guest *guest_find(struct host *h, const char *name)
+{
+	for (int i = 0; i < HOST_MAX_GUESTS; i++)
+		if (h->guests[i].conn && !strcmp(h->guests[i].name, name))
+			return &h->guests[i];
+	return NULL;
+}
+
+/* Connects; a name just disconnected may still be attached for a moment
+ * (tmemd lets it go when its main loop sees the hang-up). */
+static long guest_add(struct host *h, const char *name)
+{
+	struct guest *g = NULL;
+	int rc;
+
+	for (int i = 0; i < HOST_MAX_GUESTS && !g; i++)
+		if (!h->guests[i].conn)
+			g = &h->guests[i];
+	if (!g)
+		return -ENOSPC;
+	for (int tries = 0; tries < 200; tries++) {
+		rc = tmem_connect(h->guest_sock, name, &g->conn);
+		if (rc != -EEXIST)
+			break;
+		usleep(10000);
+	}
+	if (rc == 0)
+		snprintf(g->name, sizeof(g->name), "%s", name);
+	return rc;
+}
+
+/* RFC 4122 text to the wire's tmem_uuid (first byte lowest in lo). */
+static int uuid_parse(const char *text, struct tmem_uuid *u)
+{
+	unsigned b[16];
+	int end = 0;
+
+	if (sscanf(text, "%2x%2x%2x%2x-%2x%2x-%2x%2x-%2x%2x-%2x%2x%2x%2x%2x%2x%n",
+		   &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8],
+		   &b[9], &b[10], &b[11], &b[12], &b[13], &b[14], &b[15], &end) != 16 ||
+	    end != 36 || text[end])
+		return -EINVAL;
+	u->lo = u->hi = 0;
+	for (int i = 0; i < 8; i++) {
+		u->lo |= (uint64_t)b[i] << (8 * i);
+		u->hi |= (uint64_t)b[i + 8] << (8 * i);
+	}
+	return 0;
+}
+
+static long guest_pool(struct guest *g, const char *kind, const char *uuid_text)
+{
+	struct tmem_uuid uuid = { 0 };
+	uint32_t flags = 0;
+
+	if (!strcmp(kind, "pers"))
+		flags = TMEM_POOL_PERSIST;
+	else if (!strcmp(kind, "shared"))
+		flags = TMEM_POOL_SHARED;
+	if (flags == TMEM_POOL_SHARED && (!uuid_text || uuid_parse(uuid_text, &uuid)))
+		return -EINVAL;
+	return tmem_new_pool(g->conn, tmem_pool_flags(flags), &uuid);
+}
+
+/* puts/gets/flush over indexes 0..n-1 of object oid; counts the 1s. */
+static long guest_pages(struct guest *g, const char *op, int32_t pool, uint64_t oid_lo,
+			long n)
+{
+	static uint8_t page[TMEM_PAGE_SIZE];
+	struct tmem_oid oid = { { oid_lo, 0, 0 } };
+	long ok = 0;
+
+	for (long i = 0; i < n; i++) {
+		int rc;
+
+		memset(page, (int)(i + 1), sizeof(page));
+		if (!strcmp(op, "puts"))
+			rc = tmem_put(g->conn, pool, &oid, (uint32_t)i, page);
+		else if (!strcmp(op, "gets"))
+			rc = tmem_get(g->conn, pool, &oid, (uint32_t)i, page);
+		else
+			rc = tmem_flush_page(g->conn, pool, &oid, (uint32_t)i);
+		if (rc < 0)
+			return rc;
+		ok += rc;
+	}
+	return ok;
 }
 
 long host_cmd(struct host *h, const char *fmt, ...)
 {
-	char line[128];
+	char line[256], op[16], name[64], a[64] = "", b[64] = "";
+	struct guest *g;
+	long n = 0;
 	va_list ap;
-	long v;
+	int nf;
 
 	va_start(ap, fmt);
-	vfprintf(h->in, fmt, ap);
+	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	fputc('\n', h->in);
-	fflush(h->in);
-	ck_assert_ptr_nonnull(fgets(line, sizeof(line), h->out));
-	if (sscanf(line, "ok %ld", &v) == 1)
-		return v;
-	ck_assert_int_eq(sscanf(line, "err %ld", &v), 1);
-	return v;
+	nf = sscanf(line, "%15s %63s %63s %63s %ld", op, name, a, b, &n);
+	ck_assert_msg(nf >= 2, "bad host command: %s", line);
+	if (!strcmp(op, "add"))
+		return guest_add(h, name);
+	g = guest_find(h, name);
+	if (!g)
+		return -ENOENT;
+	if (!strcmp(op, "remove")) {
+		tmem_disconnect(g->conn);
+		g->conn = NULL;
+		return 0;
+	}
+	if (!strcmp(op, "pool"))
+		return guest_pool(g, a, nf >= 4 ? b : NULL);
+	ck_assert_msg(nf == 5 && (!strcmp(op, "puts") || !strcmp(op, "gets") ||
+				  !strcmp(op, "flush")), "bad host command: %s", line);
+	return guest_pages(g, op, (int32_t)atoi(a), strtoull(b, NULL, 0), n);
 }
 
 void host_stop(struct host *h)
 {
 	int status;
 
+	for (int i = 0; i < HOST_MAX_GUESTS; i++) {
+		tmem_disconnect(h->guests[i].conn);
+		h->guests[i].conn = NULL;
+	}
 	if (!h->pid)
 		return;
-	fclose(h->in);
-	fclose(h->out);
-	h->in = h->out = NULL;
+	kill(h->pid, SIGTERM);
 	if (waitpid(h->pid, &status, 0) == h->pid)
 		h->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	h->pid = 0;
@@ -119,8 +278,6 @@ void host_cleanup(struct host *h)
 {
 	char cmd[128];
 
-	if (h->pid)
-		kill(h->pid, SIGTERM);
 	host_stop(h);
 	if (h->dir[0]) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", h->dir);

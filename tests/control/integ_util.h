@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Integration-test plumbing: start the control host (later: tmemd) on a
- * temporary runtime and state dir, drive its guest side over stdin, run
+ * Integration-test plumbing: start the real tmemd (local transport) on a
+ * temporary runtime and state dir, be its guests through libtmem, run
  * the real tmemctl (optionally as another uid) and talk raw JSON to the
  * control socket.
  *
- * Binaries: $TMEMCTL_BIN (default $(BUILD)/tmemctl) and $CONTROL_HOST_BIN
- * (default $(BUILD)/tests/control/control_host).
+ * Binaries: $TMEMCTL_BIN (default $(BUILD)/tmemctl) and $TMEMD_BIN
+ * (default $(BUILD)/tmemd).
  */
 #ifndef TESTS_CONTROL_INTEG_UTIL_H
 #define TESTS_CONTROL_INTEG_UTIL_H
@@ -16,25 +16,50 @@
 
 #include <jansson.h>
 
+#include "tmem.h"
+
+#define HOST_MAX_GUESTS 16
+
+/* One libtmem connection: a local client of the tmemd under test. */
+struct guest {
+	char name[64];
+	struct tmem_conn *conn;  /* NULL: slot free */
+};
+
 struct host {
 	char dir[64];       /* the temp dir holding run/ and state/ */
 	char run[96];
 	char state[96];
-	char sock[128];
-	pid_t pid;
-	FILE *in, *out;     /* the host's stdin and stdout */
+	char sock[128];     /* control.sock */
+	char guest_sock[128];
+	pid_t pid;          /* tmemd's */
 	int exit_status;    /* after host_stop() */
+	struct guest guests[HOST_MAX_GUESTS];
 };
 
 /* Makes the temp dirs (run/ is 0755 so another uid can reach the socket). */
 void host_init(struct host *h);
-/* Starts the host with extra options (NULL-terminated); 0, or -1 if it
- * exited before "ready" (exit status in h->exit_status, stderr in
- * <dir>/host.err). */
+/*
+ * Starts tmemd --foreground --transport local on the temp dirs, with
+ * extra options (NULL-terminated): --admin-group G, --socket-mode OCTAL
+ * and --max-per-uid N become tmemd.conf's control-* keys.  0 once both
+ * sockets answer, or -1 if tmemd exited first (exit status in
+ * h->exit_status, stderr in <dir>/host.err).
+ */
 int host_start(struct host *h, ...);
-/* One stdin command; returns N of "ok N" or the negative errno. */
+/*
+ * One guest operation through libtmem; returns its count (pool id for
+ * "pool") or the negative errno:
+ *   add NAME                connect as client NAME; 0 (retried while tmemd
+ *                           still holds a just-removed NAME)
+ *   remove NAME             disconnect; 0
+ *   pool NAME KIND [UUID]   new pool, KIND eph|pers|shared; the pool id
+ *   puts NAME POOL OID N    N puts (indexes 0..N-1); how many were stored
+ *   gets NAME POOL OID N    N gets; how many hit
+ *   flush NAME POOL OID N   N page flushes; how many were there
+ */
 long host_cmd(struct host *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Closes stdin, waits for exit. */
+/* Disconnects the guests, stops tmemd (SIGTERM), waits for its exit. */
 void host_stop(struct host *h);
 /* host_stop if running, removes the temp dirs. */
 void host_cleanup(struct host *h);

@@ -2,15 +2,14 @@
 # variables are spelled out: tools/module.mk is read after this file.)
 #   test_control_unit   request parser/validator, state file, sizes, UUIDs,
 #                       Prometheus output (UNIT_TESTS)
-#   test_control_integ  the real tmemctl against control_host, which serves
-#                       libtmemctl-server.a over the real pools/ and policy/
-#                       (INTEGRATION_TESTS; later: against tmemd itself)
+#   test_control_integ  the real tmemctl against the real tmemd (local
+#                       transport), its guests driven through libtmem
+#                       (INTEGRATION_TESTS)
 #   make control-fuzz   builds the libFuzzer target for the control JSON
 #                       parser (clang; not part of make check)
 
 TEST_CONTROL_UNIT := $(BUILD)/tests/control/test_control_unit
 TEST_CONTROL_INTEG := $(BUILD)/tests/control/test_control_integ
-CONTROL_HOST := $(BUILD)/tests/control/control_host
 CONTROL_FUZZ := $(BUILD)/fuzz/fuzz_control_request
 TMEM_CORE_LIBS ?= $(BUILD)/libtmempolicy.a $(BUILD)/libtmempools.a
 CONTROL_TEST_LIBS := $(call pkg_libs,check jansson liblz4 libxxhash)
@@ -26,15 +25,11 @@ $(TEST_CONTROL_UNIT): $(BUILD)/tests/control/test_control_unit.o \
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -o $@
 
-$(CONTROL_HOST): $(BUILD)/tests/control/control_host.o $(CONTROL_SERVER_LIB) \
-		$(TMEM_CORE_LIBS)
-	$(call quiet,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_SERVER_LIBS) $(call pkg_libs,liblz4 libxxhash) -o $@
-
 $(TEST_CONTROL_INTEG): $(BUILD)/tests/control/test_control_integ.o \
-		$(BUILD)/tests/control/integ_util.o | $(CONTROL_HOST) $(BUILD)/tmemctl
+		$(BUILD)/tests/control/integ_util.o $(BUILD)/libtmem.a \
+		| $(BUILD)/tmemd $(BUILD)/tmemctl
 	$(call quiet,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -lpthread -o $@
 
 $(CONTROL_FUZZ): tests/control/fuzz_control_request.c daemon/control/ctl_proto.c \
 		| $(DEPS_STAMP)

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Integration tests of the control plane: the real tmemctl against the
- * real control server over the real store and policy (control_host, to
- * be replaced by tmemd once it hosts the control server).  Every
- * subcommand and flag, the stats schema key by key, quotas taking effect
- * and surviving a restart, read-only peers, and hostile requests.
+ * Integration tests of the control plane: the real tmemctl against a
+ * real tmemd (local transport), its guests real libtmem connections.
+ * Every subcommand and flag, the stats schema key by key, quotas taking
+ * effect and surviving a restart, read-only peers, and hostile requests.
+ *
+ * Local clients have no Xen domain id (stats show "domid": null), so a
+ * client is named here where a Xen guest could also be given by domid;
+ * a setting stored for a domid is still accepted and kept.
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,7 +29,7 @@ static void setup(void)
 	host_init(&H);
 }
 
-/* A host still running must exit cleanly (under ASan: no leak, no error). */
+/* A tmemd still running must exit cleanly (status 0). */
 static void teardown(void)
 {
 	if (H.pid) {
@@ -195,8 +199,8 @@ static void expect_exit(struct run r, int status, const char *in_err)
 /* Two clients with pages in every kind of pool, a shared pool joined. */
 static void populate(void)
 {
-	ck_assert_int_eq(host_cmd(&H, "add vm1 5"), 0);
-	ck_assert_int_eq(host_cmd(&H, "add app -1"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add app"), 0);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 eph"), 0);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 pers"), 1);
 	ck_assert_int_eq(host_cmd(&H, "puts vm1 0 1 10"), 10);
@@ -224,7 +228,7 @@ START_TEST(test_stats_schema)
 	vm1 = client_of(doc, "vm1");
 	app = client_of(doc, "app");
 	ck_assert(json_is_null(json_object_get(app, "domid")));
-	ck_assert_int_eq(num(vm1, "domid", NULL), 5);
+	ck_assert(json_is_null(json_object_get(vm1, "domid")));
 	ck_assert_int_eq(num(vm1, "pages", "ephemeral"), 7);
 	ck_assert_int_eq(num(vm1, "ops", "puts"), 14);
 	/* cleancache = the ephemeral pools, frontswap = the persistent ones. */
@@ -290,7 +294,7 @@ START_TEST(test_prometheus_promtool)
 	populate();
 	r = ctl(&H, "stats", "--prometheus", NULL);
 	ck_assert_int_eq(r.status, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, "tmem_client_pages{client=\"vm1\",domid=\"5\","
+	ck_assert_ptr_nonnull(strstr(r.out, "tmem_client_pages{client=\"vm1\",domid=\"\","
 				     "kind=\"persistent\"} 3\n"));
 	snprintf(path, sizeof(path), "%s/metrics.prom", H.dir);
 	f = fopen(path, "w");
@@ -310,9 +314,9 @@ START_TEST(test_quota_takes_effect_and_survives_restart)
 	json_t *doc, *vm1;
 
 	start();
-	ck_assert_int_eq(host_cmd(&H, "add vm1 5"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 pers"), 0);
-	expect_exit(ctl(&H, "set", "5", "--persistent-max", "8K", NULL), 0, NULL);
+	expect_exit(ctl(&H, "set", "vm1", "--persistent-max", "8K", NULL), 0, NULL);
 	doc = ctl_json(&H, "stats", NULL);
 	ck_assert_int_eq(num(client_of(doc, "vm1"), "caps", "persistent_max_pages"), 2);
 	json_decref(doc);
@@ -328,7 +332,7 @@ START_TEST(test_quota_takes_effect_and_survives_restart)
 	host_stop(&H);
 	ck_assert_int_eq(H.exit_status, 0);
 	start();
-	ck_assert_int_eq(host_cmd(&H, "add vm1 5"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	doc = ctl_json(&H, "list", NULL);
 	ck_assert_int_eq(num(client_of(doc, "vm1"), "caps", "persistent_max_pages"), 2);
 	json_decref(doc);
@@ -342,7 +346,7 @@ START_TEST(test_ephemeral_cap)
 	json_t *doc;
 
 	start();
-	ck_assert_int_eq(host_cmd(&H, "add vm1 5"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 eph"), 0);
 	expect_exit(ctl(&H, "set", "vm1", "--ephemeral-max", "3p", NULL), 0, NULL);
 	ck_assert_int_eq(host_cmd(&H, "puts vm1 0 1 10"), 10);
@@ -357,7 +361,7 @@ START_TEST(test_set_every_flag)
 	json_t *doc, *c;
 
 	start();
-	ck_assert_int_eq(host_cmd(&H, "add vm1 5"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	expect_exit(ctl(&H, "set", "vm1", "--weight", "300", "--ephemeral-max", "1M",
 			"--persistent-max", "none", "--compress", "on", NULL), 0, "applied");
 	doc = ctl_json(&H, "list", NULL);
@@ -370,7 +374,7 @@ START_TEST(test_set_every_flag)
 	json_decref(doc);
 	expect_exit(ctl(&H, "set", "vm1", "--compress", "off", "--ephemeral-max", "unlimited",
 			NULL), 0, NULL);
-	doc = ctl_json(&H, "set", "5", "--weight", "7", NULL);
+	doc = ctl_json(&H, "set", "vm1", "--weight", "7", NULL);
 	ck_assert(json_is_true(json_object_get(doc, "connected")));
 	json_decref(doc);
 	doc = ctl_json(&H, "list", NULL);
@@ -439,10 +443,11 @@ START_TEST(test_settings_before_connect)
 
 	start();
 	expect_exit(ctl(&H, "set", "vm9", "--weight", "77", NULL), 0, "when it connects");
-	expect_exit(ctl(&H, "set", "12", "--weight", "55", NULL), 0, NULL);
+	expect_exit(ctl(&H, "set", "12", "--weight", "55", NULL), 0, NULL); /* a domid */
+	expect_exit(ctl(&H, "set", "other", "--weight", "55", NULL), 0, NULL);
 	expect_exit(ctl(&H, "freeze", "vm9", NULL), 0, NULL);
-	ck_assert_int_eq(host_cmd(&H, "add vm9 -1"), 0);
-	ck_assert_int_eq(host_cmd(&H, "add other 12"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm9"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add other"), 0);
 	doc = ctl_json(&H, "list", NULL);
 	ck_assert_int_eq(num(client_of(doc, "vm9"), "weight", NULL), 77);
 	ck_assert(json_is_true(json_object_get(client_of(doc, "vm9"), "frozen")));
@@ -456,7 +461,7 @@ START_TEST(test_freeze_thaw)
 	json_t *doc, *c;
 
 	start();
-	ck_assert_int_eq(host_cmd(&H, "add vm1 5"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 eph"), 0);
 	expect_exit(ctl(&H, "freeze", "vm1", NULL), 0, NULL);
 	ck_assert_int_eq(host_cmd(&H, "puts vm1 0 1 4"), 0);
@@ -468,10 +473,10 @@ START_TEST(test_freeze_thaw)
 	/* Frozen survives a restart too. */
 	host_stop(&H);
 	start();
-	ck_assert_int_eq(host_cmd(&H, "add vm1 5"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 eph"), 0);
 	ck_assert_int_eq(host_cmd(&H, "puts vm1 0 1 4"), 0);
-	expect_exit(ctl(&H, "thaw", "5", NULL), 0, NULL);
+	expect_exit(ctl(&H, "thaw", "vm1", NULL), 0, NULL);
 	ck_assert_int_eq(host_cmd(&H, "puts vm1 0 1 4"), 4);
 	doc = ctl_json(&H, "thaw", "vm1", NULL);
 	ck_assert(json_is_true(json_object_get(doc, "connected")));
@@ -485,7 +490,7 @@ START_TEST(test_flush_keeps_persistent)
 	struct run r;
 
 	start();
-	ck_assert_int_eq(host_cmd(&H, "add vm1 5"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 eph"), 0);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 pers"), 1);
 	ck_assert_int_eq(host_cmd(&H, "puts vm1 0 1 10"), 10);
@@ -499,7 +504,7 @@ START_TEST(test_flush_keeps_persistent)
 	ck_assert_int_eq(num(client_of(doc, "vm1"), "pages", "persistent"), 3);
 	json_decref(doc);
 	ck_assert_int_eq(host_cmd(&H, "gets vm1 1 1 3"), 3);
-	doc = ctl_json(&H, "flush", "5", NULL);
+	doc = ctl_json(&H, "flush", "vm1", NULL);
 	ck_assert_int_eq(num(doc, "evicted_pages", NULL), 0);
 	json_decref(doc);
 	expect_exit(ctl(&H, "flush", "nosuch", NULL), 1, "no connected client");
@@ -511,7 +516,7 @@ START_TEST(test_shared_auth)
 	json_t *doc, *sp;
 
 	start();
-	ck_assert_int_eq(host_cmd(&H, "add vm1 5"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 shared " UUID1), -EPERM);
 	expect_exit(ctl(&H, "shared-auth", UUID1, "vm1", NULL), 0, NULL);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 shared " UUID1), 0);
@@ -527,19 +532,30 @@ START_TEST(test_shared_auth)
 	/* The authorisation is re-applied to the store after a restart. */
 	host_stop(&H);
 	start();
-	ck_assert_int_eq(host_cmd(&H, "add vm1 5"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 shared " UUID1), 0);
-	expect_exit(ctl(&H, "shared-auth", "--revoke", UUID1, "5", NULL), 0, "no longer");
+	expect_exit(ctl(&H, "shared-auth", "--revoke", UUID1, "vm1", NULL), 0, "no longer");
 	ck_assert_int_eq(host_cmd(&H, "remove vm1"), 0);
-	ck_assert_int_eq(host_cmd(&H, "add vm1 5"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 shared " UUID1), -EPERM);
 	expect_exit(ctl(&H, "shared-auth", "not-a-uuid", "vm1", NULL), 1, "uuid");
 	host_stop(&H);
 	start();
-	ck_assert_int_eq(host_cmd(&H, "add vm1 5"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 shared " UUID1), -EPERM);
 }
 END_TEST
+
+/* A pool size tmemd cannot grow to: it reserves up to the host's RAM. */
+static const char *beyond_ram(void)
+{
+	static char buf[32];
+	unsigned long long ram = (unsigned long long)sysconf(_SC_PHYS_PAGES) *
+				 (unsigned long long)sysconf(_SC_PAGESIZE);
+
+	snprintf(buf, sizeof(buf), "%lluG", 2 * (ram >> 30) + 2);
+	return buf;
+}
 
 START_TEST(test_pool_size)
 {
@@ -553,8 +569,8 @@ START_TEST(test_pool_size)
 	doc = ctl_json(&H, "status", NULL);
 	ck_assert_int_eq(num(doc, "pool", "total_pages"), 512);
 	json_decref(doc);
-	expect_exit(ctl(&H, "pool-size", "1G", NULL), 1, "pool-size");
-	ck_assert_int_eq(host_cmd(&H, "add vm1 5"), 0);
+	expect_exit(ctl(&H, "pool-size", beyond_ram(), NULL), 1, "pool-size");
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 pers"), 0);
 	ck_assert_int_eq(host_cmd(&H, "puts vm1 0 1 100"), 100);
 	expect_exit(ctl(&H, "pool-size", "50p", NULL), 1, "persistent");
@@ -606,7 +622,7 @@ static const char *const nobody_adm[] = { "setpriv", "--reuid=65534", "--regid=6
 START_TEST(test_readonly_peer)
 {
 	ck_assert_int_eq(host_start(&H, "--admin-group", "adm", "--socket-mode", "0666", NULL), 0);
-	ck_assert_int_eq(host_cmd(&H, "add vm1 5"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	expect_exit(ctl_as(&H, nobody, "stats", NULL), 0, NULL);
 	expect_exit(ctl_as(&H, nobody, "list", "--json", NULL), 0, NULL);
 	expect_exit(ctl_as(&H, nobody, "status", NULL), 0, NULL);
@@ -730,7 +746,7 @@ START_TEST(test_pipelined_replies_in_order)
 
 	start();
 	for (int i = 0; i < 8; i++) {
-		ck_assert_int_eq(host_cmd(&H, "add vm%d %d", i, i), 0);
+		ck_assert_int_eq(host_cmd(&H, "add vm%d", i), 0);
 		ck_assert_int_eq(host_cmd(&H, "pool vm%d eph", i), 0);
 		ck_assert_int_eq(host_cmd(&H, "pool vm%d pers", i), 1);
 	}

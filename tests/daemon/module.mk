@@ -15,9 +15,12 @@ INTEGRATION_TESTS += $(TEST_TMEMD) $(TEST_HOSTILE)
 $(BUILD)/tests/daemon/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson inih)
 $(BUILD)/tests/daemon/harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$(BUILD)/tmemd"'
 
-$(TEST_DAEMON_UNIT): $(BUILD)/tests/daemon/test_daemon_unit.o $(DAEMON_CORE) $(TMEM_CORE_LIBS)
+# daemon/log.c writes through daemon/systemd/'s sink; config.c parses
+# UUIDs with the control server's parser.
+$(TEST_DAEMON_UNIT): $(BUILD)/tests/daemon/test_daemon_unit.o $(DAEMON_CORE) \
+		$(BUILD)/libtmemctl-server.a $(BUILD)/libtmemd-systemd.a $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check libsystemd) -o $@
 
 $(TEST_TMEMD) $(TEST_HOSTILE): $(BUILD)/tests/daemon/%: $(BUILD)/tests/daemon/%.o \
 		$(DAEMON_TEST_HARNESS) $(BUILD)/libtmem.a | $(TMEMD)
@@ -53,21 +56,24 @@ fuzz-dispatch: $(FUZZ_DISPATCH)
 
 # Everything on the request path; not the control or systemd glue.
 FUZZ_DAEMON_SRCS := $(filter-out daemon/service.c daemon/control_glue.c,$(DAEMON_SRCS))
-$(FUZZ_DISPATCH): tests/daemon/fuzz_dispatch.c $(FUZZ_DAEMON_SRCS) $(wildcard pools/*.c policy/*.c) | $(DEPS_STAMP)
+$(FUZZ_DISPATCH): tests/daemon/fuzz_dispatch.c $(FUZZ_DAEMON_SRCS) daemon/systemd/sd_log.c \
+		daemon/control/ctl_proto.c \
+		$(wildcard pools/*.c policy/*.c) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CLANG,$@)
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 		$(INC_tests) $(call pkg_cflags,inih jansson) $^ \
-		$(DAEMON_LDLIBS) -lpthread -o $@
+		$(DAEMON_LDLIBS) $(call pkg_libs,libsystemd) -lpthread -o $@
 
 # libFuzzer over the tmemd.conf parser.
 FUZZ_CONFIG := build/fuzz/fuzz_config
 fuzz-config: $(FUZZ_CONFIG)
 	$(FUZZ_CONFIG) -max_total_time=$${FUZZ_SECONDS:-60} -rss_limit_mb=1024
 
-$(FUZZ_CONFIG): tests/daemon/fuzz_config.c daemon/config.c daemon/size.c | $(DEPS_STAMP)
+$(FUZZ_CONFIG): tests/daemon/fuzz_config.c daemon/config.c daemon/size.c \
+		daemon/control/ctl_proto.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CLANG,$@)
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-		$(INC_tests) $(call pkg_cflags,inih) $^ $(call pkg_libs,inih) -o $@
+		$(INC_tests) $(call pkg_cflags,inih jansson) $^ $(call pkg_libs,inih jansson) -o $@
 .PHONY: fuzz-dispatch fuzz-config

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "control/ctl_proto.h"
 #include "dispatch.h"
 #include "options.h"
 #include "reload.h"
@@ -114,7 +115,7 @@ START_TEST(test_config_good)
 	tmemd_config_client_settings(&cfg, "other", &s);
 	ck_assert_uint_eq(s.weight, 50);
 	ck_assert_uint_eq(tmemd_config_client(&cfg, "fs1")->nr_auth, 2);
-	tmemd_format_uuid(&tmemd_config_client(&cfg, "fs1")->auth[0], uuid);
+	ctl_uuid_format(&tmemd_config_client(&cfg, "fs1")->auth[0], uuid);
 	ck_assert_str_eq(uuid, "6ba7b810-9dad-11d1-80b4-00c04fd430c8");
 	ck_assert_uint_eq(tmemd_config_client(&cfg, "fs1")->auth[0].lo, 0xd111ad9d10b8a76bull);
 	tmemd_config_free(&cfg);

@@ -10,6 +10,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,6 +330,51 @@ START_TEST(test_hostile_client)
 }
 END_TEST
 
+/* 0 when the peer closed fd within timeout_ms, -1 if it stayed open. */
+static int closed_within(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char b;
+
+	if (poll(&p, 1, timeout_ms) != 1)
+		return -1;
+	return recv(fd, &b, 1, MSG_DONTWAIT) == 0 ? 0 : -1;
+}
+
+/*
+ * Connections that never send a hello: one uid may hold 16 at a time
+ * (the 17th is closed at once) and each is closed once its 5 s
+ * handshake deadline passes; then the same uid connects normally.
+ */
+START_TEST(test_silent_connections)
+{
+	enum { CAP = 16 };
+	int idle[CAP], extra;
+	struct tmem_conn *c;
+	struct daemon d;
+
+	daemon_start(&d, NULL, "8M");
+	for (int i = 0; i < CAP; i++)
+		idle[i] = raw_socket(&d);
+	usleep(100000);  /* tmemd has accepted them all */
+	for (int i = 0; i < CAP; i++)
+		ck_assert_int_eq(closed_within(idle[i], 0), -1);
+	extra = raw_socket(&d);
+	ck_assert_msg(closed_within(extra, 2000) == 0, "17th silent connection kept");
+	close(extra);
+	ck_assert_int_lt(tmem_connect(d.sock, "while-full", &c), 0);
+	for (int i = 0; i < CAP; i++) {
+		ck_assert_msg(closed_within(idle[i], 8000) == 0,
+			      "silent connection %d outlived the handshake deadline", i);
+		close(idle[i]);
+	}
+	ck_assert_int_eq(tmem_connect(d.sock, "after", &c), 0);
+	tmem_disconnect(c);
+	ck_assert(daemon_alive(&d));
+	ck_assert_int_eq(daemon_stop(&d), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tmemd-hostile");
@@ -339,6 +385,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_hostile_client);
+	tcase_add_test(tc, test_silent_connections);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

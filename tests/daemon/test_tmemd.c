@@ -231,7 +231,7 @@ START_TEST(test_quota_from_config)
 	ck_assert_uint_eq(stored, 16);
 	st = daemon_stats(&d);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
-		stats_client(st, "capped"), "settings"), "persistent_max_pages")), 16);
+		stats_client(st, "capped"), "caps"), "persistent_max_pages")), 16);
 	json_decref(st);
 	tmem_disconnect(c);
 	ck_assert_int_eq(daemon_stop(&d), 0);

@@ -12,10 +12,9 @@ $(TEST_SD): $(BUILD)/tests/packaging/test_sd.o $(BUILD)/tests/packaging/notify_s
 
 $(BUILD)/tests/packaging/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check)
 
-# Needs daemon wiring (issue 6): tmemd must send the messages through
-# daemon/systemd/.  Until then it is its own target, not in
-# INTEGRATION_TESTS; the coordinator moves it there once it passes.
+# The notify protocol of a real tmemd (also its own target, notify-test).
 TEST_NOTIFY := $(BUILD)/tests/packaging/test_notify
+INTEGRATION_TESTS += $(TEST_NOTIFY)
 
 $(TEST_NOTIFY): $(BUILD)/tests/packaging/test_notify.o $(BUILD)/tests/packaging/notify_sock.o
 	$(call quiet,LD,$@)
@@ -47,9 +46,11 @@ install-test: all | $(DEPS_STAMP)
 
 # ---- Debian packages ---------------------------------------------------------
 # make debs: dpkg-buildpackage -us -uc -b on a copy of the tree, then lintian
-# (errors fail).  make deb-smoke: install them here, run the installed tmemd,
-# tmemctl and a libtmem client, dkms build the module, purge.  Both need
-# root; CI runs them.
+# (errors fail; the summary is printed).  make deb-smoke: install them here,
+# run the installed tmemd, tmemctl and a libtmem client, reload it with the
+# unit's ExecReload, run test_notify on /usr/sbin/tmemd, dkms build the
+# module, purge and check nothing is left.  Both need root; .ci/run runs
+# deb-smoke after make check.
 
 DEB_OUT := build/debs
 # make check has run the tests already; DEB_BUILD_OPTIONS= to run the unit
@@ -62,7 +63,7 @@ packaging-deps: | $(DEPS_STAMP)
 debs: packaging-deps
 	$(Q)DEB_BUILD_OPTIONS='$(DEB_BUILD_OPTIONS)' tests/packaging/build-debs.sh $(DEB_OUT)
 
-deb-smoke: debs
-	$(Q)tests/packaging/deb-smoke.sh $(DEB_OUT)
+deb-smoke: debs $(TEST_NOTIFY)
+	$(Q)tests/packaging/deb-smoke.sh $(DEB_OUT) $(TEST_NOTIFY)
 
 .PHONY: packaging-deps debs deb-smoke

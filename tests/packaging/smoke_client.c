@@ -2,8 +2,12 @@
 /*
  * The libtmem-dev smoke test: built against the installed headers and
  * library (pkg-config libtmem), it stores a page in a running tmemd and
- * reads it back.  Usage: smoke_client GUEST_SOCKET
+ * reads it back.  With --hold it prints "stored" after the put and waits
+ * for a line on stdin before the get, so a reload (SIGHUP) can happen in
+ * between: the page must survive it, and the connection too.
+ * Usage: smoke_client GUEST_SOCKET [--hold]
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,10 +18,13 @@ int main(int argc, char **argv)
 	static unsigned char put[TMEM_PAGE_SIZE], got[TMEM_PAGE_SIZE];
 	struct tmem_oid oid = { .oid = { 1, 2, 3 } };
 	struct tmem_conn *c = NULL;
+	char line[64];
+	bool hold;
 	int pool, rc;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: smoke_client GUEST_SOCKET\n");
+	hold = argc == 3 && !strcmp(argv[2], "--hold");
+	if (argc != 2 && !hold) {
+		fprintf(stderr, "usage: smoke_client GUEST_SOCKET [--hold]\n");
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof(put); i++)
@@ -30,6 +37,12 @@ int main(int argc, char **argv)
 	/* Persistent, so tmemd may not drop the page before the get. */
 	pool = tmem_new_pool(c, tmem_pool_flags(TMEM_POOL_PERSIST), NULL);
 	rc = pool < 0 ? pool : tmem_put(c, pool, &oid, 0, put);
+	if (rc == 1 && hold) {
+		printf("stored\n");
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin))
+			rc = -1;
+	}
 	if (rc == 1)
 		rc = tmem_get(c, pool, &oid, 0, got);
 	tmem_disconnect(c);

@@ -313,14 +313,21 @@ static uint64_t *oldest(struct model *m, int cli)
 	return best;
 }
 
-static void op_evict(struct model *m, int cli)
+/* Evict n pages (n == 1: the single-page call; else the batched one). */
+static void op_evict(struct model *m, int cli, unsigned int n)
 {
 	struct tmem_client *c = cli < 0 ? tmem_store_shared_client(m->s) : m->cli[cli].c;
-	uint64_t *victim = oldest(m, cli);
+	unsigned int want = 0;
+	uint64_t *victim;
 
-	MEQ(tmem_client_evict_oldest(c), victim != NULL);
-	if (victim)
+	while (want < n && (victim = oldest(m, cli))) {
 		*victim = 0;
+		want++;
+	}
+	if (n == 1)
+		MEQ(tmem_client_evict_oldest(c), (int)want);
+	else
+		MEQ(tmem_client_evict_oldest_n(c, n), want);
 }
 
 static void op_client_restart(struct model *m, int cli)
@@ -385,7 +392,8 @@ static void model_step(struct model *m)
 	else if (r < 940)
 		op_flush(m, cli, id, o, i, true);
 	else if (r < 997)
-		op_evict(m, pick(m, 4) == 0 ? -1 : cli);
+		op_evict(m, pick(m, 4) == 0 ? -1 : cli,
+			 pick(m, 2) ? 1 : 2 + pick(m, 40));
 	else if (r < 998)
 		op_resize(m);
 	else

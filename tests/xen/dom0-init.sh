@@ -1,7 +1,7 @@
 #!/bin/sh
 # /init of the e2e-xen dom0 (busybox + the host's Xen toolstack + tmemd).
 # Brings up xenstored/xenconsoled and tmemd --transport xen, then runs the
-# guests listed in /guest/guests one after another ("NAME QUOTA" lines):
+# guests listed in /guest/guests ("NAME QUOTA" lines), one at a time:
 # xl create, watch the guest's console log for its markers, snapshot
 # `tmemctl stats --json` while it runs, apply the quota case, xl destroy,
 # check that its client is gone.  Everything the host checks is printed on
@@ -11,7 +11,7 @@ export LD_LIBRARY_PATH=/usr/lib/xen-4.17/lib
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 mkdir -p /dev/pts /dev/shm; mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /run; mkdir -p /var/run; mount -t tmpfs tmpfs /var/run
-mkdir -p /var/run/xen /var/run/xenstored /run/xen /run/tmemd /var/log/xen/console
+mkdir -p /var/run/xen /var/run/xenstored /run/xen /run/tmemd /var/log/xen/console /var/lock
 echo 1 >/proc/sys/kernel/printk
 up() { cut -d' ' -f1 /proc/uptime; }
 say() { echo "E2E-DOM0 $*"; }
@@ -21,13 +21,23 @@ TMEMCTL="tmemctl --socket /run/tmemd/control.sock"
 say "USERSPACE uptime=$(up) kernel=$(uname -r)"
 for m in $(cat /mods/load-order); do insmod /mods/$m || say "insmod $m FAILED"; done
 mkdir -p /proc/xen; mount -t xenfs xenfs /proc/xen
+# The guests' swap disks: QEMU virtio disks, one per guest.
+disks=$(sed -n 's/.*target=\([^" ]*\)".*/\1/p' /guest/*.cfg)
+i=0; for d in $disks; do while [ ! -b $d ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; done
+for d in $disks; do
+	[ -b $d ] || { say "NO-DISK $d"; ls /sys/bus/pci/devices; dmesg | grep -iE 'virtio|pci|blk' | tail -20; }
+done
+say "DISKS $(echo $disks)"
 xenstored --pid-file /var/run/xenstored.pid || say "xenstored FAILED"
 xenstore-write /local/domain/0/name Domain-0
 xen-init-dom0 >/dev/null || say "xen-init-dom0 FAILED"
 xenconsoled --pid-file=/var/run/xenconsoled.pid --log=guest --log-dir=$CON || say "xenconsoled FAILED"
 say "TOOLSTACK uptime=$(up) $(xl info | grep -E '^xen_version' | tr -s ' ')"
 
-tmemd --transport xen --runtime-dir /run/tmemd --state-dir /run/tmemd \
+# e2e.tmemd=0 on the dom0 command line (E2E_DOM0_EXTRA): no tmemd, so the
+# guests swap to their disks alone; for telling a tmem fault from a platform one.
+if grep -q 'e2e.tmemd=0' /proc/cmdline; then TMEMD_BIN=/bin/false; else TMEMD_BIN=tmemd; fi
+$TMEMD_BIN --transport xen --runtime-dir /run/tmemd --state-dir /run/tmemd \
 	--memory ${TMEMD_MEMORY:-640M} --verbose >/run/tmemd.log 2>&1 &
 tmemd_pid=$!
 i=0; while [ ! -S /run/tmemd/control.sock ] && [ $i -lt 100 ] && kill -0 $tmemd_pid 2>/dev/null; do
@@ -42,21 +52,36 @@ fi
 snapshot() {   # LABEL GUEST DOMID: one line of compact stats JSON
 	echo "E2E-STATS $1 $2 $3 uptime=$(up) $($TMEMCTL stats --json 2>&1 | tr -d '\n\t')"
 }
+# relay GUEST: its new E2E lines, live on the serial console (uses $shown).
+relay() {
+	n=$(wc -l <$CON/guest-$1.log 2>/dev/null || echo 0)
+	[ "$n" -gt "$shown" ] || return 0
+	sed -n "$((shown + 1)),${n}p" $CON/guest-$1.log | tr -d '\r' |
+		grep -E '^E2E-(GUEST|WORKLOAD)' | sed "s/^/E2E-LIVE $1 /"
+	shown=$n
+}
 # wait_marker GUEST PATTERN SECONDS: until the guest's console log has it.
 wait_marker() {
 	j=0
 	while [ $j -lt $(($3 * 2)) ]; do
+		relay $1
 		grep -q "$2" $CON/guest-$1.log 2>/dev/null && return 0
-		xl domid $1 >/dev/null 2>&1 || return 1
+		xl domid $1 >/dev/null 2>&1 || { relay $1; say "GUEST-GONE $1"; xl dmesg | grep -E "d[0-9]+v[0-9]+ (Triple|.*crash)" | tail -3 | sed "s/^/E2E-DOM0 XEN /"; return 1; }
 		sleep 0.5; j=$((j+1))
 	done
 	return 1
 }
 
-while read -r name quota; do
-	[ -n "$name" ] || continue
-	say "CREATE $name uptime=$(up)"
-	xl create /guest/$name.cfg >/tmp/xl-$name.log 2>&1 || { say "CREATE-FAILED $name"; sed 's/^/E2E-XL /' /tmp/xl-$name.log; continue; }
+# create_guest NAME: xl create, one at a time (concurrent creates fail).
+create_guest() {
+	say "CREATE $1 uptime=$(up)"
+	xl create /guest/$1.cfg >/tmp/xl-$1.log 2>&1 && return 0
+	say "CREATE-FAILED $1"; sed 's/^/E2E-XL /' /tmp/xl-$1.log
+	return 1
+}
+# run_guest NAME QUOTA: one created guest, from its boot to xl destroy.
+run_guest() {
+	name=$1 quota=$2 shown=0
 	domid=$(xl domid $name)
 	say "DOMID $name $domid"
 	# stats every 2 s while the guest runs
@@ -64,15 +89,15 @@ while read -r name quota; do
 	poller=$!
 	wait_marker $name "E2E-GUEST $name READY" 180 || say "TIMEOUT $name READY"
 	if [ "$quota" = 1 ]; then
-		wait_marker $name "E2E-GUEST $name WAIT-QUOTA" 600 || say "TIMEOUT $name WAIT-QUOTA"
+		wait_marker $name "E2E-GUEST $name WAIT-QUOTA" 900 || say "TIMEOUT $name WAIT-QUOTA"
 		snapshot pre-quota $name $domid
-		$TMEMCTL set $domid --persistent-max 4M >/tmp/set.log 2>&1
-		say "QUOTA $name domid=$domid rc=$? $(cat /tmp/set.log | tr '\n' ' ')"
+		$TMEMCTL set $domid --persistent-max 4M >/tmp/set-$name.log 2>&1
+		say "QUOTA $name domid=$domid rc=$? $(tr '\n' ' ' </tmp/set-$name.log)"
 		tty=$(xenstore-read /local/domain/$domid/console/tty)
 		echo go >$tty
 		say "GO-SENT $name tty=$tty"
 	fi
-	wait_marker $name "E2E-WORKLOAD-HOLD" 900 || say "TIMEOUT $name HOLD"
+	wait_marker $name "E2E-GUEST $name DONE" 1200 || say "TIMEOUT $name DONE"
 	kill $poller; wait $poller 2>/dev/null
 	cat /tmp/stats-$name.log
 	snapshot hold $name $domid
@@ -82,7 +107,22 @@ while read -r name quota; do
 	echo "E2E-CONSOLE-BEGIN $name"
 	sed "s/^/E2E-CON $name /" $CON/guest-$name.log
 	echo "E2E-CONSOLE-END $name"
+}
+
+# One guest at a time; e2e.parallel=1 on the dom0 command line
+# (E2E_PARALLEL=1) runs them all at once.
+pids=""
+while read -r name quota; do
+	[ -n "$name" ] || continue
+	if grep -q 'e2e.parallel=1' /proc/cmdline; then
+		create_guest $name || continue
+		run_guest $name $quota &
+		pids="$pids $!"
+	else
+		create_guest $name && run_guest $name $quota
+	fi
 done </guest/guests
+for p in $pids; do wait $p; done
 
 say "TMEMD-ALIVE $(kill -0 $tmemd_pid 2>/dev/null && echo yes || echo no)"
 sed 's/^/E2E-TMEMD-LOG /' /run/tmemd.log | tail -n 200

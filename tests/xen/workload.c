@@ -100,6 +100,16 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A line every 64 MiB: under TCG a run takes minutes. */
+static void progress(const char *tag, const char *what, size_t page, double t0)
+{
+	if (page == 0 || page % (64 * 1024 * 1024 / PAGE_BYTES))
+		return;
+	printf("E2E-WORKLOAD-PROGRESS tag=%s %s %zu MiB in %.1f s\n", tag, what,
+	       page * PAGE_BYTES >> 20, now_s() - t0);
+	fflush(stdout);
+}
+
 struct args {
 	long mib, factor;
 	uint64_t seed;
@@ -160,10 +170,13 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	t0 = now_s();
-	for (size_t i = 0; i < pages; i++)
+	for (size_t i = 0; i < pages; i++) {
 		fill_page((uint64_t *)(mem + i * PAGE_BYTES), i, seed);
+		progress(tag, "write", i, t0);
+	}
 	t1 = now_s();
 	for (size_t i = 0; i < pages; i++) {
+		progress(tag, "verify", i, t1);
 		if (check_page((const uint64_t *)(mem + i * PAGE_BYTES), i, seed) == 0)
 			continue;
 		if (errors++ == 0)

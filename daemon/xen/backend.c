@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Domains and the XenbusState handshake (man/tmem.7).  Per domU:
+ *
+ *   introduced  -> write both directories, backend InitWait, watch the
+ *                  frontend's state node
+ *   fe Initialised (we InitWait) -> check, map, bind, register: Connected
+ *   fe Closing   -> close the connection; Closing (the frontend then
+ *                   goes Closed)
+ *   fe Closed, or back to Initialising/InitWait while connected
+ *                -> close the connection; InitWait (it may reconnect)
+ *   garbage in its nodes or ring -> close; Closed; ignored until it dies
+ *   released or dying -> close, unwatch, remove both directories
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "xen/backend_internal.h"
+
+#define TOKEN_INTRO "tmemd:introduce"
+#define TOKEN_RELEASE "tmemd:release"
+#define TOKEN_FE "tmemd:fe:"
+#define MAX_DOMAINS 1024
+#define TX_RETRIES 16
+#define MAX_FAILURES 3
+
+/* ---- xenstore helpers ---- */
+
+static int xs_printf(struct tmemd_xen_backend *be, tmemd_xs_tx tx,
+		     const char *dir, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static int xs_printf(struct tmemd_xen_backend *be, tmemd_xs_tx tx,
+		     const char *dir, const char *name, const char *fmt, ...)
+{
+	char path[TMEMD_XS_PATH_MAX], value[TMEMD_XS_PATH_MAX];
+	va_list ap;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	va_start(ap, fmt);
+	vsnprintf(value, sizeof(value), fmt, ap);
+	va_end(ap);
+	return be->xs.ops->write(be->xs.h, tx, path, value);
+}
+
+static void set_state(struct xen_dom *d, enum tmemd_xenbus_state s)
+{
+	int rc = xs_printf(d->be, TMEMD_XS_NO_TX, d->be_path, "state", "%d", (int)s);
+
+	if (rc)
+		log_warn("domain %u: cannot write backend state %d: %s",
+			 d->domid, (int)s, strerror(-rc));
+	d->be_state = (int)s;
+}
+
+/* The nodes of both directories, in one transaction (man/tmem.7): the
+ * frontend must never see a device whose backend is not there yet. */
+static int write_nodes(struct xen_dom *d, tmemd_xs_tx tx)
+{
+	struct tmemd_xen_backend *be = d->be;
+	/* Backend dir: ours, the domU may read it.  Frontend dir: the
+	 * domU's, we may read it (xenstore perms[0] = owner + others). */
+	const struct tmemd_xs_perm be_perms[] = {
+		{ .domid = be->self, .perms = TMEMD_XS_PERM_NONE },
+		{ .domid = d->domid, .perms = TMEMD_XS_PERM_READ },
+	};
+	const struct tmemd_xs_perm fe_perms[] = {
+		{ .domid = d->domid, .perms = TMEMD_XS_PERM_NONE },
+		{ .domid = be->self, .perms = TMEMD_XS_PERM_READ },
+	};
+	char *old = NULL;
+	int rc;
+
+	rc = be->xs.ops->mkdir_perms(be->xs.h, tx, d->be_path, be_perms, 2);
+	rc = rc ?: xs_printf(be, tx, d->be_path, "frontend", "%s", d->fe_path);
+	rc = rc ?: xs_printf(be, tx, d->be_path, "frontend-id", "%u", d->domid);
+	rc = rc ?: xs_printf(be, tx, d->be_path, "state", "%d", TMEMD_XB_INITWAIT);
+	rc = rc ?: be->xs.ops->mkdir_perms(be->xs.h, tx, d->fe_path, fe_perms, 2);
+	rc = rc ?: xs_printf(be, tx, d->fe_path, "backend", "%s", d->be_path);
+	rc = rc ?: xs_printf(be, tx, d->fe_path, "backend-id", "%u", be->self);
+	if (rc)
+		return rc;
+	/* A frontend left from an earlier tmemd keeps its state: it
+	 * restarts the handshake when it sees InitWait. */
+	rc = be->xs.ops->read(be->xs.h, tx, d->state_path, &old);
+	free(old);
+	if (rc == -ENOENT)
+		rc = xs_printf(be, tx, d->fe_path, "state", "%d", TMEMD_XB_INITIALISING);
+	return rc;
+}
+
+static int offer_device(struct xen_dom *d)
+{
+	const struct tmemd_xs *xs = &d->be->xs;
+	tmemd_xs_tx tx;
+	int rc = -EAGAIN;
+
+	for (int i = 0; i < TX_RETRIES && rc == -EAGAIN; i++) {
+		rc = xs->ops->tx_start(xs->h, &tx);
+		if (rc)
+			return rc;
+		rc = write_nodes(d, tx);
+		if (rc) {
+			xs->ops->tx_end(xs->h, tx, true);
+			return rc;
+		}
+		rc = xs->ops->tx_end(xs->h, tx, false);
+	}
+	if (!rc)
+		d->be_state = TMEMD_XB_INITWAIT;
+	return rc;
+}
+
+static void scan_domains(struct tmemd_xen_backend *be);
+
+/* ---- one domain ---- */
+
+static void cut_off(struct xen_dom *d, const char *why)
+{
+	log_warn("domain %u: %s; cutting it off", d->domid, why);
+	xen_conn_close(d);
+	d->cut = true;
+	set_state(d, TMEMD_XB_CLOSED);
+}
+
+static void connect_dom(struct xen_dom *d)
+{
+	const char *why = "unknown";
+	int rc = xen_conn_open(d, &why);
+
+	if (rc == -EINVAL || rc == -EPROTO || rc == -EFAULT || rc == -ENOENT) {
+		cut_off(d, why);
+		return;
+	}
+	if (rc) {
+		/* Our trouble, not the guest's: it may try again (after it
+		 * saw Closed and went Closed itself), a few times. */
+		log_err("domain %u: cannot connect: %s: %s", d->domid, why,
+			strerror(-rc));
+		if (++d->failures >= MAX_FAILURES)
+			d->cut = true;
+		set_state(d, TMEMD_XB_CLOSED);
+		return;
+	}
+	d->failures = 0;
+	set_state(d, TMEMD_XB_CONNECTED);
+}
+
+/* The frontend's state node changed (or the watch was just set). */
+static void frontend_changed(struct xen_dom *d)
+{
+	enum tmemd_xenbus_state fe;
+	int rc;
+
+	if (d->cut)
+		return;
+	rc = tmemd_xen_read_state(&d->be->xs, d->fe_path, &fe);
+	if (rc == -ENOENT) {
+		/* Removed: by the toolstack destroying the domain (then
+		 * @releaseDomain may come late, after our mapping kept it a
+		 * zombie), or by the guest itself.  Ask the hypervisor. */
+		scan_domains(d->be); /* may free d */
+		return;
+	}
+	if (rc) {
+		cut_off(d, "frontend state is not a XenbusState");
+		return;
+	}
+	switch (fe) {
+	case TMEMD_XB_INITIALISED:
+		if (!d->conn && d->be_state == TMEMD_XB_INITWAIT)
+			connect_dom(d);
+		break;
+	case TMEMD_XB_CLOSING:
+		xen_conn_close(d);
+		if (d->be_state == TMEMD_XB_CONNECTED)
+			set_state(d, TMEMD_XB_CLOSING);
+		break;
+	case TMEMD_XB_CLOSED:
+	case TMEMD_XB_INITIALISING:
+	case TMEMD_XB_UNKNOWN:
+		xen_conn_close(d);
+		if (d->be_state != TMEMD_XB_INITWAIT)
+			set_state(d, TMEMD_XB_INITWAIT);
+		break;
+	default: /* InitWait, Connected, Reconfiguring: nothing to do */
+		break;
+	}
+}
+
+static void dom_free(struct xen_dom *d)
+{
+	struct tmemd_xen_backend *be = d->be;
+
+	xen_conn_close(d);
+	if (d->watching)
+		be->xs.ops->unwatch(be->xs.h, d->state_path, d->token);
+	free(d);
+}
+
+/* The domain is gone: its directories go with it. */
+static void dom_release(struct xen_dom *d)
+{
+	struct tmemd_xen_backend *be = d->be;
+	char parent[TMEMD_XEN_DIR_MAX];
+
+	log_info("domain %u released", d->domid);
+	xen_conn_close(d);
+	be->xs.ops->rm(be->xs.h, TMEMD_XS_NO_TX, d->fe_path);
+	/* backend/tmem/<domid>, the directory above .../0 */
+	snprintf(parent, sizeof(parent), "%s", d->be_path);
+	*strrchr(parent, '/') = '\0';
+	be->xs.ops->rm(be->xs.h, TMEMD_XS_NO_TX, parent);
+	dom_free(d);
+}
+
+static struct xen_dom *dom_find(struct tmemd_xen_backend *be, uint32_t domid)
+{
+	for (struct xen_dom *d = be->doms; d; d = d->next)
+		if (d->domid == domid)
+			return d;
+	return NULL;
+}
+
+static void dom_unlink(struct tmemd_xen_backend *be, struct xen_dom *d)
+{
+	for (struct xen_dom **pp = &be->doms; *pp; pp = &(*pp)->next) {
+		if (*pp == d) {
+			*pp = d->next;
+			return;
+		}
+	}
+}
+
+/* /local/domain/N/name, when it is usable as a client name. */
+static void read_name(struct tmemd_xen_backend *be, uint32_t domid,
+		      char out[TMEM_CLIENT_NAME_MAX])
+{
+	char path[TMEMD_XS_PATH_MAX], *v = NULL;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/local/domain/%u/name", domid);
+	if (be->xs.ops->read(be->xs.h, TMEMD_XS_NO_TX, path, &v))
+		return;
+	if (!tmemd_check_client_name(v))
+		snprintf(out, TMEM_CLIENT_NAME_MAX, "%s", v);
+	free(v);
+}
+
+/* The allow-list in force: tmemd.conf's xen-domains, re-parsed when a
+ * reload changed it; a bad new value keeps the old list. */
+static const struct tmemd_xen_allow *allow_list(struct tmemd_xen_backend *be)
+{
+	const char *spec = be->env.cfg ? be->env.cfg->xen_domains : "";
+	const char *why = NULL;
+	struct tmemd_xen_allow next;
+
+	if (!strcmp(spec, be->allow_spec))
+		return &be->allow;
+	snprintf(be->allow_spec, sizeof(be->allow_spec), "%s", spec);
+	if (tmemd_xen_allow_parse(spec, &next, &why))
+		log_err("xen-domains = %s: %s; keeping the previous list", spec, why);
+	else
+		be->allow = next;
+	return &be->allow;
+}
+
+/* At start a bad list stops tmemd rather than admitting every domain. */
+static int init_allow(struct tmemd_xen_backend *be)
+{
+	const char *spec = be->env.cfg ? be->env.cfg->xen_domains : "";
+	const char *why = NULL;
+
+	if (tmemd_xen_allow_parse(spec, &be->allow, &why)) {
+		log_err("xen-domains = %s: %s", spec, why);
+		return -EINVAL;
+	}
+	snprintf(be->allow_spec, sizeof(be->allow_spec), "%s", spec);
+	return 0;
+}
+
+static int dom_add(struct tmemd_xen_backend *be, uint32_t domid)
+{
+	struct xen_dom *d;
+	char name[TMEM_CLIENT_NAME_MAX];
+	int rc;
+
+	read_name(be, domid, name);
+	if (!tmemd_xen_allow_match(allow_list(be), domid, name))
+		return 0;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->be = be;
+	d->domid = domid;
+	d->be_state = -1;
+	memcpy(d->name, name, sizeof(name));
+	snprintf(d->fe_path, sizeof(d->fe_path), "/local/domain/%u/device/tmem/0", domid);
+	snprintf(d->be_path, sizeof(d->be_path), "/local/domain/%u/backend/tmem/%u/0",
+		 be->self, domid);
+	snprintf(d->state_path, sizeof(d->state_path), "%s/state", d->fe_path);
+	snprintf(d->token, sizeof(d->token), TOKEN_FE "%u", domid);
+	d->next = be->doms;
+	be->doms = d;
+	rc = offer_device(d);
+	if (!rc) {
+		rc = be->xs.ops->watch(be->xs.h, d->state_path, d->token);
+		d->watching = !rc;
+	}
+	if (rc) {
+		log_err("domain %u: cannot offer it a tmem device: %s", domid,
+			strerror(-rc));
+		dom_unlink(be, d);
+		dom_free(d);
+		return rc;
+	}
+	log_info("domain %u (%s): tmem device offered", domid, name[0] ? name : "?");
+	return 0;
+}
+
+static bool listed(const struct tmemd_xen_dominfo *info, int n, uint32_t domid)
+{
+	for (int i = 0; i < n; i++)
+		if (info[i].domid == domid)
+			return !info[i].dying;
+	return false;
+}
+
+/* Both domain watches land here: drop the dead, offer the new. */
+static void scan_domains(struct tmemd_xen_backend *be)
+{
+	struct tmemd_xen_dominfo *info = calloc(MAX_DOMAINS, sizeof(*info));
+	int n = info ? be->hyp.ops->list_domains(be->hyp.h, info, MAX_DOMAINS)
+		     : -ENOMEM;
+
+	if (n < 0) {
+		log_err("cannot list domains: %s", strerror(-n));
+		free(info);
+		return;
+	}
+	for (struct xen_dom *d = be->doms, *next; d; d = next) {
+		next = d->next;
+		if (!listed(info, n, d->domid)) {
+			dom_unlink(be, d);
+			dom_release(d);
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		if (info[i].domid == be->self || info[i].dying ||
+		    info[i].domid > TMEMD_XEN_DOMID_MAX ||
+		    dom_find(be, info[i].domid))
+			continue;
+		dom_add(be, info[i].domid); /* logs its own failure */
+	}
+	free(info);
+}
+
+/* ---- events ---- */
+
+static void on_watch(struct tmemd_xen_backend *be, const char *path,
+		     const char *token)
+{
+	uint32_t domid;
+	struct xen_dom *d;
+
+	if (!strcmp(token, TOKEN_INTRO) || !strcmp(token, TOKEN_RELEASE)) {
+		scan_domains(be);
+		return;
+	}
+	if (strncmp(token, TOKEN_FE, strlen(TOKEN_FE)) ||
+	    tmemd_xen_parse_u32(token + strlen(TOKEN_FE), UINT32_MAX, &domid))
+		return;
+	d = dom_find(be, domid);
+	if (d && !strcmp(path, d->state_path))
+		frontend_changed(d);
+}
+
+static void handle_faults(struct tmemd_xen_backend *be)
+{
+	uint64_t v;
+
+	if (read(be->fault_fd, &v, sizeof(v)) < 0)
+		return; /* EAGAIN: nothing new */
+	for (struct xen_dom *d = be->doms; d; d = d->next)
+		if (d->conn && __atomic_load_n(&d->faulted, __ATOMIC_ACQUIRE))
+			cut_off(d, d->conn->fault_why);
+}
+
+void tmemd_xen_backend_poll(struct tmemd_xen_backend *be)
+{
+	char path[TMEMD_XS_PATH_MAX], token[TMEMD_XS_TOKEN_MAX];
+	int rc;
+
+	while ((rc = be->xs.ops->read_watch(be->xs.h, path, token)) > 0)
+		on_watch(be, path, token);
+	if (rc < 0)
+		log_err("reading xenstore watches: %s", strerror(-rc));
+	handle_faults(be);
+}
+
+static void on_fd(struct tmemd_watch *w, uint32_t events)
+{
+	(void)events;
+	tmemd_xen_backend_poll(w->data);
+}
+
+int tmemd_xen_backend_state(struct tmemd_xen_backend *be, uint32_t domid)
+{
+	struct xen_dom *d = dom_find(be, domid);
+
+	return d ? d->be_state : -ENOENT;
+}
+
+/* ---- life ---- */
+
+static int watch_domains(struct tmemd_xen_backend *be)
+{
+	int rc = be->xs.ops->watch(be->xs.h, "@introduceDomain", TOKEN_INTRO);
+
+	if (rc)
+		return rc;
+	rc = be->xs.ops->watch(be->xs.h, "@releaseDomain", TOKEN_RELEASE);
+	if (rc) {
+		be->xs.ops->unwatch(be->xs.h, "@introduceDomain", TOKEN_INTRO);
+		return rc;
+	}
+	be->watching = true;
+	return 0;
+}
+
+static int add_to_loop(struct tmemd_xen_backend *be)
+{
+	int rc;
+
+	be->xs_w = (struct tmemd_watch){ .fd = be->xs.ops->fd(be->xs.h),
+					 .fn = on_fd, .data = be };
+	be->fault_w = (struct tmemd_watch){ .fd = be->fault_fd, .fn = on_fd,
+					    .data = be };
+	rc = tmemd_loop_add(be->env.loop, &be->xs_w, EPOLLIN);
+	if (rc)
+		return rc;
+	rc = tmemd_loop_add(be->env.loop, &be->fault_w, EPOLLIN);
+	if (rc) {
+		tmemd_loop_del(be->env.loop, &be->xs_w);
+		return rc;
+	}
+	be->in_loop = true;
+	return 0;
+}
+
+int tmemd_xen_backend_create(const struct tmemd_env *env, struct tmemd_xs xs,
+			     struct tmemd_hyp hyp, uint32_t self_domid,
+			     struct tmemd_xen_backend **out)
+{
+	struct tmemd_xen_backend *be = calloc(1, sizeof(*be));
+	int rc;
+
+	if (!be) {
+		xs.ops->close(xs.h);
+		hyp.ops->close(hyp.h);
+		log_err("xen backend: out of memory");
+		return -ENOMEM;
+	}
+	be->env = *env;
+	be->xs = xs;
+	be->hyp = hyp;
+	be->self = self_domid;
+	be->fault_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	rc = init_allow(be); /* logs */
+	if (!rc) {
+		rc = be->fault_fd < 0 ? -errno : 0;
+		rc = rc ?: watch_domains(be);
+		if (!rc && env->loop)
+			rc = add_to_loop(be);
+		if (rc)
+			log_err("xen backend: cannot watch the xenstore: %s",
+				strerror(-rc));
+	}
+	if (rc) {
+		tmemd_xen_backend_destroy(be);
+		return rc;
+	}
+	scan_domains(be);
+	*out = be;
+	return 0;
+}
+
+void tmemd_xen_backend_destroy(struct tmemd_xen_backend *be)
+{
+	if (!be)
+		return;
+	while (be->doms) {
+		struct xen_dom *d = be->doms;
+
+		be->doms = d->next;
+		xen_conn_close(d);
+		/* The frontend stops using its ring and waits for us. */
+		if (!d->cut)
+			set_state(d, TMEMD_XB_CLOSED);
+		dom_free(d);
+	}
+	if (be->in_loop) {
+		tmemd_loop_del(be->env.loop, &be->xs_w);
+		tmemd_loop_del(be->env.loop, &be->fault_w);
+	}
+	if (be->watching) {
+		be->xs.ops->unwatch(be->xs.h, "@introduceDomain", TOKEN_INTRO);
+		be->xs.ops->unwatch(be->xs.h, "@releaseDomain", TOKEN_RELEASE);
+	}
+	if (be->fault_fd >= 0)
+		close(be->fault_fd);
+	be->xs.ops->close(be->xs.h);
+	be->hyp.ops->close(be->hyp.h);
+	free(be);
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared by backend.c (domains, watches, XenbusState) and conn.c (one
+ * connected ring).  Everything is main-thread state except the fields
+ * marked as the worker's.
+ */
+#ifndef TMEMD_XEN_BACKEND_INTERNAL_H
+#define TMEMD_XEN_BACKEND_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "xen/allow.h"
+#include "xen/backend.h"
+
+/* Room for /local/domain/4294967295/backend/tmem/4294967295/0 */
+#define TMEMD_XEN_DIR_MAX 96
+
+struct xen_conn {
+	void *region;                /* the mapped grants */
+	uint32_t nr_pages;
+	struct tmemd_evtchn *ch;
+	struct tmemd_client *client;
+	struct tmemd_ring ring;
+	bool attached;               /* ring handed to a worker */
+	const char *fault_why;       /* set by the worker before dom->faulted */
+};
+
+struct xen_dom {
+	struct tmemd_xen_backend *be;
+	uint32_t domid;
+	char name[TMEM_CLIENT_NAME_MAX]; /* from /local/domain/N/name; may be "" */
+	char fe_path[TMEMD_XEN_DIR_MAX];
+	char be_path[TMEMD_XEN_DIR_MAX];
+	char state_path[TMEMD_XS_PATH_MAX]; /* fe_path/state, watched */
+	char token[TMEMD_XS_TOKEN_MAX];
+	unsigned failures;           /* connects failed on our side in a row */
+	int be_state;                /* XenbusState last written; -1 none */
+	bool watching;
+	bool cut;                    /* cut off: ignore it until it dies */
+	struct xen_conn *conn;       /* NULL unless connected */
+	int faulted;                 /* atomic: the worker saw a ring fault */
+	struct xen_dom *next;
+};
+
+struct tmemd_xen_backend {
+	struct tmemd_env env;
+	struct tmemd_xs xs;
+	struct tmemd_hyp hyp;
+	uint32_t self;               /* our domid (0: dom0) */
+	int fault_fd;                /* eventfd: a worker saw a fault */
+	struct tmemd_watch xs_w, fault_w;
+	bool in_loop;
+	bool watching;               /* @introduceDomain/@releaseDomain set */
+	struct xen_dom *doms;
+	struct tmemd_xen_allow allow;
+	char allow_spec[sizeof(((struct tmemd_config *)0)->xen_domains)];
+};
+
+/* conn.c */
+/* Reads, checks and maps what the frontend published, binds its event
+ * channel, registers the client and hands the ring to a worker.  0, or
+ * -errno with the reason in *why (the frontend's fault when -EINVAL,
+ * -EPROTO or -EFAULT). */
+int xen_conn_open(struct xen_dom *d, const char **why);
+/* Undoes xen_conn_open; accepts a dom without a connection. */
+void xen_conn_close(struct xen_dom *d);
+
+#endif /* TMEMD_XEN_BACKEND_INTERNAL_H */

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One connected ring of a domU: the frontend's published values are
+ * read and checked (front.c), its grants mapped once at one contiguous
+ * address, its event channel bound, and the ring handed to a worker,
+ * which serves it through the same ring.c/dispatch.c path as every
+ * transport.  Closing is the same steps backwards; the worker is
+ * detached first, so nothing touches the mapping while it goes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "xen/backend_internal.h"
+
+/* ---- ring ops: called by the serving worker ---- */
+
+static void xen_notify(struct tmemd_ring *ring)
+{
+	struct xen_dom *d = ring->priv;
+	int rc = d->be->hyp.ops->notify(d->conn->ch);
+
+	if (rc)
+		log_debug("domain %u: notify: %s", d->domid, strerror(-rc));
+}
+
+static void xen_ack(struct tmemd_ring *ring)
+{
+	struct xen_dom *d = ring->priv;
+
+	d->be->hyp.ops->ack(d->conn->ch);
+}
+
+/* The main thread cuts the domain off (backend.c, on fault_fd). */
+static void xen_fault(struct tmemd_ring *ring, const char *reason)
+{
+	struct xen_dom *d = ring->priv;
+	uint64_t one = 1;
+
+	d->conn->fault_why = reason;
+	__atomic_store_n(&d->faulted, 1, __ATOMIC_RELEASE);
+	if (write(d->be->fault_fd, &one, sizeof(one)) < 0)
+		log_debug("domain %u: fault doorbell: %m", d->domid);
+}
+
+static const struct tmemd_ring_ops xen_ring_ops = {
+	.notify = xen_notify,
+	.ack = xen_ack,
+	.fault = xen_fault,
+};
+
+/* ---- connect ---- */
+
+/* Line 0 of the mapped header must say what xenstore said. */
+static int check_header(const struct tmemd_xen_front *f, void *region)
+{
+	struct tmem_ring_hdr *h = region;
+
+	if (tmem_load_once(&h->magic) != TMEM_RING_MAGIC ||
+	    tmem_load_once(&h->version) != TMEM_RING_VERSION ||
+	    tmem_load_once(&h->nr_entries) != f->nr_entries ||
+	    tmem_load_once(&h->nr_slots) != f->nr_slots ||
+	    tmem_load_once(&h->slot_offset) != tmem_slot_offset(f->nr_entries) ||
+	    tmem_load_once(&h->req_prod) != 0)
+		return -EPROTO;
+	return 0;
+}
+
+/* The domain's name when it is a valid client name, else "dom<N>";
+ * "dom<N>" also when the name is taken (a local client, say). */
+static int add_client(struct xen_dom *d)
+{
+	struct tmemd_clients *reg = d->be->env.clients;
+	char fallback[TMEM_CLIENT_NAME_MAX];
+	int rc = -EINVAL;
+
+	if (d->name[0])
+		rc = tmemd_client_add(reg, d->name, "xen", (int)d->domid,
+				      &d->conn->client);
+	if (rc == -EINVAL || rc == -EEXIST) {
+		snprintf(fallback, sizeof(fallback), "dom%u", d->domid);
+		rc = tmemd_client_add(reg, fallback, "xen", (int)d->domid,
+				      &d->conn->client);
+	}
+	return rc;
+}
+
+static int map_and_bind(struct xen_dom *d, const struct tmemd_xen_front *f,
+			const char **why)
+{
+	const struct tmemd_hyp *hyp = &d->be->hyp;
+	struct xen_conn *c = d->conn;
+	int rc;
+
+	rc = hyp->ops->map(hyp->h, d->domid, f->refs, f->nr_pages, &c->region);
+	if (rc) {
+		/* Bad refs, almost always; the errno says if not. */
+		log_debug("domain %u: mapping %u grants: %s", d->domid,
+			  f->nr_pages, strerror(-rc));
+		*why = "cannot map its ring-ref grants";
+		return -EFAULT;
+	}
+	c->nr_pages = f->nr_pages;
+	if (check_header(f, c->region)) {
+		*why = "ring header does not match xenstore";
+		return -EPROTO;
+	}
+	rc = hyp->ops->bind(hyp->h, d->domid, f->port, &c->ch);
+	if (rc) {
+		log_debug("domain %u: binding port %u: %s", d->domid, f->port,
+			  strerror(-rc));
+		*why = "cannot bind its event-channel";
+		return -EFAULT;
+	}
+	return 0;
+}
+
+int xen_conn_open(struct xen_dom *d, const char **why)
+{
+	struct tmemd_xen_front *f = malloc(sizeof(*f));
+	struct xen_conn *c = calloc(1, sizeof(*c));
+	int rc;
+
+	d->conn = c;
+	if (!f || !c) {
+		*why = "out of memory";
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = tmemd_xen_read_front(&d->be->xs, d->fe_path, f, why);
+	rc = rc ?: map_and_bind(d, f, why);
+	if (rc)
+		goto out;
+	rc = add_client(d);
+	if (rc) {
+		*why = "cannot register the client";
+		goto out;
+	}
+	c->ring.geo = (struct tmemd_slots){ .region = c->region,
+					    .nr_entries = f->nr_entries,
+					    .nr_slots = f->nr_slots };
+	c->ring.client = c->client;
+	c->ring.ops = &xen_ring_ops;
+	c->ring.priv = d;
+	c->ring.kick_fd = d->be->hyp.ops->evtchn_fd(c->ch);
+	tmemd_ring_init(&c->ring);
+	rc = tmemd_workers_attach(d->be->env.workers, &c->ring);
+	if (rc) {
+		*why = "cannot start serving the ring";
+		goto out;
+	}
+	c->attached = true;
+	log_info("domain %u: client %s connected: %u entries, %u slots, %u pages",
+		 d->domid, c->client->name, f->nr_entries, f->nr_slots,
+		 f->nr_pages);
+out:
+	free(f);
+	if (rc)
+		xen_conn_close(d);
+	return rc;
+}
+
+void xen_conn_close(struct xen_dom *d)
+{
+	const struct tmemd_hyp *hyp = &d->be->hyp;
+	struct xen_conn *c = d->conn;
+
+	if (!c)
+		return;
+	if (c->attached)
+		tmemd_workers_detach(d->be->env.workers, &c->ring);
+	if (c->client)
+		log_info("domain %u: client %s disconnected after %llu requests",
+			 d->domid, c->client->name,
+			 (unsigned long long)c->ring.requests);
+	/* Frees the client's private pools (clients.h). */
+	tmemd_client_remove(c->client);
+	hyp->ops->unbind(hyp->h, c->ch);
+	if (c->region)
+		hyp->ops->unmap(hyp->h, c->region, c->nr_pages);
+	free(c);
+	d->conn = NULL;
+	__atomic_store_n(&d->faulted, 0, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the Xen backend needs from the hypervisor besides the xenstore:
+ * grant mapping (libxengnttab), interdomain event channels
+ * (libxenevtchn) and the domain list (libxenctrl).  An ops table, so
+ * tests back it with memfd pages and eventfds (tests/xen-unit/).
+ *
+ * Calls return 0 or -errno.  map/unmap and bind/unbind run on the main
+ * thread; notify and ack also run on the worker serving the ring, so
+ * they must be safe to call concurrently with each other.
+ */
+#ifndef TMEMD_XEN_HYP_H
+#define TMEMD_XEN_HYP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct tmemd_xen_dominfo {
+	uint32_t domid;
+	bool dying;      /* being destroyed: tear down, do not connect */
+	bool shutdown;   /* shut down, not yet destroyed */
+};
+
+struct tmemd_evtchn; /* one bound port; the implementation's */
+
+struct tmemd_hyp_ops {
+	/* Maps count granted pages of domid, in refs order, at one
+	 * contiguous address. */
+	int (*map)(void *h, uint32_t domid, const uint32_t *refs,
+		   uint32_t count, void **addr);
+	void (*unmap)(void *h, void *addr, uint32_t count);
+	/* Binds domid's unbound port remote to a new local port. */
+	int (*bind)(void *h, uint32_t domid, uint32_t remote,
+		    struct tmemd_evtchn **out);
+	void (*unbind)(void *h, struct tmemd_evtchn *ch);
+	/* Readable while a doorbell from the peer is pending. */
+	int (*evtchn_fd)(struct tmemd_evtchn *ch);
+	int (*notify)(struct tmemd_evtchn *ch);
+	/* Consumes a pending doorbell and re-enables the port. */
+	void (*ack)(struct tmemd_evtchn *ch);
+	/* Up to max running domains, ascending; returns how many. */
+	int (*list_domains)(void *h, struct tmemd_xen_dominfo *out,
+			    unsigned max);
+	void (*close)(void *h);
+};
+
+struct tmemd_hyp {
+	const struct tmemd_hyp_ops *ops;
+	void *h;
+};
+
+/* The libxengnttab/libxenevtchn/libxenctrl implementation (hyp_lib.c). */
+int tmemd_hyp_open_lib(struct tmemd_hyp *out);
+
+#endif /* TMEMD_XEN_HYP_H */

@@ -1,0 +1,33 @@
+# tests/xen-unit/: the Xen backend (daemon/xen/) without Xen, over an
+# in-memory xenstore and memfd/eventfd grants and event channels.  It
+# runs workers, so it is also a TSan test.
+
+TEST_XEN_UNIT := $(BUILD)/tests/xen-unit/test_xen_unit
+XEN_UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out tests/xen-unit/fuzz_%,$(wildcard tests/xen-unit/*.c)))
+
+UNIT_TESTS += $(TEST_XEN_UNIT)
+TSAN_TESTS += $(TEST_XEN_UNIT)
+
+$(BUILD)/tests/xen-unit/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check inih jansson)
+
+# Linked as tmemd is (daemon/module.mk): the core needs its sublibraries.
+$(TEST_XEN_UNIT): $(XEN_UNIT_OBJS) $(DAEMON_CORE) $(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check libsystemd) -o $@
+
+# libFuzzer over the frontend's xenstore values and the allow-list
+# (clang only; not part of make check).  The rest of the daemon comes
+# from the (uninstrumented) core library.
+FUZZ_XEN := build/fuzz/fuzz_xen_front
+fuzz-xen: $(FUZZ_XEN)
+	$(FUZZ_XEN) -max_total_time=$${FUZZ_SECONDS:-60} -rss_limit_mb=1024
+
+$(FUZZ_XEN): tests/xen-unit/fuzz_xen_front.c tests/xen-unit/fake_xs.c \
+		daemon/xen/front.c daemon/xen/allow.c \
+		$(DAEMON_CORE) $(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(call quiet,CLANG,$@)
+	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+		$(INC_tests) $(call pkg_cflags,inih jansson) $^ \
+		$(DAEMON_LDLIBS) $(call pkg_libs,libsystemd) -lpthread -o $@
+.PHONY: fuzz-xen

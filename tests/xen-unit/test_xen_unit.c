@@ -1,0 +1,672 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Xen backend (daemon/xen/) without Xen: the real state machine,
+ * clients registry, workers and shared ring/dispatch path, over an
+ * in-memory xenstore (fake_xs.c), memfd-backed grants and eventfd event
+ * channels (fake_hyp.c), and a userspace frontend that follows the guest
+ * module's handshake (fake_front.c).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clients.h"
+#include "config.h"
+#include "fake_front.h"
+#include "fake_hyp.h"
+#include "fake_xs.h"
+#include "log.h"
+#include "workers.h"
+#include "xen/allow.h"
+#include "xen/backend.h"
+#include "xen/front.h"
+
+enum { UNKNOWN, INITIALISING, INITWAIT, INITIALISED, CONNECTED, CLOSING, CLOSED };
+
+static struct {
+	struct tmemd_config cfg;
+	struct tmem_store *store;
+	struct tmem_policy *policy;
+	struct tmemd_clients *reg;
+	struct tmemd_workers *ws;
+	struct fake_xs *xs;
+	struct fake_hyp *hyp;
+	struct tmemd_xen_backend *be;
+} fx;
+
+static void setup(void)
+{
+	struct tmem_store_config sc = { .arena_bytes = 4u << 20 };
+	struct tmem_policy_config pc;
+
+	memset(&fx, 0, sizeof(fx));
+	tmemd_config_init(&fx.cfg);
+	ck_assert_int_eq(tmem_store_create(&sc, &fx.store), 0);
+	tmem_policy_config_defaults(&pc);
+	ck_assert_int_eq(tmem_policy_create(fx.store, &pc, &fx.policy), 0);
+	ck_assert_int_eq(tmemd_clients_create(fx.store, fx.policy, &fx.cfg, &fx.reg), 0);
+	ck_assert_int_eq(tmemd_workers_create(2, &fx.ws), 0);
+	fx.xs = fake_xs_new();
+	fx.hyp = fake_hyp_new();
+}
+
+static void stop_backend(void)
+{
+	tmemd_xen_backend_destroy(fx.be);
+	fx.be = NULL;
+}
+
+static void teardown(void)
+{
+	stop_backend();
+	tmemd_workers_destroy(fx.ws);
+	tmemd_clients_destroy(fx.reg);
+	tmem_policy_destroy(fx.policy);
+	tmem_store_destroy(fx.store);
+	tmemd_config_free(&fx.cfg);
+	fake_hyp_free(fx.hyp);
+	fake_xs_free(fx.xs);
+}
+
+static void start_backend(void)
+{
+	struct tmemd_env env = { .clients = fx.reg, .workers = fx.ws,
+				 .runtime_dir = "/nonexistent", .cfg = &fx.cfg };
+
+	ck_assert_int_eq(tmemd_xen_backend_create(&env, fake_xs_handle(fx.xs),
+						  fake_hyp_handle(fx.hyp), 0, &fx.be), 0);
+	tmemd_xen_backend_poll(fx.be);
+}
+
+static void poll_be(void)
+{
+	tmemd_xen_backend_poll(fx.be);
+}
+
+/* A domain that has gone through the whole handshake. */
+static void connect_front(struct fake_front *f, uint32_t domid, const char *name)
+{
+	fake_front_init(f, fx.xs, fx.hyp, domid, name, 8, 4);
+	fake_xs_fire(fx.xs, "@introduceDomain");
+	if (!fx.be)
+		start_backend();
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(f), INITWAIT);
+	fake_front_publish(f);
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(f), CONNECTED);
+}
+
+static int32_t new_pool(struct fake_front *f, uint32_t flags)
+{
+	struct tmem_req r = { .op = TMEM_OP_NEW_POOL, .flags = flags,
+			      .slot = TMEM_NO_SLOT };
+
+	return fake_front_call(f, &r);
+}
+
+static int32_t page_op(struct fake_front *f, uint32_t op, int32_t pool,
+		       uint32_t index, uint32_t slot)
+{
+	struct tmem_req r = { .op = op, .pool_id = pool, .oid = { 7, 0, 0 },
+			      .index = index, .slot = slot };
+
+	return fake_front_call(f, &r);
+}
+
+/* NEW_POOL, PUT, GET round trip on f; the data must come back. */
+static void round_trip(struct fake_front *f, uint8_t fill)
+{
+	int32_t pool = new_pool(f, tmem_pool_flags(TMEM_POOL_PERSIST));
+
+	ck_assert_int_ge(pool, 0);
+	memset(fake_front_slot(f, 1), fill, TMEM_PAGE_SIZE);
+	ck_assert_int_eq(page_op(f, TMEM_OP_PUT_PAGE, pool, 3, 1), 1);
+	memset(fake_front_slot(f, 2), 0, TMEM_PAGE_SIZE);
+	ck_assert_int_eq(page_op(f, TMEM_OP_GET_PAGE, pool, 3, 2), 1);
+	ck_assert_int_eq(((uint8_t *)fake_front_slot(f, 2))[100], fill);
+	ck_assert(!memcmp(fake_front_slot(f, 1), fake_front_slot(f, 2), TMEM_PAGE_SIZE));
+}
+
+static struct tmemd_client *client_of(uint32_t domid)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "dom%u", domid);
+	return tmemd_clients_find(fx.reg, name);
+}
+
+/* ---- parsers ---- */
+
+START_TEST(parse_u32_strict)
+{
+	uint32_t v;
+
+	ck_assert_int_eq(tmemd_xen_parse_u32("0", 10, &v), 0);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(tmemd_xen_parse_u32("4294967295", UINT32_MAX, &v), 0);
+	ck_assert_uint_eq(v, UINT32_MAX);
+	ck_assert_int_eq(tmemd_xen_parse_u32("4294967296", UINT32_MAX, &v), -EINVAL);
+	ck_assert_int_eq(tmemd_xen_parse_u32("99999999999", UINT32_MAX, &v), -EINVAL);
+	ck_assert_int_eq(tmemd_xen_parse_u32("11", 10, &v), -EINVAL);
+	const char *bad[] = { "", "-1", "+1", " 1", "1 ", "01", "0x10", "1e3", "abc" };
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(tmemd_xen_parse_u32(bad[i], UINT32_MAX, &v) == -EINVAL,
+			      "'%s' accepted", bad[i]);
+}
+END_TEST
+
+START_TEST(allow_list)
+{
+	struct tmemd_xen_allow a;
+	const char *why = NULL;
+
+	ck_assert_int_eq(tmemd_xen_allow_parse("", &a, &why), 0);
+	ck_assert(tmemd_xen_allow_match(&a, 9, NULL));
+	ck_assert_int_eq(tmemd_xen_allow_parse("all", &a, &why), 0);
+	ck_assert(tmemd_xen_allow_match(&a, 32000, "x"));
+	ck_assert_int_eq(tmemd_xen_allow_parse(" 1-10 , 20,web1 ", &a, &why), 0);
+	ck_assert(tmemd_xen_allow_match(&a, 1, NULL));
+	ck_assert(tmemd_xen_allow_match(&a, 10, ""));
+	ck_assert(!tmemd_xen_allow_match(&a, 11, "web2"));
+	ck_assert(tmemd_xen_allow_match(&a, 20, NULL));
+	ck_assert(tmemd_xen_allow_match(&a, 99, "web1"));
+	ck_assert(!tmemd_xen_allow_match(&a, 21, NULL));
+	const char *bad[] = { "0", "10-1", "1-", "-3", "32752", "1-99999", "a b",
+			      "web1,,bad/name", "1-2-3" };
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why = NULL;
+		ck_assert_msg(tmemd_xen_allow_parse(bad[i], &a, &why) == -EINVAL,
+			      "'%s' accepted", bad[i]);
+		ck_assert_ptr_nonnull(why);
+	}
+}
+END_TEST
+
+START_TEST(config_key)
+{
+	char err[256];
+
+	ck_assert_int_eq(tmemd_config_load_string(&fx.cfg, "t.conf",
+		"[tmemd]\nxen-domains = 1-5,web1\n", err, sizeof(err)), 0);
+	ck_assert_str_eq(fx.cfg.xen_domains, "1-5,web1");
+}
+END_TEST
+
+/* auto picks xen only where the devices are there. */
+START_TEST(transport_selection)
+{
+	const struct tmem_transport_ops *t;
+	const char *why = NULL;
+	bool xen_host = access("/dev/xen/evtchn", R_OK | W_OK) == 0 &&
+			access("/dev/xen/gntdev", R_OK | W_OK) == 0;
+
+	t = tmemd_transport_find("xen", &why);
+	if (xen_host) {
+		ck_assert_ptr_eq(t, &tmemd_transport_xen);
+		return;
+	}
+	ck_assert_ptr_null(t);
+	ck_assert_str_eq(why, "not usable on this host");
+	t = tmemd_transport_find("auto", &why);
+	ck_assert_ptr_eq(t, &tmemd_transport_local);
+}
+END_TEST
+
+/* ---- the handshake ---- */
+
+START_TEST(nodes_and_permissions)
+{
+	struct fake_front f;
+	struct tmemd_xs_perm p[4];
+	char *v = NULL;
+
+	fake_front_init(&f, fx.xs, fx.hyp, 5, "web1", 8, 4);
+	start_backend();
+	/* Backend dir: dom0's, the domU may read it. */
+	ck_assert_uint_eq(fake_xs_perms(fx.xs, "/local/domain/0/backend/tmem/5/0", p, 4), 2);
+	ck_assert_uint_eq(p[0].domid, 0);
+	ck_assert_uint_eq(p[0].perms, TMEMD_XS_PERM_NONE);
+	ck_assert_uint_eq(p[1].domid, 5);
+	ck_assert_uint_eq(p[1].perms, TMEMD_XS_PERM_READ);
+	/* Frontend dir: the domU's, the backend may read it. */
+	ck_assert_uint_eq(fake_xs_perms(fx.xs, f.dir, p, 4), 2);
+	ck_assert_uint_eq(p[0].domid, 5);
+	ck_assert_uint_eq(p[0].perms, TMEMD_XS_PERM_NONE);
+	ck_assert_uint_eq(p[1].domid, 0);
+	ck_assert_uint_eq(p[1].perms, TMEMD_XS_PERM_READ);
+	/* The links and states, read as the domU reads them. */
+	ck_assert_int_eq(fake_xs_read_as(fx.xs, 5, "/local/domain/5/device/tmem/0/backend", &v), 0);
+	ck_assert_str_eq(v, "/local/domain/0/backend/tmem/5/0");
+	free(v);
+	ck_assert_int_eq(fake_xs_read_as(fx.xs, 5, "/local/domain/5/device/tmem/0/backend-id", &v), 0);
+	ck_assert_str_eq(v, "0");
+	free(v);
+	ck_assert_int_eq(fake_xs_read_as(fx.xs, 5, "/local/domain/5/device/tmem/0/state", &v), 0);
+	ck_assert_str_eq(v, "1");
+	free(v);
+	ck_assert_int_eq(fake_xs_read_as(fx.xs, 0, "/local/domain/0/backend/tmem/5/0/frontend", &v), 0);
+	ck_assert_str_eq(v, f.dir);
+	free(v);
+	ck_assert_int_eq(fake_xs_read_as(fx.xs, 0, "/local/domain/0/backend/tmem/5/0/frontend-id", &v), 0);
+	ck_assert_str_eq(v, "5");
+	free(v);
+	ck_assert_int_eq(fake_front_backend_state(&f), INITWAIT);
+	/* The domU cannot touch the backend's nodes, nor another domU's. */
+	ck_assert_int_eq(fake_xs_write_as(fx.xs, 5, "/local/domain/0/backend/tmem/5/0/state", "4"), -EACCES);
+	ck_assert_int_eq(fake_xs_read_as(fx.xs, 6, "/local/domain/0/backend/tmem/5/0/state", &v), -EACCES);
+	ck_assert_int_eq(fake_xs_read_as(fx.xs, 6, "/local/domain/5/device/tmem/0/state", &v), -EACCES);
+	/* dom0 itself gets no device. */
+	ck_assert(!fake_xs_exists(fx.xs, "/local/domain/0/device/tmem/0"));
+	ck_assert_int_eq(tmemd_xen_backend_state(fx.be, 0), -ENOENT);
+}
+END_TEST
+
+START_TEST(handshake_connects)
+{
+	struct fake_front f;
+	struct tmemd_client *c;
+
+	connect_front(&f, 5, "web1");
+	c = tmemd_clients_find(fx.reg, "web1");
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(c->domid, 5);
+	ck_assert_str_eq(c->transport, "xen");
+	ck_assert_uint_eq(fake_hyp_mapped_pages(fx.hyp), f.nr_pages);
+	ck_assert_uint_eq(fake_hyp_bound_ports(fx.hyp), 1);
+	/* The backend's line of the header was reset at connect. */
+	ck_assert_uint_eq(((struct tmem_ring_hdr *)f.region)->req_event, 1);
+}
+END_TEST
+
+START_TEST(round_trip_through_ring)
+{
+	struct fake_front f;
+
+	connect_front(&f, 5, "web1");
+	round_trip(&f, 0xa5);
+	/* A request the shared path rejects comes back as an error. */
+	ck_assert_int_eq(page_op(&f, TMEM_OP_GET_PAGE, 0, 1, 99), -TMEM_ERANGE);
+	ck_assert_int_eq(fake_front_backend_state(&f), CONNECTED);
+}
+END_TEST
+
+START_TEST(unnamed_domain_gets_domid_name)
+{
+	struct fake_front f;
+
+	connect_front(&f, 9, NULL);
+	ck_assert_ptr_nonnull(client_of(9));
+	ck_assert_int_eq(client_of(9)->domid, 9);
+}
+END_TEST
+
+START_TEST(bad_name_falls_back)
+{
+	struct fake_front f;
+
+	connect_front(&f, 9, "no spaces allowed");
+	ck_assert_ptr_nonnull(client_of(9));
+}
+END_TEST
+
+START_TEST(commit_retried)
+{
+	struct fake_front f;
+
+	fake_front_init(&f, fx.xs, fx.hyp, 5, "web1", 8, 4);
+	fake_xs_fail_commits(fx.xs, 3);
+	start_backend();
+	ck_assert_int_eq(fake_front_backend_state(&f), INITWAIT);
+	fake_front_publish(&f);
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(&f), CONNECTED);
+}
+END_TEST
+
+/* Each kind of bad value a guest can publish; _i indexes this table. */
+static const struct {
+	const char *node, *value;
+} bad_values[] = {
+	{ "protocol-version", "2" },
+	{ "protocol-version", "one" },
+	{ "ring-entries", "3" },          /* not a power of two */
+	{ "ring-entries", "4096" },       /* too many */
+	{ "ring-entries", "08" },         /* leading zero */
+	{ "ring-entries", " 8" },
+	{ "nr-slots", "0" },
+	{ "nr-slots", "-4" },
+	{ "nr-slots", "1025" },
+	{ "nr-slots", "5" },              /* ring-pages no longer matches */
+	{ "ring-pages", "3" },
+	{ "ring-pages", "100000" },
+	{ "ring-pages", "" },
+	{ "ring-ref1", "x" },
+	{ "ring-ref0", "4294967296" },
+	{ "ring-ref2", "4000" },          /* not granted: the map fails */
+	{ "ring-ref0", "5" },             /* never granted */
+	{ "event-channel", "0" },
+	{ "event-channel", "63" },        /* not this domain's port */
+	{ "event-channel", "1.5" },
+	{ "state", "9" },
+	{ "state", "connected" },
+};
+
+START_TEST(bad_value_cuts_off)
+{
+	struct fake_front bad, good;
+
+	fake_front_init(&bad, fx.xs, fx.hyp, 5, "bad", 8, 4);
+	connect_front(&good, 6, "good");
+	ck_assert_int_eq(fake_front_backend_state(&bad), INITWAIT);
+	fake_front_publish(&bad);
+	/* The frontend changes one value after publishing, then says
+	 * Initialised again (the backend reads only on Initialised). */
+	ck_assert_int_eq(fake_front_write(&bad, bad_values[_i].node, bad_values[_i].value), 0);
+	if (strcmp(bad_values[_i].node, "state"))
+		fake_front_set_state(&bad, INITIALISED);
+	poll_be();
+	ck_assert_msg(fake_front_backend_state(&bad) == CLOSED, "%s = '%s' accepted",
+		      bad_values[_i].node, bad_values[_i].value);
+	ck_assert_ptr_null(tmemd_clients_find(fx.reg, "bad"));
+	/* Only the good domain's ring is mapped and bound. */
+	ck_assert_uint_eq(fake_hyp_mapped_pages(fx.hyp), good.nr_pages);
+	ck_assert_uint_eq(fake_hyp_bound_ports(fx.hyp), 1);
+	/* It stays cut off, whatever it writes now. */
+	fake_front_publish(&bad);
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(&bad), CLOSED);
+	/* The other domain carries on. */
+	round_trip(&good, 0x3c);
+}
+END_TEST
+
+START_TEST(missing_value_cuts_off)
+{
+	struct fake_front f;
+
+	fake_front_init(&f, fx.xs, fx.hyp, 5, "web1", 8, 4);
+	start_backend();
+	fake_front_set_state(&f, INITIALISED); /* nothing published */
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(&f), CLOSED);
+	ck_assert_uint_eq(fake_hyp_mapped_pages(fx.hyp), 0);
+}
+END_TEST
+
+START_TEST(bad_header_cuts_off)
+{
+	struct fake_front f;
+
+	fake_front_init(&f, fx.xs, fx.hyp, 5, "web1", 8, 4);
+	start_backend();
+	fake_front_publish(&f);
+	((struct tmem_ring_hdr *)f.region)->nr_slots = 2; /* disagrees */
+	fake_front_set_state(&f, INITIALISED);
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(&f), CLOSED);
+	ck_assert_uint_eq(fake_hyp_mapped_pages(fx.hyp), 0);
+	ck_assert_uint_eq(fake_hyp_bound_ports(fx.hyp), 0);
+}
+END_TEST
+
+/* ---- teardown and reconnect ---- */
+
+START_TEST(domain_death_tears_down)
+{
+	struct fake_front f, other;
+	uint32_t id;
+
+	connect_front(&f, 5, "web1");
+	connect_front(&other, 6, "web2");
+	round_trip(&f, 0x11);
+	id = tmem_client_id(tmemd_clients_find(fx.reg, "web1")->sc);
+	(void)id;
+	fake_hyp_set_dying(fx.hyp, 5);
+	fake_xs_fire(fx.xs, "@releaseDomain");
+	poll_be();
+	ck_assert_ptr_null(tmemd_clients_find(fx.reg, "web1"));
+	ck_assert_int_eq(tmemd_xen_backend_state(fx.be, 5), -ENOENT);
+	ck_assert(!fake_xs_exists(fx.xs, "/local/domain/0/backend/tmem/5"));
+	ck_assert(!fake_xs_exists(fx.xs, "/local/domain/5/device/tmem/0"));
+	ck_assert_uint_eq(fake_hyp_mapped_pages(fx.hyp), other.nr_pages);
+	ck_assert_uint_eq(fake_hyp_bound_ports(fx.hyp), 1);
+	/* Then the domain is gone altogether: nothing more to do. */
+	fake_hyp_remove_domain(fx.hyp, 5);
+	fake_xs_fire(fx.xs, "@releaseDomain");
+	poll_be();
+	ck_assert_ptr_nonnull(tmemd_clients_find(fx.reg, "web2"));
+	round_trip(&other, 0x22);
+}
+END_TEST
+
+/* xl destroy: the domain is dying and its xenstore dir removed; the
+ * backend notices through its frontend watch, before any @releaseDomain. */
+START_TEST(dying_domain_seen_through_xenstore)
+{
+	struct fake_front f;
+
+	connect_front(&f, 5, "web1");
+	fake_hyp_set_dying(fx.hyp, 5);
+	ck_assert_int_eq(fake_xs_rm_as(fx.xs, 0, "/local/domain/5"), 0);
+	poll_be();
+	ck_assert_ptr_null(tmemd_clients_find(fx.reg, "web1"));
+	ck_assert_uint_eq(fake_hyp_mapped_pages(fx.hyp), 0);
+	ck_assert_uint_eq(fake_hyp_bound_ports(fx.hyp), 0);
+	ck_assert(!fake_xs_exists(fx.xs, "/local/domain/0/backend/tmem/5"));
+}
+END_TEST
+
+/* A live guest removing its own device dir is not a death. */
+START_TEST(live_guest_removing_its_dir)
+{
+	struct fake_front f;
+
+	connect_front(&f, 5, "web1");
+	ck_assert_int_eq(fake_xs_rm_as(fx.xs, 5, f.dir), 0);
+	poll_be();
+	ck_assert_ptr_nonnull(tmemd_clients_find(fx.reg, "web1"));
+	round_trip(&f, 0x42);
+}
+END_TEST
+
+START_TEST(frontend_closing_then_reconnect)
+{
+	struct fake_front f;
+	int32_t pool;
+
+	connect_front(&f, 5, "web1");
+	pool = new_pool(&f, tmem_pool_flags(TMEM_POOL_PERSIST));
+	memset(fake_front_slot(&f, 0), 0x77, TMEM_PAGE_SIZE);
+	ck_assert_int_eq(page_op(&f, TMEM_OP_PUT_PAGE, pool, 1, 0), 1);
+	fake_front_set_state(&f, CLOSING);
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(&f), CLOSING);
+	ck_assert_ptr_null(tmemd_clients_find(fx.reg, "web1"));
+	ck_assert_uint_eq(fake_hyp_mapped_pages(fx.hyp), 0);
+	ck_assert_uint_eq(fake_hyp_bound_ports(fx.hyp), 0);
+	fake_front_set_state(&f, CLOSED);
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(&f), INITWAIT);
+	/* The module goes through the handshake again (Initialising,
+	 * then publishes): a new client, whose old pools are gone. */
+	fake_front_set_state(&f, INITIALISING);
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(&f), INITWAIT);
+	fake_front_publish(&f);
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(&f), CONNECTED);
+	ck_assert_ptr_nonnull(tmemd_clients_find(fx.reg, "web1"));
+	ck_assert_int_eq(page_op(&f, TMEM_OP_GET_PAGE, pool, 1, 0), -TMEM_ENOENT);
+	round_trip(&f, 0x5a);
+}
+END_TEST
+
+START_TEST(frontend_closed_directly)
+{
+	struct fake_front f;
+
+	connect_front(&f, 5, "web1");
+	fake_front_set_state(&f, CLOSED); /* module unloaded */
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(&f), INITWAIT);
+	ck_assert_ptr_null(tmemd_clients_find(fx.reg, "web1"));
+	ck_assert_uint_eq(fake_hyp_mapped_pages(fx.hyp), 0);
+}
+END_TEST
+
+START_TEST(garbage_on_ring_cuts_off_one)
+{
+	struct fake_front bad, good;
+	struct tmem_ring_hdr *h;
+	uint64_t one = 1;
+
+	connect_front(&bad, 5, "bad");
+	connect_front(&good, 6, "good");
+	round_trip(&bad, 1);
+	h = bad.region;
+	/* A producer index far ahead of what was answered. */
+	tmem_store_release(&h->req_prod, h->req_prod + 1000);
+	ck_assert_int_eq(write(fake_hyp_port_kick_fd(fx.hyp, 5, bad.port), &one, sizeof(one)), 8);
+	for (int i = 0; i < 500 && fake_front_backend_state(&bad) != CLOSED; i++) {
+		usleep(10000);
+		poll_be();
+	}
+	ck_assert_int_eq(fake_front_backend_state(&bad), CLOSED);
+	ck_assert_ptr_null(tmemd_clients_find(fx.reg, "bad"));
+	ck_assert_uint_eq(fake_hyp_bound_ports(fx.hyp), 1);
+	round_trip(&good, 2);
+}
+END_TEST
+
+START_TEST(allow_list_limits_domains)
+{
+	struct fake_front a, b, c;
+
+	snprintf(fx.cfg.xen_domains, sizeof(fx.cfg.xen_domains), "6, web3");
+	fake_front_init(&a, fx.xs, fx.hyp, 5, "web1", 8, 4);
+	fake_front_init(&b, fx.xs, fx.hyp, 6, "web2", 8, 4);
+	fake_front_init(&c, fx.xs, fx.hyp, 7, "web3", 8, 4);
+	start_backend();
+	ck_assert(!fake_xs_exists(fx.xs, a.dir));
+	ck_assert_int_eq(tmemd_xen_backend_state(fx.be, 5), -ENOENT);
+	ck_assert_int_eq(fake_front_backend_state(&b), INITWAIT);
+	ck_assert_int_eq(fake_front_backend_state(&c), INITWAIT);
+	/* A reload with a bad list keeps the one in force. */
+	snprintf(fx.cfg.xen_domains, sizeof(fx.cfg.xen_domains), "0-");
+	fake_xs_fire(fx.xs, "@introduceDomain");
+	poll_be();
+	ck_assert(!fake_xs_exists(fx.xs, a.dir));
+	/* A reload that allows 5: it gets its device at the next scan. */
+	snprintf(fx.cfg.xen_domains, sizeof(fx.cfg.xen_domains), "1-10");
+	fake_xs_fire(fx.xs, "@introduceDomain");
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(&a), INITWAIT);
+}
+END_TEST
+
+START_TEST(bad_allow_list_stops_start)
+{
+	struct tmemd_env env = { .clients = fx.reg, .workers = fx.ws,
+				 .runtime_dir = "/nonexistent", .cfg = &fx.cfg };
+	struct fake_front f;
+
+	fake_front_init(&f, fx.xs, fx.hyp, 5, "web1", 8, 4);
+	snprintf(fx.cfg.xen_domains, sizeof(fx.cfg.xen_domains), "1-5,bad name");
+	ck_assert_int_eq(tmemd_xen_backend_create(&env, fake_xs_handle(fx.xs),
+						  fake_hyp_handle(fx.hyp), 0, &fx.be), -EINVAL);
+	ck_assert_ptr_null(fx.be);
+	ck_assert(!fake_xs_exists(fx.xs, f.dir));
+	ck_assert_uint_eq(fake_xs_nr_watches(fx.xs), 0);
+}
+END_TEST
+
+START_TEST(restart_keeps_frontend_state)
+{
+	struct fake_front f;
+	char *v = NULL;
+
+	connect_front(&f, 5, "web1");
+	fake_front_set_state(&f, CONNECTED);
+	poll_be();
+	stop_backend();
+	/* tmemd stopping: Closed, the ring unmapped, the watches gone. */
+	ck_assert_int_eq(fake_front_backend_state(&f), CLOSED);
+	ck_assert_uint_eq(fake_hyp_mapped_pages(fx.hyp), 0);
+	ck_assert_uint_eq(fake_xs_nr_watches(fx.xs), 0);
+	ck_assert_ptr_null(tmemd_clients_find(fx.reg, "web1"));
+	fake_front_set_state(&f, CLOSED); /* the module saw it */
+	start_backend();
+	/* The frontend's own state is left alone; the backend waits. */
+	ck_assert_int_eq(fake_xs_read_as(fx.xs, 5, "/local/domain/5/device/tmem/0/state", &v), 0);
+	ck_assert_str_eq(v, "6");
+	free(v);
+	ck_assert_int_eq(fake_front_backend_state(&f), INITWAIT);
+	fake_front_set_state(&f, INITIALISING);
+	fake_front_publish(&f);
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(&f), CONNECTED);
+	round_trip(&f, 0x99);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("xen-backend");
+	TCase *p = tcase_create("parsers");
+	TCase *h = tcase_create("handshake");
+	TCase *t = tcase_create("teardown");
+
+	tcase_add_checked_fixture(p, setup, teardown);
+	tcase_add_test(p, parse_u32_strict);
+	tcase_add_test(p, allow_list);
+	tcase_add_test(p, config_key);
+	tcase_add_test(p, transport_selection);
+	suite_add_tcase(s, p);
+
+	tcase_add_checked_fixture(h, setup, teardown);
+	tcase_set_timeout(h, 30);
+	tcase_add_test(h, nodes_and_permissions);
+	tcase_add_test(h, handshake_connects);
+	tcase_add_test(h, round_trip_through_ring);
+	tcase_add_test(h, unnamed_domain_gets_domid_name);
+	tcase_add_test(h, bad_name_falls_back);
+	tcase_add_test(h, commit_retried);
+	tcase_add_loop_test(h, bad_value_cuts_off, 0,
+			    (int)(sizeof(bad_values) / sizeof(bad_values[0])));
+	tcase_add_test(h, missing_value_cuts_off);
+	tcase_add_test(h, bad_header_cuts_off);
+	tcase_add_test(h, allow_list_limits_domains);
+	tcase_add_test(h, bad_allow_list_stops_start);
+	suite_add_tcase(s, h);
+
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 30);
+	tcase_add_test(t, domain_death_tears_down);
+	tcase_add_test(t, dying_domain_seen_through_xenstore);
+	tcase_add_test(t, live_guest_removing_its_dir);
+	tcase_add_test(t, frontend_closing_then_reconnect);
+	tcase_add_test(t, frontend_closed_directly);
+	tcase_add_test(t, garbage_on_ring_cuts_off_one);
+	tcase_add_test(t, restart_keeps_frontend_state);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	/* Cut-offs are expected here; keep the warnings, drop the chatter. */
+	tmemd_log_level = TMEMD_LOG_WARNING;
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

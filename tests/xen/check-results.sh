@@ -1,0 +1,99 @@
+#!/bin/bash
+# Judge an e2e-xen run from its serial log: every assertion of issue #8,
+# each printed PASS/FAIL, then a summary.  Exit 0 only if all passed.
+#
+# usage: check-results.sh SERIAL_LOG   with GUESTS (as mkinitramfs.sh) in
+# the environment and WALL (seconds) for the summary.
+set -uo pipefail
+log=${1:?usage: check-results.sh SERIAL_LOG}
+: "${GUESTS:?}"
+fails=0
+pass() { echo "  PASS  $*"; }
+fail() { echo "  FAIL  $*"; fails=$((fails + 1)); }
+check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
+
+# Serial lines come with CRs and may carry (XEN) noise; keep ours.
+lines=$(tr -d '\r' <"$log" | grep -aoE 'E2E-[A-Z0-9-]+ .*')
+# The console of guest NAME, as dom0 dumped it.
+console() { grep -a "^E2E-CON $1 " <<<"$lines" | sed "s/^E2E-CON $1 //"; }
+# Snapshots "E2E-STATS LABEL NAME DOMID uptime=T {json}" -> json, one a line.
+snapshots() { grep -a "^E2E-STATS $1 $2 " <<<"$lines" | sed -E 's/^E2E-STATS [^ ]+ [^ ]+ [^ ]+ uptime=[^ ]+ //' |
+	grep -a '^{' || true; }
+# jq filter: the client of domain DOMID / guest NAME in one snapshot.
+client_sel='[.clients[]? | select(((.domid? // -1) == $d) or .name == $n or .name == "dom\($d)" or .name == "domid:\($d)" or .name == "\($d)")]'
+failed_sum='(.ops.failed_puts | if type == "object" then ([.[]] | add // 0) else (. // 0) end)'
+# counter NAME PHASE KEY: a guest debugfs counter from its E2E-COUNTERS line.
+counter() { console "$1" | grep -a "^E2E-COUNTERS $1 $2 " | tail -1 | grep -oE "(^| )$3=[0-9]+" | cut -d= -f2; }
+gt0() { local v=${1:-0}; [[ $v =~ ^[0-9]+$ ]] && (( v > 0 )); }
+
+sum_stores=0 sum_loads=0 sum_errors=0 nguests=0 summary=()
+while read -r name type kernel mode quota disk; do
+	[[ -n $name ]] || continue
+	nguests=$((nguests + 1))
+	echo "guest $name ($type, $kernel kernel, $mode${quota/#1/, quota}${quota/#0/}):"
+	domid=$(grep -a "^E2E-DOM0 DOMID $name " <<<"$lines" | awk '{print $4}')
+	check "created (domid ${domid:-none})" test -n "$domid"
+	domid=${domid:--1}
+	con=$(console "$name")
+	check "console log came back" test -n "$con"
+	check "tmem_shim.ko loaded" grep -q "^E2E-GUEST $name SHIM-LOADED" <<<"$con"
+	check "shim connected to tmemd" grep -q "^E2E-GUEST $name CONNECTED" <<<"$con"
+	check "swap on" grep -q "^E2E-GUEST $name SWAP /dev/" <<<"$con"
+	grep -a "^E2E-GUEST $name FAIL" <<<"$con" | while read -r l; do fail "$l"; done
+	phases="p1"; [[ $quota == 1 ]] && phases="p1 p2"
+	errs=0
+	for p in $phases; do
+		wl=$(grep -a "^E2E-WORKLOAD tag=$name-$p " <<<"$con" | tail -1)
+		e=$(grep -oE 'errors=[0-9]+' <<<"$wl" | cut -d= -f2)
+		check "workload $p completed, 0 checksum errors (${wl#E2E-WORKLOAD })" test "${e:-x}" = 0
+		errs=$((errs + ${e:-0}))
+	done
+	if [[ $mode == tmemswap ]]; then skey=tmemswap_tmem_writes lkey=tmemswap_tmem_reads fkey=tmemswap_backing_writes
+	else skey=succ_stores lkey=loads fkey=failed_stores; fi
+	st=$(counter "$name" p1 $skey) ld=$(counter "$name" p1 $lkey)
+	check "guest $skey > 0 (${st:-none})" gt0 "$st"
+	check "guest $lkey > 0 (${ld:-none})" gt0 "$ld"
+	gerr=$(counter "$name" p1 tmemswap_errors)
+	[[ $mode == tmemswap ]] && check "guest tmemswap_errors = 0 (${gerr:-none})" test "${gerr:-x}" = 0
+
+	# tmemd's view while the guest ran, and after xl destroy.
+	maxp=$(snapshots run "$name"; snapshots hold "$name") 
+	maxp=$(jq -s --argjson d "$domid" --arg n "$name" "[.[] | $client_sel | .[].pages.persistent // 0] | max // 0" <<<"$maxp" 2>/dev/null)
+	check "tmemctl stats shows the client with persistent pages (max ${maxp:-0})" gt0 "${maxp:-0}"
+	held=$(snapshots hold "$name" | jq -s --argjson d "$domid" --arg n "$name" \
+		"[.[] | $client_sel | .[].pages.persistent // 0] | max // 0" 2>/dev/null)
+	check "client holds persistent pages just before xl destroy (${held:-0})" gt0 "${held:-0}"
+	gone=$(snapshots destroyed "$name" | tail -1)
+	check "after xl destroy: stats readable" test -n "$gone"
+	if [[ -n $gone ]]; then
+		left=$(jq --argjson d "$domid" --arg n "$name" "$client_sel | length" <<<"$gone")
+		# Other guests may still run: the pool holds exactly their pages.
+		pp=$(jq '.pool.persistent_pages' <<<"$gone")
+		others=$(jq '[.clients[]?.pages.persistent // 0] | add // 0' <<<"$gone")
+		check "after xl destroy: client gone ($left left)" test "$left" = 0
+		check "after xl destroy: its pages gone (pool persistent $pp = other clients' $others)" test "$pp" = "$others"
+	fi
+
+	if [[ $quota == 1 ]]; then
+		q=$(grep -a "^E2E-DOM0 QUOTA $name " <<<"$lines" | tail -1)
+		check "tmemctl set $domid --persistent-max 4M succeeded (${q#E2E-DOM0 QUOTA })" grep -q ' rc=0 ' <<<"$q "
+		f0=$(snapshots pre-quota "$name" | tail -1 | jq --argjson d "$domid" --arg n "$name" "$client_sel | .[0] | $failed_sum" 2>/dev/null)
+		f1=$(snapshots hold "$name" | tail -1 | jq --argjson d "$domid" --arg n "$name" "$client_sel | .[0] | $failed_sum" 2>/dev/null)
+		check "tmemd failed puts grew under the quota (${f0:-?} -> ${f1:-?})" \
+			test "${f1:-0}" -gt "${f0:-0}" 2>/dev/null
+		g1=$(counter "$name" p1 $fkey) g2=$(counter "$name" p2 $fkey)
+		check "guest $fkey grew under the quota (${g1:-?} -> ${g2:-?})" test "${g2:-0}" -gt "${g1:-0}" 2>/dev/null
+	fi
+	st2=$(counter "$name" "${phases##* }" $skey) ld2=$(counter "$name" "${phases##* }" $lkey)
+	sum_stores=$((sum_stores + ${st2:-0})); sum_loads=$((sum_loads + ${ld2:-0})); sum_errors=$((sum_errors + errs))
+	summary+=("$(printf '  %-14s %-4s %-9s stores=%-8s loads=%-8s errors=%s' "$name" "$type" "$mode" "${st2:-?}" "${ld2:-?}" "$errs")")
+done <<<"$GUESTS"
+
+grep -aq '^E2E-DOM0 ALL-DONE' <<<"$lines" && pass "dom0 finished" || fail "dom0 did not finish (see $log)"
+grep -aq '^E2E-DOM0 TMEMD-UP' <<<"$lines" && pass "tmemd --transport xen started in dom0" || fail "tmemd --transport xen did not start in dom0"
+grep -aq '^E2E-DOM0 TMEMD-ALIVE yes' <<<"$lines" && pass "tmemd still alive at the end" || fail "tmemd not alive at the end"
+
+echo "summary:"
+printf '%s\n' "${summary[@]}"
+echo "  guests=$nguests stores=$sum_stores loads=$sum_loads errors=$sum_errors failed_checks=$fails wall=${WALL:-?}s"
+((fails == 0))

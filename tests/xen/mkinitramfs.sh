@@ -1,0 +1,81 @@
+#!/bin/bash
+# Pack the e2e-xen dom0 initramfs: busybox, the host's Xen 4.17 toolstack,
+# tmemd and tmemctl, and the guests (kernels, their initramfs, xl configs).
+#
+# usage: mkinitramfs.sh OUT   with, in the environment:
+#   KV          the stock Debian kernel version (dom0 and the stock guests)
+#   WORK        scratch folder
+#   TMEMD TMEMCTL WORKLOAD       the programs
+#   SHIM_STOCK  tmem_shim.ko built for KV
+#   FS_KERNEL FS_SHIM  the frontswap test kernel's bzImage and its tmem_shim.ko
+#   GUESTS      guest lines "NAME TYPE KERNEL(stock|fs) MODE QUOTA DISK"
+#   SWAPMB      size of /dev/tmemswap0 (MiB)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+out=${1:?usage: mkinitramfs.sh OUT}
+: "${KV:?}" "${WORK:?}" "${TMEMD:?}" "${TMEMCTL:?}" "${WORKLOAD:?}" "${SHIM_STOCK:?}" "${GUESTS:?}" "${SWAPMB:?}"
+xenbin=/usr/lib/xen-4.17/bin
+
+# --- guest initramfs images: one per kernel ---
+guest_irfs() {   # OUT SHIM [stock-modules...]
+	local gout=$1 shim=$2 r; shift 2
+	r=$(mktemp -d "$WORK/guest-root.XXXX")
+	busybox_root "$r"
+	if (($#)); then copy_modules "/lib/modules/$KV" "$r/mods" "$@"; fi
+	cp "$shim" "$r/mods/tmem_shim.ko"
+	cp "$WORKLOAD" "$r/bin/e2e-workload"
+	cp "$here/guest-init.sh" "$r/init"
+	pack_cpio "$r" "$gout"
+	rm -rf "$r"
+}
+
+root=$(mktemp -d "$WORK/dom0-root.XXXX")
+trap 'rm -rf "$root"' EXIT
+busybox_root "$root"
+mkdir -p "$root"/{guest,var/lib/xen,var/lib/xenstored,var/log/xen/console,etc/xen/scripts,root}
+copy_modules "/lib/modules/$KV" "$root/mods" xen-privcmd xenfs xen-evtchn xen-gntdev \
+	xen-gntalloc xen-blkback virtio_pci virtio_blk
+copy_bins "$root" $xenbin/xl $xenbin/xenstored $xenbin/xenconsoled $xenbin/xen-init-dom0 \
+	$xenbin/libxl-save-helper $xenbin/xenstore-control \
+	/usr/bin/xenstore-read /usr/bin/xenstore-write /usr/bin/xenstore-list /usr/bin/xenstore-ls
+[[ -d /usr/lib/xen-4.17/lib ]] && { mkdir -p "$root/usr/lib/xen-4.17/lib"; cp -a /usr/lib/xen-4.17/lib/. "$root/usr/lib/xen-4.17/lib/"; }
+# xl aborts in pthread_cancel without libgcc_s (dlopen'd, so ldd misses it).
+cp -L /lib/x86_64-linux-gnu/libgcc_s.so.1 "$root/lib/x86_64-linux-gnu/"
+ln -sf $xenbin/xl "$root/sbin/xl"
+echo 'autoballoon="off"' >"$root/etc/xen/xl.conf"
+cp "$here/vbd-hotplug.sh" "$root/etc/xen/scripts/e2e-vbd"
+
+mkdir -p "$root/usr/sbin" "$root/usr/bin"
+copy_bins "$root" "$TMEMD" "$TMEMCTL"
+mv "$root/$TMEMD" "$root/usr/sbin/tmemd"; mv "$root/$TMEMCTL" "$root/usr/bin/tmemctl"
+
+cp "/boot/vmlinuz-$KV" "$root/guest/vmlinuz-stock"
+guest_irfs "$root/guest/initrd-stock.gz" "$SHIM_STOCK" xen-blkfront
+if [[ -n ${FS_KERNEL:-} ]]; then
+	cp "$FS_KERNEL" "$root/guest/vmlinuz-fs"
+	guest_irfs "$root/guest/initrd-fs.gz" "$FS_SHIM"
+fi
+
+: >"$root/guest/guests"
+while read -r name type kernel mode quota disk; do
+	[[ -n $name ]] || continue
+	[[ -f $root/guest/vmlinuz-$kernel ]] || die "guest $name: no kernel '$kernel'"
+	cat >"$root/guest/$name.cfg" <<EOC
+name = "$name"
+type = "$type"
+kernel = "/guest/vmlinuz-$kernel"
+ramdisk = "/guest/initrd-$kernel.gz"
+extra = "console=hvc0 quiet panic=-1 e2e.name=$name e2e.mode=$mode e2e.quota=$quota e2e.swapmb=$SWAPMB"
+memory = 256
+maxmem = 256
+vcpus = 1
+disk = [ "format=raw, vdev=xvdb, access=rw, script=/etc/xen/scripts/e2e-vbd, target=$disk" ]  # target last: it takes the rest
+on_poweroff = "destroy"
+on_crash = "preserve"
+EOC
+	echo "$name $quota" >>"$root/guest/guests"
+done <<<"$GUESTS"
+cp "$here/dom0-init.sh" "$root/init"
+pack_cpio "$root" "$out"
+echo "mkinitramfs: $out $(du -h "$out" | cut -f1)"

@@ -1,0 +1,30 @@
+# tests/xen: the end-to-end test on a real Xen hypervisor (issue #8).
+#
+#   make e2e-xen   install mk/deps-xen.list, build tmemd, tmemctl, the
+#                  guest workload and tmem_shim.ko (for Debian's stock 6.1
+#                  kernel and for a frontswap test kernel built once per
+#                  machine into /var/cache/tmemd-e2e), boot Xen 4.17 under
+#                  QEMU with tmemd in dom0 and PV/PVH guests, and check.
+#
+# Not part of `make check` (it needs root, ~10 minutes and, the first
+# time, a kernel build); .ci/run runs it.  Scratch: build/e2e-xen/.
+E2E_XEN_DIR := tests/xen
+E2E_WORKLOAD := $(BUILD)/tests/xen/e2e-workload
+E2E_WORK ?= $(BUILD)/e2e-xen
+
+# Static: the guests' initramfs has no C library.
+$(E2E_WORKLOAD): $(E2E_XEN_DIR)/workload.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(call quiet,CCLD,$@)
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -static $< -o $@
+
+e2e-xen-deps:
+	$(Q)mk/deps.sh mk/deps-xen.list
+
+e2e-xen: e2e-xen-deps
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/tmemd $(BUILD)/tmemctl $(E2E_WORKLOAD) shim-dkms
+	$(Q)E2E_WORK=$(abspath $(E2E_WORK)) TMEMD=$(abspath $(BUILD)/tmemd) \
+		TMEMCTL=$(abspath $(BUILD)/tmemctl) WORKLOAD=$(abspath $(E2E_WORKLOAD)) \
+		SHIM_SRC=$(abspath $(SHIM_DKMS_DIR)) $(E2E_XEN_DIR)/run-e2e.sh
+
+.PHONY: e2e-xen e2e-xen-deps

@@ -1,0 +1,114 @@
+#!/bin/bash
+# make e2e-xen: tmemd in a real Xen 4.17 dom0, tmem_shim.ko in real domUs,
+# all under QEMU (TCG; see /work/shared/reference/xen-nested/README.md for
+# why TCG and these CPU flags).  Builds the modules and the frontswap test
+# kernel, packs dom0, boots, and judges the serial log (check-results.sh).
+# A missing prerequisite fails; nothing is skipped.
+#
+# env (from tests/xen/module.mk): E2E_WORK TMEMD TMEMCTL WORKLOAD SHIM_SRC
+# optional: E2E_GUESTS (guest lines, see below), E2E_TIMEOUT (s),
+#           E2E_DOM0_EXTRA (dom0 kernel args; e2e.tmemd=0: no tmemd),
+#           E2E_PARALLEL=1 (all guests at once instead of one at a time),
+#           E2E_NO_FS_KERNEL=1 (development only: stock guests alone; fails)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+: "${E2E_WORK:?}" "${TMEMD:?}" "${TMEMCTL:?}" "${WORKLOAD:?}" "${SHIM_SRC:?}"
+T0=$(date +%s)
+stamp() { echo "e2e-xen: [$(( $(date +%s) - T0 ))s] $*"; }
+
+# NAME TYPE KERNEL MODE QUOTA DISK (DISK: dom0's virtio disk, one per guest)
+GUESTS=${E2E_GUESTS:-"pv-stock pv stock tmemswap 0 /dev/vda
+pvh-stock pvh stock tmemswap 0 /dev/vdb
+pv-frontswap pv fs frontswap 1 /dev/vdc"}
+SWAPMB=512
+
+# --- prerequisites: the exact stock kernel and its headers ---
+KV=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null | grep -oE 'linux-image-[^ ,]+' | head -1)
+KV=${KV#linux-image-}
+[[ -n $KV ]] || die "linux-image-amd64 is not installed"
+HDRS=/usr/src/linux-headers-$KV
+for f in /boot/vmlinuz-$KV /boot/xen-4.17-amd64.gz /lib/modules/$KV/kernel "$HDRS/Makefile" \
+	/usr/lib/xen-4.17/bin/xl /bin/busybox "$TMEMD" "$TMEMCTL" "$WORKLOAD" "$SHIM_SRC/Kbuild"; do
+	[[ -e $f ]] || die "missing $f (make e2e-xen installs mk/deps-xen.list; is a package out of step?)"
+done
+for c in qemu-system-x86_64 jq cpio gzip modinfo; do
+	command -v $c >/dev/null || die "missing command $c"
+done
+file /bin/busybox 2>/dev/null | grep -q 'statically linked' || ldd /bin/busybox 2>&1 | grep -q 'not a dynamic' ||
+	die "/bin/busybox is not static (install busybox-static)"
+# One run at a time per work folder (and the machine has room for one QEMU).
+mkdir -p "$(dirname "$E2E_WORK")"
+exec 8>"$E2E_WORK.lock"
+flock -n 8 || { stamp "another e2e-xen run holds $E2E_WORK.lock: waiting"; flock 8; }
+rm -rf "$E2E_WORK"; mkdir -p "$E2E_WORK"
+
+# --- tmem_shim.ko for the stock kernel, against exactly its headers ---
+build_shim() {   # NAME KDIR [make args...]
+	local d=$E2E_WORK/shim-$1 kdir=$2; shift 2
+	cp -r "$SHIM_SRC" "$d"
+	make -s -C "$kdir" M="$d" "$@" modules >"$d.log" 2>&1 || { cat "$d.log"; die "tmem_shim.ko ($kdir) did not build"; }
+	[[ -f $d/tmem_shim.ko ]] || die "no $d/tmem_shim.ko"
+}
+build_shim stock "$HDRS"
+vm=$(modinfo -F vermagic "$E2E_WORK/shim-stock/tmem_shim.ko")
+[[ $vm == "$KV "* ]] || die "stock tmem_shim.ko vermagic '$vm' is not $KV"
+stamp "tmem_shim.ko for $KV built ($vm)"
+
+# --- the frontswap test kernel (cached, built once per machine) ---
+FS_KERNEL= FS_SHIM=
+if [[ ${E2E_NO_FS_KERNEL:-0} != 1 ]]; then
+	stamp "frontswap test kernel: $("$here/build-kernel.sh" --path)"
+	ktree=$("$here/build-kernel.sh")
+	FS_KERNEL=$ktree/arch/x86/boot/bzImage
+	[[ -f $FS_KERNEL ]] || die "no $FS_KERNEL"
+	build_shim fs "$ktree" KBUILD_MODPOST_WARN=1
+	FS_SHIM=$E2E_WORK/shim-fs/tmem_shim.ko
+	krel=$(make -s -C "$ktree" kernelrelease)
+	vm=$(modinfo -F vermagic "$FS_SHIM")
+	[[ $vm == "$krel "* ]] || die "test-kernel tmem_shim.ko vermagic '$vm' is not $krel"
+	stamp "tmem_shim.ko for the test kernel $krel built"
+else
+	GUESTS=$(grep -v ' fs ' <<<"$GUESTS")
+fi
+
+# --- dom0 initramfs, guest disks ---
+export KV WORK=$E2E_WORK TMEMD TMEMCTL WORKLOAD SHIM_STOCK=$E2E_WORK/shim-stock/tmem_shim.ko \
+	FS_KERNEL FS_SHIM GUESTS SWAPMB
+"$here/mkinitramfs.sh" "$E2E_WORK/dom0.cpio.gz"
+drives=()
+while read -r name _ _ _ _ disk; do
+	[[ -n $name ]] || continue
+	img=$E2E_WORK/disk-${disk##*/}.img
+	truncate -s $((SWAPMB + 64))M "$img"
+	drives+=(-drive "file=$img,if=virtio,format=raw,cache=unsafe")
+done <<<"$GUESTS"
+zcat /boot/xen-4.17-amd64.gz >"$E2E_WORK/xen.elf"   # QEMU's multiboot loader wants the ELF
+stamp "dom0 initramfs packed; booting Xen under QEMU"
+
+# --- boot: dom0 runs the guests and powers off; progress is shown live ---
+serial=$E2E_WORK/serial.log
+T1=$(date +%s)
+set +e
+timeout "${E2E_TIMEOUT:-1500}" qemu-system-x86_64 -accel tcg,thread=multi \
+	-cpu max,-smap,-smep,-rdtscp -m 3072 -smp 2 \
+	-display none -serial "file:$serial" -monitor none -no-reboot \
+	"${drives[@]}" \
+	-kernel "$E2E_WORK/xen.elf" \
+	-append "dom0_mem=1024M,max:1024M dom0_max_vcpus=2 console=com1 com1=115200,8n1 loglvl=warning guest_loglvl=warning noreboot" \
+	-initrd "/boot/vmlinuz-$KV console=hvc0 earlyprintk=xen panic=-1 loglevel=4 ${E2E_DOM0_EXTRA:-} e2e.parallel=${E2E_PARALLEL:-0},$E2E_WORK/dom0.cpio.gz" \
+	</dev/null >"$E2E_WORK/qemu.log" 2>&1 &
+qemu=$!
+trap 'kill $qemu 2>/dev/null' EXIT
+tail -n +1 -F "$serial" --pid=$qemu 2>/dev/null | tr -d '\r' | grep --line-buffered -aoE 'E2E-(DOM0|LIVE) .*' | sed -u 's/^/  /' &
+wait $qemu; qrc=$?
+sleep 1
+set -e
+T2=$(date +%s)
+stamp "QEMU exited rc=$qrc after $((T2 - T1))s (serial log: $serial)"
+((qrc == 0)) || { tail -20 "$E2E_WORK/qemu.log"; grep -aE 'Panic|panic|crash' "$serial" | head; }
+
+WALL=$((T2 - T0)) GUESTS=$GUESTS "$here/check-results.sh" "$serial" || die "assertions failed (serial log: $serial)"
+((qrc == 0)) || die "QEMU rc=$qrc"
+[[ -n $FS_KERNEL ]] || die "the frontswap guest did not run (E2E_NO_FS_KERNEL=1)"
+stamp "PASS"
