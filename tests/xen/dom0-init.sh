@@ -11,8 +11,9 @@ export LD_LIBRARY_PATH=/usr/lib/xen-4.17/lib
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 mkdir -p /dev/pts /dev/shm; mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /run; mkdir -p /var/run; mount -t tmpfs tmpfs /var/run
-mkdir -p /var/run/xen /var/run/xenstored /run/xen /run/tmemd /var/log/xen/console /var/lock
+mkdir -p /var/run/xen /var/run/xenstored /run/xen /run/tmemd /var/log/xen/console /var/lock /run/e2e
 echo 1 >/proc/sys/kernel/printk
+echo 1 >/proc/sys/debug/exception-trace   # dom0 segfaults go to dmesg
 up() { cut -d' ' -f1 /proc/uptime; }
 say() { echo "E2E-DOM0 $*"; }
 CON=/var/log/xen/console
@@ -49,6 +50,15 @@ else
 	sed 's/^/E2E-TMEMD-LOG /' /run/tmemd.log
 fi
 
+# tmemd_alive: false (once said so, with its log) when tmemd has died.
+tmemd_alive() {
+	kill -0 $tmemd_pid 2>/dev/null && return 0
+	[ -f /run/e2e/tmemd-died ] && return 1
+	touch /run/e2e/tmemd-died
+	wait $tmemd_pid; say "TMEMD-DIED rc=$? uptime=$(up)"
+	tail -n 30 /run/tmemd.log | sed 's/^/E2E-TMEMD-LOG /'
+	return 1
+}
 snapshot() {   # LABEL GUEST DOMID: one line of compact stats JSON
 	echo "E2E-STATS $1 $2 $3 uptime=$(up) $($TMEMCTL stats --json 2>&1 | tr -d '\n\t')"
 }
@@ -62,11 +72,17 @@ relay() {
 }
 # wait_marker GUEST PATTERN SECONDS: until the guest's console log has it.
 wait_marker() {
-	j=0
+	j=0 miss=0
 	while [ $j -lt $(($3 * 2)) ]; do
 		relay $1
 		grep -q "$2" $CON/guest-$1.log 2>/dev/null && return 0
-		xl domid $1 >/dev/null 2>&1 || { relay $1; say "GUEST-GONE $1"; xl dmesg | grep -E "d[0-9]+v[0-9]+ (Triple|.*crash)" | tail -3 | sed "s/^/E2E-DOM0 XEN /"; return 1; }
+		tmemd_alive || return 1
+		if xl domid $1 >/dev/null 2>&1; then miss=0; else miss=$((miss + 1)); fi
+		if [ $miss -ge 3 ]; then   # gone for good, not one failed xl call
+			relay $1; say "GUEST-GONE $1"
+			xl dmesg | grep -E "d[0-9]+v[0-9]+ (Triple|.*crash)" | tail -3 | sed "s/^/E2E-DOM0 XEN /"
+			return 1
+		fi
 		sleep 0.5; j=$((j+1))
 	done
 	return 1
@@ -85,7 +101,7 @@ run_guest() {
 	domid=$(xl domid $name)
 	say "DOMID $name $domid"
 	# stats every 2 s while the guest runs
-	( while :; do snapshot run $name $domid; sleep 2; done ) >/tmp/stats-$name.log 2>&1 &
+	( while :; do snapshot run $name $domid; sleep 2; done ) >/run/e2e/stats-$name.log 2>&1 &
 	poller=$!
 	wait_marker $name "E2E-GUEST $name READY" 180 || say "TIMEOUT $name READY"
 	if [ "$quota" = 1 ]; then
@@ -99,7 +115,7 @@ run_guest() {
 	fi
 	wait_marker $name "E2E-GUEST $name DONE" 1200 || say "TIMEOUT $name DONE"
 	kill $poller; wait $poller 2>/dev/null
-	cat /tmp/stats-$name.log
+	cat /run/e2e/stats-$name.log || say "NO-STATS-LOG $name"
 	snapshot hold $name $domid
 	xl destroy $name; say "DESTROYED $name rc=$? uptime=$(up)"
 	j=0; while [ $j -lt 20 ] && $TMEMCTL list 2>/dev/null | grep -qw "$name"; do sleep 0.5; j=$((j+1)); done
@@ -114,6 +130,7 @@ run_guest() {
 pids=""
 while read -r name quota; do
 	[ -n "$name" ] || continue
+	tmemd_alive || { say "SKIP $name (tmemd died)"; continue; }
 	if grep -q 'e2e.parallel=1' /proc/cmdline; then
 		create_guest $name || continue
 		run_guest $name $quota &
@@ -126,6 +143,8 @@ for p in $pids; do wait $p; done
 
 say "TMEMD-ALIVE $(kill -0 $tmemd_pid 2>/dev/null && echo yes || echo no)"
 sed 's/^/E2E-TMEMD-LOG /' /run/tmemd.log | tail -n 200
+dmesg | grep -E 'segfault|traps:|Out of memory|Killed process|BUG|Oops' | sed 's/^/E2E-DOM0-DMESG /'
+free | sed 's/^/E2E-DOM0-FREE /'
 say "XL-DMESG-ERRORS $(xl dmesg | grep -ciE 'error|crash|fatal')"
 say "ALL-DONE uptime=$(up)"
 poweroff -f

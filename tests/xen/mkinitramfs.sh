@@ -73,6 +73,7 @@ vcpus = 1
 disk = [ "format=raw, vdev=xvdb, access=rw, script=/etc/xen/scripts/e2e-vbd, target=$disk" ]  # target last: it takes the rest
 on_poweroff = "destroy"
 on_crash = "preserve"
+on_reboot = "destroy"   # a triple-faulting PVH guest must not come back
 EOC
 	echo "$name $quota" >>"$root/guest/guests"
 done <<<"$GUESTS"
