@@ -1,8 +1,9 @@
 #!/bin/sh
 # /init of an e2e-xen domU.  Kernel command line (xl cfg "extra"):
-#   e2e.name=NAME  e2e.mode=tmemswap|frontswap  e2e.quota=0|1  e2e.swapmb=MiB
+#   e2e.name=NAME  e2e.mode=tmemswap|frontswap|plain  e2e.quota=0|1  e2e.swapmb=MiB
 # tmemswap:  swapon /dev/tmemswap0, its refused pages going to backing=/dev/xvdb
 # frontswap: swapon /dev/xvdb, frontswap carrying the pages to tmemd
+# plain:     (diagnostics) the shim connected but idle, swapon /dev/xvdb
 # Prints E2E-* marker lines on hvc0, which dom0's xenconsoled logs.  After
 # "E2E-GUEST DONE" it idles until dom0 destroys the domain.
 export PATH=/bin:/sbin
@@ -29,6 +30,7 @@ say "DISK /dev/xvdb $(( $(cat /sys/block/xvdb/size) / 2048 )) MiB"
 case "$MODE" in
 tmemswap) params="cleancache=0 frontswap=0 tmemswap_mb=$SWAPMB backing=/dev/xvdb" ;;
 frontswap) params="cleancache=0 frontswap=1 tmemswap_mb=0" ;;
+plain) params="cleancache=0 frontswap=0 tmemswap_mb=0" ;;
 *) fail "bad e2e.mode=$MODE" ;;
 esac
 insmod /mods/tmem_shim.ko $params || fail "insmod tmem_shim.ko $params"
