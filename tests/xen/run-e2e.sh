@@ -10,6 +10,7 @@
 #           E2E_DOM0_EXTRA (dom0 kernel args; e2e.tmemd=0: no tmemd),
 #           E2E_PARALLEL=1 (all guests at once instead of one at a time),
 #           E2E_CPU (QEMU -cpu; default max,-smap,-smep,-rdtscp),
+#           E2E_TCG_THREAD=single (diagnostics: one host thread for all vCPUs),
 #           E2E_NO_FS_KERNEL=1 (development only: stock guests alone; fails)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -91,7 +92,7 @@ stamp "dom0 initramfs packed; booting Xen under QEMU"
 serial=$E2E_WORK/serial.log
 T1=$(date +%s)
 set +e
-timeout "${E2E_TIMEOUT:-1500}" qemu-system-x86_64 -accel tcg,thread=multi \
+timeout "${E2E_TIMEOUT:-1500}" qemu-system-x86_64 -accel "tcg,thread=${E2E_TCG_THREAD:-multi}" \
 	-cpu "${E2E_CPU:-max,-smap,-smep,-rdtscp}" -m 3072 -smp 2 \
 	-display none -serial "file:$serial" -monitor none -no-reboot \
 	"${drives[@]}" \
