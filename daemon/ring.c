@@ -17,6 +17,20 @@ static struct tmem_ring_hdr *hdr(struct tmemd_ring *r)
 	return r->geo.region;
 }
 
+int tmemd_ring_check_fresh(void *region, uint32_t nr_entries, uint32_t nr_slots)
+{
+	struct tmem_ring_hdr *h = region;
+
+	if (tmem_load_once(&h->magic) != TMEM_RING_MAGIC ||
+	    tmem_load_once(&h->version) != TMEM_RING_VERSION ||
+	    tmem_load_once(&h->nr_entries) != nr_entries ||
+	    tmem_load_once(&h->nr_slots) != nr_slots ||
+	    tmem_load_once(&h->slot_offset) != tmem_slot_offset(nr_entries) ||
+	    tmem_load_once(&h->req_prod) != 0)
+		return -TMEM_EPROTO;
+	return 0;
+}
+
 void tmemd_ring_init(struct tmemd_ring *r)
 {
 	struct tmem_ring_hdr *h = hdr(r);

@@ -63,6 +63,12 @@ struct tmemd_ring {
  * resets the private indices.  Call before the frontend is told it is
  * connected.
  */
+/*
+ * Checks a freshly mapped region before it is served: line 0 must repeat
+ * the geometry negotiated out of band, and no request may be posted yet.
+ * 0 or -TMEM_EPROTO.
+ */
+int tmemd_ring_check_fresh(void *region, uint32_t nr_entries, uint32_t nr_slots);
 void tmemd_ring_init(struct tmemd_ring *ring);
 
 /*

@@ -194,20 +194,6 @@ static int32_t check_fds(struct local_conn *c, uint64_t size)
 }
 
 /* The header line the frontend wrote must match what it announced. */
-static int32_t check_region(const struct tmem_local_hello *h, void *region)
-{
-	struct tmem_ring_hdr *rh = region;
-
-	if (tmem_load_once(&rh->magic) != TMEM_RING_MAGIC ||
-	    tmem_load_once(&rh->version) != TMEM_RING_VERSION ||
-	    tmem_load_once(&rh->nr_entries) != h->nr_entries ||
-	    tmem_load_once(&rh->nr_slots) != h->nr_slots ||
-	    tmem_load_once(&rh->slot_offset) != tmem_slot_offset(h->nr_entries) ||
-	    tmem_load_once(&rh->req_prod) != 0)
-		return -TMEM_EPROTO;
-	return 0;
-}
-
 /* Takes the fds out of the message; any beyond three are closed. */
 static int take_fds(struct msghdr *msg, struct local_conn *c)
 {
@@ -252,7 +238,7 @@ static int32_t attach(struct local_conn *c, const struct tmem_local_hello *h)
 		return -TMEM_ENOMEM;
 	c->region = region;
 	c->region_size = h->region_size;
-	rc = check_region(h, region);
+	rc = tmemd_ring_check_fresh(region, h->nr_entries, h->nr_slots);
 	if (rc)
 		return rc;
 	rc = tmemd_client_add(st->env.clients, (const char *)h->name, "local",

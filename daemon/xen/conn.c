@@ -54,21 +54,6 @@ static const struct tmemd_ring_ops xen_ring_ops = {
 
 /* ---- connect ---- */
 
-/* Line 0 of the mapped header must say what xenstore said. */
-static int check_header(const struct tmemd_xen_front *f, void *region)
-{
-	struct tmem_ring_hdr *h = region;
-
-	if (tmem_load_once(&h->magic) != TMEM_RING_MAGIC ||
-	    tmem_load_once(&h->version) != TMEM_RING_VERSION ||
-	    tmem_load_once(&h->nr_entries) != f->nr_entries ||
-	    tmem_load_once(&h->nr_slots) != f->nr_slots ||
-	    tmem_load_once(&h->slot_offset) != tmem_slot_offset(f->nr_entries) ||
-	    tmem_load_once(&h->req_prod) != 0)
-		return -EPROTO;
-	return 0;
-}
-
 /* The domain's name when it is a valid client name, else "dom<N>";
  * "dom<N>" also when the name is taken (a local client, say). */
 static int add_client(struct xen_dom *d)
@@ -104,7 +89,7 @@ static int map_and_bind(struct xen_dom *d, const struct tmemd_xen_front *f,
 		return -EFAULT;
 	}
 	c->nr_pages = f->nr_pages;
-	if (check_header(f, c->region)) {
+	if (tmemd_ring_check_fresh(c->region, f->nr_entries, f->nr_slots)) {
 		*why = "ring header does not match xenstore";
 		return -EPROTO;
 	}
