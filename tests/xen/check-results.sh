@@ -92,6 +92,11 @@ done <<<"$GUESTS"
 grep -aq '^E2E-DOM0 ALL-DONE' <<<"$lines" && pass "dom0 finished" || fail "dom0 did not finish (see $log)"
 grep -aq '^E2E-DOM0 TMEMD-UP' <<<"$lines" && pass "tmemd --transport xen started in dom0" || fail "tmemd --transport xen did not start in dom0"
 grep -aq '^E2E-DOM0 TMEMD-ALIVE yes' <<<"$lines" && pass "tmemd still alive at the end" || fail "tmemd not alive at the end"
+# dom0's own programs (tmemd, tmemctl, xl, busybox) must not crash: with the
+# default QEMU CPU model none does, so a crash is news (tmemctl's most of all).
+crashes=$(grep -acE '^E2E-DOM0-DMESG .*(segfault|traps:)' <<<"$lines" || true)
+check "no program crashed in dom0 ($crashes)" test "$crashes" -eq 0
+grep -aE '^E2E-DOM0-DMESG .*(segfault|traps:)' <<<"$lines" | head -5 | sed 's/^/        /'
 
 echo "summary:"
 printf '%s\n' "${summary[@]}"

@@ -62,6 +62,13 @@ tmemd_alive() {
 snapshot() {   # LABEL GUEST DOMID: one line of compact stats JSON
 	echo "E2E-STATS $1 $2 $3 uptime=$(up) $($TMEMCTL stats --json 2>&1 | tr -d '\n\t')"
 }
+# live_stats GUEST: the pool's pages and the first client's op counts, from
+# the last snapshot, as one console line (progress while a guest runs).
+live_stats() {
+	v=$(tail -n 1 /run/e2e/stats-$1.log | tr -d ' "' | tr ',{' '\n\n' |
+		grep -E '^(persistent_pages|puts|gets|failed_gets):' | head -4 | tr '\n' ' ')
+	say "LIVE-STATS $1 uptime=$(up) $v"
+}
 # relay GUEST: its new E2E lines, live on the serial console (uses $shown).
 relay() {
 	n=$(wc -l <$CON/guest-$1.log 2>/dev/null || echo 0)
@@ -101,7 +108,11 @@ run_guest() {
 	domid=$(xl domid $name)
 	say "DOMID $name $domid"
 	# stats every 2 s while the guest runs
-	( while :; do snapshot run $name $domid; sleep 2; done ) >/run/e2e/stats-$name.log 2>&1 &
+	( n=0; while :; do
+		snapshot run $name $domid >>/run/e2e/stats-$name.log 2>&1
+		n=$((n + 1)); [ $((n % 10)) = 0 ] && live_stats $name
+		sleep 2
+	done ) &
 	poller=$!
 	wait_marker $name "E2E-GUEST $name READY" 180 || say "TIMEOUT $name READY"
 	if [ "$quota" = 1 ]; then

@@ -1,9 +1,10 @@
 #!/bin/sh
 # /init of an e2e-xen domU.  Kernel command line (xl cfg "extra"):
-#   e2e.name=NAME  e2e.mode=tmemswap|frontswap|plain  e2e.quota=0|1  e2e.swapmb=MiB
+#   e2e.name=NAME  e2e.mode=tmemswap|frontswap|plain|noshim  e2e.quota=0|1  e2e.swapmb=MiB
 # tmemswap:  swapon /dev/tmemswap0, its refused pages going to backing=/dev/xvdb
 # frontswap: swapon /dev/xvdb, frontswap carrying the pages to tmemd
 # plain:     (diagnostics) the shim connected but idle, swapon /dev/xvdb
+# noshim:    (diagnostics) no tmem_shim.ko at all, swapon /dev/xvdb
 # Prints E2E-* marker lines on hvc0, which dom0's xenconsoled logs.  After
 # "E2E-GUEST DONE" it idles until dom0 destroys the domain.
 export PATH=/bin:/sbin
@@ -31,11 +32,17 @@ case "$MODE" in
 tmemswap) params="cleancache=0 frontswap=0 tmemswap_mb=$SWAPMB backing=/dev/xvdb" ;;
 frontswap) params="cleancache=0 frontswap=1 tmemswap_mb=0" ;;
 plain) params="cleancache=0 frontswap=0 tmemswap_mb=0" ;;
+noshim) params="" ;;
 *) fail "bad e2e.mode=$MODE" ;;
 esac
-insmod /mods/tmem_shim.ko $params || fail "insmod tmem_shim.ko $params"
-say "SHIM-LOADED $params"
-i=0; while ! dmesg | grep -q 'connected to tmem backend' && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+if [ "$MODE" = noshim ]; then
+	say "NO-SHIM"
+else
+	insmod /mods/tmem_shim.ko $params || fail "insmod tmem_shim.ko $params"
+	say "SHIM-LOADED $params"
+fi
+i=0; [ "$MODE" = noshim ] && i=600
+while ! dmesg | grep -q 'connected to tmem backend' && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
 dmesg | grep -E 'tmem_shim|tmemswap0|frontswap:|cleancache:' | grep -v 'command line' | sed "s/^/E2E-DMESG $NAME /"
 if dmesg | grep -q 'connected to tmem backend'; then say CONNECTED; else say NOT-CONNECTED; fi
 
@@ -60,12 +67,13 @@ run_workload() {
 	phase=$1 seed=$2; shift 2
 	/bin/e2e-workload -s $seed -t $NAME-$phase "$@" >/tmp/wl-$phase.out 2>&1 &
 	wl=$!
-	shown=0
+	shown=0 ticks=0
 	while :; do
 		n=$(wc -l </tmp/wl-$phase.out)
 		[ $n -gt $shown ] && { tail -n +$((shown + 1)) /tmp/wl-$phase.out | head -n $((n - shown)); shown=$n; }
 		grep -q '^E2E-WORKLOAD-HOLD' /tmp/wl-$phase.out && break
 		kill -0 $wl 2>/dev/null || { wait $wl || say "WORKLOAD-FAILED $phase rc=$?"; tail -n +$((shown + 1)) /tmp/wl-$phase.out; break; }
+		ticks=$((ticks + 1)); [ $((ticks % 20)) = 0 ] && say "LIVE $(counters $phase | cut -d' ' -f3-)"
 		sleep 1
 	done
 	counters $phase

@@ -66,7 +66,7 @@ name = "$name"
 type = "$type"
 kernel = "/guest/vmlinuz-$kernel"
 ramdisk = "/guest/initrd-$kernel.gz"
-extra = "console=hvc0 quiet panic=-1 e2e.name=$name e2e.mode=$mode e2e.quota=$quota e2e.swapmb=$SWAPMB"
+extra = "console=hvc0 ${E2E_GUEST_ARGS:-quiet} panic=-1 e2e.name=$name e2e.mode=$mode e2e.quota=$quota e2e.swapmb=$SWAPMB"
 memory = 256
 maxmem = 256
 vcpus = 1
@@ -74,6 +74,7 @@ disk = [ "format=raw, vdev=xvdb, access=rw, script=/etc/xen/scripts/e2e-vbd, tar
 on_poweroff = "destroy"
 on_crash = "preserve"
 on_reboot = "destroy"   # a triple-faulting PVH guest must not come back
+${E2E_XLCFG_EXTRA:-}
 EOC
 	echo "$name $quota" >>"$root/guest/guests"
 done <<<"$GUESTS"
