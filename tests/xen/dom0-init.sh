@@ -107,6 +107,10 @@ run_guest() {
 	name=$1 quota=$2 shown=0
 	domid=$(xl domid $name)
 	say "DOMID $name $domid"
+	if grep -q 'e2e.diag=1' /proc/cmdline; then   # E2E_DOM0_EXTRA: the guest's first seconds
+		sleep 8; xl list 2>&1 | sed 's/^/E2E-DIAG /'
+		xl debug-keys q; xl debug-keys v; xl dmesg | tail -n 120 | sed 's/^/E2E-DIAG /'
+	fi
 	# stats every 2 s while the guest runs
 	( n=0; while :; do
 		snapshot run $name $domid >>/run/e2e/stats-$name.log 2>&1

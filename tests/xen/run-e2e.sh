@@ -7,10 +7,12 @@
 #
 # env (from tests/xen/module.mk): E2E_WORK TMEMD TMEMCTL WORKLOAD SHIM_SRC
 # optional: E2E_GUESTS (guest lines, see below), E2E_TIMEOUT (s),
-#           E2E_DOM0_EXTRA (dom0 kernel args; e2e.tmemd=0: no tmemd),
+#           E2E_DOM0_EXTRA (dom0 kernel args; e2e.tmemd=0: no tmemd;
+#             e2e.diag=1: xl list, domain and VMCB dumps 8 s into each guest),
 #           E2E_PARALLEL=1 (all guests at once instead of one at a time),
 #           E2E_PVH=1 (add the PVH guest; see GUESTS below),
 #           E2E_CPU (QEMU -cpu; default $CPU_DEFAULT below),
+#           E2E_QEMU (QEMU command instead of qemu-system-x86_64),
 #           E2E_XLCFG_EXTRA (more xl.cfg lines for every guest),
 #           E2E_XEN_EXTRA (more Xen command-line options),
 #           E2E_GUEST_ARGS (guest kernel arguments instead of "quiet"),
@@ -108,7 +110,7 @@ stamp "dom0 initramfs packed; booting Xen under QEMU"
 serial=$E2E_WORK/serial.log
 T1=$(date +%s)
 set +e
-timeout "${E2E_TIMEOUT:-1500}" qemu-system-x86_64 -accel "tcg,thread=${E2E_TCG_THREAD:-multi}" \
+timeout "${E2E_TIMEOUT:-1500}" ${E2E_QEMU:-qemu-system-x86_64} -accel "tcg,thread=${E2E_TCG_THREAD:-multi}" \
 	-cpu "${E2E_CPU:-$CPU_DEFAULT}" -m 3072 -smp "${E2E_SMP:-2}" \
 	-display none -serial "file:$serial" -monitor none -no-reboot \
 	"${drives[@]}" \
