@@ -94,9 +94,9 @@ grep -aq '^E2E-DOM0 TMEMD-UP' <<<"$lines" && pass "tmemd --transport xen started
 grep -aq '^E2E-DOM0 TMEMD-ALIVE yes' <<<"$lines" && pass "tmemd still alive at the end" || fail "tmemd not alive at the end"
 # dom0's own programs (tmemd, tmemctl, xl, busybox) must not crash: with the
 # default QEMU CPU model none does, so a crash is news (tmemctl's most of all).
-crashes=$(grep -acE '^E2E-DOM0-DMESG .*(segfault|traps:)' <<<"$lines" || true)
-check "no program crashed in dom0 ($crashes)" test "$crashes" -eq 0
-grep -aE '^E2E-DOM0-DMESG .*(segfault|traps:)' <<<"$lines" | head -5 | sed 's/^/        /'
+crashed=$(grep -aE '^E2E-DOM0-DMESG .*(segfault|traps:)' <<<"$lines" || true)
+check "no program crashed in dom0 ($(grep -c . <<<"$crashed"))" test -z "$crashed"
+[[ -z $crashed ]] || head -5 <<<"$crashed" | sed 's/^/        /'
 
 echo "summary:"
 printf '%s\n' "${summary[@]}"

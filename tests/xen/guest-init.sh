@@ -40,9 +40,8 @@ if [ "$MODE" = noshim ]; then
 else
 	insmod /mods/tmem_shim.ko $params || fail "insmod tmem_shim.ko $params"
 	say "SHIM-LOADED $params"
+	i=0; while ! dmesg | grep -q 'connected to tmem backend' && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
 fi
-i=0; [ "$MODE" = noshim ] && i=600
-while ! dmesg | grep -q 'connected to tmem backend' && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
 dmesg | grep -E 'tmem_shim|tmemswap0|frontswap:|cleancache:' | grep -v 'command line' | sed "s/^/E2E-DMESG $NAME /"
 if dmesg | grep -q 'connected to tmem backend'; then say CONNECTED; else say NOT-CONNECTED; fi
 
