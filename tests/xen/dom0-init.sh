@@ -110,6 +110,7 @@ run_guest() {
 	if grep -q 'e2e.diag=1' /proc/cmdline; then   # E2E_DOM0_EXTRA: the guest's first seconds
 		sleep 8; xl list 2>&1 | sed 's/^/E2E-DIAG /'
 		xl debug-keys q; xl debug-keys v; xl dmesg | tail -n 120 | sed 's/^/E2E-DIAG /'
+		/usr/lib/xen-4.17/bin/xenctx -a -C -t -n 2 -l MAX $domid 2>&1 | sed 's/^/E2E-DIAG /'
 	fi
 	# stats every 2 s while the guest runs
 	( n=0; while :; do

@@ -4,8 +4,9 @@
 #                  guest workload and tmem_shim.ko (for Debian's stock 6.1
 #                  kernel and for a frontswap test kernel built once per
 #                  machine into /var/cache/tmemd-e2e), boot Xen 4.17 under
-#                  QEMU with tmemd in dom0 and PV guests (E2E_PVH=1 adds a
-#                  PVH guest; README, "Known platform limits"), and check.
+#                  QEMU with tmemd in dom0, two PV guests and a PVH guest
+#                  (E2E_PVH=0 leaves it out; README, "Known platform
+#                  limits"), and check.
 #
 # Not part of `make check` (it needs root, ~10 minutes and, the first
 # time, a kernel build); .ci/run runs it.  Scratch: build/e2e-xen/.
