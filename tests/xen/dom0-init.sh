@@ -108,7 +108,7 @@ run_guest() {
 	domid=$(xl domid $name)
 	say "DOMID $name $domid"
 	if grep -q 'e2e.diag=1' /proc/cmdline; then   # E2E_DOM0_EXTRA: the guest's first seconds
-		sleep 8; xl list 2>&1 | sed 's/^/E2E-DIAG /'
+		sleep 8; { xl list; xl vcpu-list; } 2>&1 | sed "s/^/E2E-DIAG /"
 		xl debug-keys q; xl debug-keys v; xl dmesg | tail -n 120 | sed 's/^/E2E-DIAG /'
 		/usr/lib/xen-4.17/bin/xenctx -a -C -t -n 2 -l MAX $domid 2>&1 | sed 's/^/E2E-DIAG /'
 	fi
