@@ -68,9 +68,12 @@ run_workload() {
 	wl=$!
 	shown=0 ticks=0
 	while :; do
+		# HOLD is the workload's last line: seen before the count, every
+		# line up to it is printed before the loop ends.
+		held=0; grep -q '^E2E-WORKLOAD-HOLD' /tmp/wl-$phase.out && held=1
 		n=$(wc -l </tmp/wl-$phase.out)
 		[ $n -gt $shown ] && { tail -n +$((shown + 1)) /tmp/wl-$phase.out | head -n $((n - shown)); shown=$n; }
-		grep -q '^E2E-WORKLOAD-HOLD' /tmp/wl-$phase.out && break
+		[ $held = 1 ] && break
 		kill -0 $wl 2>/dev/null || { wait $wl || say "WORKLOAD-FAILED $phase rc=$?"; tail -n +$((shown + 1)) /tmp/wl-$phase.out; break; }
 		ticks=$((ticks + 1)); [ $((ticks % 20)) = 0 ] && say "LIVE $(counters $phase | cut -d' ' -f3-)"
 		sleep 1
