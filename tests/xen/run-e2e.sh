@@ -8,7 +8,7 @@
 # env (from tests/xen/module.mk): E2E_WORK TMEMD TMEMCTL WORKLOAD SHIM_SRC
 # optional: E2E_GUESTS (guest lines, see below), E2E_TIMEOUT (s),
 #           E2E_DOM0_EXTRA (dom0 kernel args; e2e.tmemd=0: no tmemd;
-#             e2e.diag=1: xl list, domain and VMCB dumps 8 s into each guest),
+#             e2e.diag=1: xl list and vcpu-list, domain, VMCB and xenctx dumps 8 s in),
 #           E2E_PARALLEL=1 (all guests at once instead of one at a time),
 #           E2E_PVH=0 (leave the PVH guest out; see GUESTS below),
 #           E2E_CPU (QEMU -cpu; default $CPU_DEFAULT below),
