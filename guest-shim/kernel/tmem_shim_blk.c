@@ -8,7 +8,9 @@
  * this file moves pages between requests, the core and the backing
  * device.  queue_rq sleeps (BLK_MQ_F_BLOCKING): every tmem op and every
  * backing I/O is synchronous, so a completed write is where the map
- * says.
+ * says.  A merged request's pages go to tmem in batches, one doorbell
+ * and one wait each: under a hypervisor a wait costs far more than a
+ * page.
  *
  * The block layer's API moved a lot; two generations are written here:
  * 6.0-6.4 (blkdev_get_by_path, blk_queue_* setters; compiled in CI
@@ -63,20 +65,38 @@ static int tmem_backing_io(void *ctx, int write, u64 pgno, void *page)
 	return err;
 }
 
+/* A request's scratch space (its blk-mq PDU): one batch of pages. */
+struct tmem_blk_batch {
+	void *pages[SHIM_BLK_BATCH];
+	struct shim_call calls[SHIM_BLK_BATCH];
+};
+
+/* The request's pages go to the core SHIM_BLK_BATCH at a time. */
 static blk_status_t tmem_blk_rw(struct tmem_blkdev *d, struct request *rq,
 				enum shim_blk_op op)
 {
 	const struct shim_blk_backing *bk = d->backing ? &d->bk : NULL;
+	struct tmem_blk_batch *batch = blk_mq_rq_to_pdu(rq);
 	u64 pgno = blk_rq_pos(rq) / SECTORS_PER_PAGE;
 	struct req_iterator iter;
 	struct bio_vec bv;
+	u32 n = 0;
 
 	rq_for_each_segment(bv, rq, iter) {
 		if (bv.bv_offset || bv.bv_len != PAGE_SIZE)
 			return BLK_STS_IOERR;
-		if (shim_blk_page_io(&d->core, op, pgno++, bv.bv_page, bk))
+		batch->pages[n++] = bv.bv_page;
+		if (n < SHIM_BLK_BATCH)
+			continue;
+		if (shim_blk_rw(&d->core, op, pgno, batch->pages, n,
+				batch->calls, bk))
 			return BLK_STS_IOERR;
+		pgno += n;
+		n = 0;
 	}
+	if (n && shim_blk_rw(&d->core, op, pgno, batch->pages, n,
+			     batch->calls, bk))
+		return BLK_STS_IOERR;
 	return BLK_STS_OK;
 }
 
@@ -259,6 +279,7 @@ static int tmem_blk_setup_disk(struct tmem_blkdev *d, u64 nr_pages)
 	d->tag_set.queue_depth = 64;
 	d->tag_set.numa_node = NUMA_NO_NODE;
 	d->tag_set.flags = BLK_MQ_F_BLOCKING;
+	d->tag_set.cmd_size = sizeof(struct tmem_blk_batch);
 	err = blk_mq_alloc_tag_set(&d->tag_set);
 	if (err) {
 		d->tag_set.ops = NULL;

@@ -336,6 +336,21 @@ static int file_io(void *ctx, int write, uint64_t pgno, void *page)
 	return n == PAGE ? 0 : -EIO;
 }
 
+/* tmemd with a 16-page quota, and an unlinked 64-page file as backing. */
+static struct shim_blk_backing blk_up(struct shim_blk *b, uint8_t *map,
+				      int *fd)
+{
+	char path[] = "/tmp/tmem-shim-backing-XXXXXX";
+
+	*fd = mkstemp(path);
+	ck_assert_int_ge(*fd, 0);
+	unlink(path);
+	ck_assert_int_eq(ftruncate(*fd, 64 * PAGE), 0);
+	up("[client " CLIENT "]\npersistent-max = 64K\ncompress = off\n", 32, 16);
+	ck_assert_int_eq(shim_blk_init(b, &hh.ops, 0, 64, map, 1), 0);
+	return (struct shim_blk_backing){ .io = file_io, .ctx = fd };
+}
+
 /*
  * /dev/tmemswap0's request translation: writes go to tmem until the
  * quota (16 pages) refuses them, then through to the backing device;
@@ -345,19 +360,11 @@ static int file_io(void *ctx, int write, uint64_t pgno, void *page)
 START_TEST(blk_translation)
 {
 	uint8_t map[64] = { 0 }, buf[PAGE], out[PAGE];
-	char path[] = "/tmp/tmem-shim-backing-XXXXXX";
 	struct shim_blk b;
-	struct shim_blk_backing bk;
 	struct tmem_oid oid;
 	uint32_t i, index;
-	int fd = mkstemp(path);
-
-	ck_assert_int_ge(fd, 0);
-	unlink(path);
-	ck_assert_int_eq(ftruncate(fd, 64 * PAGE), 0);
-	bk = (struct shim_blk_backing){ .io = file_io, .ctx = &fd };
-	up("[client " CLIENT "]\npersistent-max = 64K\ncompress = off\n", 32, 16);
-	ck_assert_int_eq(shim_blk_init(&b, &hh.ops, 0, 64, map, 1), 0);
+	int fd;
+	struct shim_blk_backing bk = blk_up(&b, map, &fd);
 
 	/* Never written: zeros. */
 	ck_assert_int_eq(shim_blk_page_io(&b, SHIM_BLK_OP_READ, 3, out, &bk),
@@ -448,6 +455,48 @@ START_TEST(blk_no_backing)
 }
 END_TEST
 
+/*
+ * One 24-page batch against tmemd's 16-page quota: the refused pages of
+ * the batch go through to the backing device, and a read batch over
+ * tmem, backing and never-written pages returns each from its place.
+ */
+START_TEST(blk_batch_through_quota)
+{
+	static uint8_t map[64], pages[28][PAGE], zero[PAGE];
+	struct shim_call calls[28];
+	struct shim_blk b;
+	void *ptrs[28];
+	uint32_t i;
+	int fd;
+	struct shim_blk_backing bk = blk_up(&b, map, &fd);
+	for (i = 0; i < 28; i++) {
+		shim_test_fill(pages[i], 300 + i);
+		ptrs[i] = pages[i];
+	}
+	ck_assert_int_eq(shim_blk_rw(&b, SHIM_BLK_OP_WRITE, 8, ptrs, 24, calls,
+				     &bk), 0);
+	ck_assert_uint_eq(b.stats.tmem_writes, 16);
+	ck_assert_uint_eq(b.stats.backing_writes, 8);
+	ck_assert_int_eq(shim_blk_where(&b, 8), SHIM_BLK_TMEM);
+	ck_assert_int_eq(shim_blk_where(&b, 31), SHIM_BLK_BACKING);
+	memset(pages, 0xaa, sizeof(pages));
+	/* Pages 4..31: 4 never written, 16 in tmem, 8 on the backing. */
+	ck_assert_int_eq(shim_blk_rw(&b, SHIM_BLK_OP_READ, 4, ptrs, 28, calls,
+				     &bk), 0);
+	for (i = 0; i < 4; i++)
+		ck_assert_msg(!memcmp(pages[i], zero, PAGE), "page %u", i);
+	for (i = 4; i < 28; i++)
+		ck_assert_msg(shim_test_same(pages[i], 300 + i - 4), "page %u",
+			      i);
+	ck_assert_uint_eq(b.stats.tmem_reads, 16);
+	ck_assert_uint_eq(b.stats.backing_reads, 8);
+	ck_assert_uint_eq(b.stats.errors, 0);
+	shim_blk_fini(&b);
+	close(fd);
+	down();
+}
+END_TEST
+
 static Suite *shim_suite(void)
 {
 	Suite *s = suite_create("shim");
@@ -463,6 +512,7 @@ static Suite *shim_suite(void)
 	tcase_add_test(tc, backend_restart);
 	tcase_add_test(tc, blk_translation);
 	tcase_add_test(tc, blk_no_backing);
+	tcase_add_test(tc, blk_batch_through_quota);
 	suite_add_tcase(s, tc);
 	return s;
 }

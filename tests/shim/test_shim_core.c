@@ -324,6 +324,134 @@ START_TEST(blk_map_without_backing)
 }
 END_TEST
 
+static void fill_pages(uint8_t (*pages)[PAGE], void **ptrs, uint32_t n,
+		       uint32_t seed)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		shim_test_fill(pages[i], seed + i);
+		ptrs[i] = pages[i];
+	}
+}
+
+/* A 32-page request is one batch: 32 requests, one doorbell each way. */
+START_TEST(blk_batch_one_doorbell)
+{
+	static uint8_t map[64], pages[32][PAGE];
+	struct shim_call calls[32];
+	void *ptrs[32];
+	struct shim_blk b;
+	uint64_t posted, kicks;
+	uint32_t i;
+
+	up(64, 32, 256);
+	ck_assert_int_eq(shim_blk_init(&b, &ops, 0, 64, map, 0), 0);
+	shim_pool_ensure(&ops, b.pool);
+	fill_pages(pages, ptrs, 32, 100);
+	posted = fb.ring.stats.posted;
+	kicks = fb.ring.stats.kicks;
+	ck_assert_int_eq(shim_blk_rw(&b, SHIM_BLK_OP_WRITE, 16, ptrs, 32,
+				     calls, NULL), 0);
+	ck_assert_uint_eq(fb.ring.stats.posted - posted, 32);
+	ck_assert_uint_eq(fb.ring.stats.kicks - kicks, 1);
+	ck_assert_uint_eq(b.stats.tmem_writes, 32);
+	memset(pages, 0, sizeof(pages));
+	ck_assert_int_eq(shim_blk_rw(&b, SHIM_BLK_OP_READ, 16, ptrs, 32,
+				     calls, NULL), 0);
+	ck_assert_uint_eq(fb.ring.stats.posted - posted, 64);
+	ck_assert_uint_eq(fb.ring.stats.kicks - kicks, 2);
+	for (i = 0; i < 32; i++)
+		ck_assert_msg(shim_test_same(pages[i], 100 + i), "page %u", i);
+	/* Past the end, too many, none: rejected before any request. */
+	ck_assert_int_eq(shim_blk_rw(&b, SHIM_BLK_OP_READ, 40, ptrs, 32,
+				     calls, NULL), -EINVAL);
+	ck_assert_int_eq(shim_blk_rw(&b, SHIM_BLK_OP_READ, 0, ptrs,
+				     SHIM_BLK_BATCH + 1, calls, NULL), -EINVAL);
+	ck_assert_int_eq(shim_blk_rw(&b, SHIM_BLK_OP_READ, 0, ptrs, 0,
+				     calls, NULL), -EINVAL);
+	ck_assert_uint_eq(fb.ring.stats.posted - posted, 64);
+	shim_blk_fini(&b);
+	ck_assert(idle());
+	fake_stop(&fb);
+}
+END_TEST
+
+/*
+ * A batch larger than the free slots goes in rounds; a refusal in the
+ * middle (the backend holds 20 pages) fails only its own pages, and a
+ * read batch mixes tmem pages with never-written ones.
+ */
+START_TEST(blk_batch_rounds_and_refusals)
+{
+	static uint8_t map[64], pages[32][PAGE], zero[PAGE];
+	struct shim_call calls[32];
+	void *ptrs[32];
+	struct shim_blk b;
+	uint32_t i;
+
+	up(16, 4, 20);
+	ck_assert_int_eq(shim_blk_init(&b, &ops, 0, 64, map, 0), 0);
+	fill_pages(pages, ptrs, 32, 200);
+	ck_assert_int_eq(shim_blk_rw(&b, SHIM_BLK_OP_WRITE, 0, ptrs, 32,
+				     calls, NULL), -EIO);
+	ck_assert_uint_eq(b.stats.tmem_writes, 20);
+	ck_assert_uint_eq(b.stats.errors, 12);
+	ck_assert_uint_le(fb.ring.stats.kicks, fb.ring.stats.posted);
+	ck_assert_int_eq(shim_blk_where(&b, 19), SHIM_BLK_TMEM);
+	ck_assert_int_eq(shim_blk_where(&b, 20), SHIM_BLK_EMPTY);
+	memset(pages, 0xaa, sizeof(pages));
+	ck_assert_int_eq(shim_blk_rw(&b, SHIM_BLK_OP_READ, 0, ptrs, 32,
+				     calls, NULL), 0);
+	for (i = 0; i < 20; i++)
+		ck_assert_msg(shim_test_same(pages[i], 200 + i), "page %u", i);
+	for (i = 20; i < 32; i++)
+		ck_assert_msg(!memcmp(pages[i], zero, PAGE), "page %u", i);
+	ck_assert_uint_eq(fb.ring.stats.timeouts, 0);
+	shim_blk_fini(&b);
+	ck_assert(idle());
+	fake_stop(&fb);
+}
+END_TEST
+
+/* A mute backend: the whole batch times out together, once. */
+START_TEST(batch_times_out_together)
+{
+	uint8_t buf[PAGE];
+	struct shim_call calls[3];
+	struct tmem_oid key = { { 5 } };
+	uint64_t t0;
+	int pool, i;
+
+	up(16, 4, 64);
+	fb.ring.timeout_ms = 300;
+	pool = shim_pool_new(&ops, TMEM_POOL_PERSIST, NULL, 1);
+	ck_assert_int_ge(pool, 0);
+	shim_test_fill(buf, 9);
+	for (i = 0; i < 3; i++) {
+		shim_req_fill(&calls[i].req, TMEM_OP_PUT_PAGE, 0, &key,
+			      (uint32_t)i);
+		calls[i].src = buf;
+		calls[i].dst = NULL;
+	}
+	fake_set_mode(&fb, FAKE_MUTE);
+	t0 = shim_user_now_ms();
+	ck_assert_int_eq(shim_pool_call_batch(&ops, pool, calls, 3), 0);
+	ck_assert_uint_lt(shim_user_now_ms() - t0, 600);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(calls[i].ret, -ETIMEDOUT);
+	ck_assert_uint_eq(fb.ring.stats.timeouts, 3);
+	fake_set_mode(&fb, FAKE_NORMAL);
+	ck_assert(idle());
+	shim_ring_detach(&fb.ring);
+	ck_assert_int_eq(shim_pool_call_batch(&ops, pool, calls, 3),
+			 -ENOTCONN);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(calls[i].ret, -ENOTCONN);
+	fake_stop(&fb);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("shim-core");
@@ -342,6 +470,9 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, concurrent_stores);
 	tcase_add_test(tc, invalidate_area_by_type);
 	tcase_add_test(tc, blk_map_without_backing);
+	tcase_add_test(tc, blk_batch_one_doorbell);
+	tcase_add_test(tc, blk_batch_rounds_and_refusals);
+	tcase_add_test(tc, batch_times_out_together);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -85,8 +85,11 @@ while read -r name type kernel mode quota disk; do
 		check "guest $fkey grew under the quota (${g1:-?} -> ${g2:-?})" test "${g2:-0}" -gt "${g1:-0}" 2>/dev/null
 	fi
 	st2=$(counter "$name" "${phases##* }" $skey) ld2=$(counter "$name" "${phases##* }" $lkey)
+	# Doorbells per request: what each ring op costs in VM exits.
+	kicks=$(counter "$name" "${phases##* }" ring_kicks) posted=$(counter "$name" "${phases##* }" ring_posted)
 	sum_stores=$((sum_stores + ${st2:-0})); sum_loads=$((sum_loads + ${ld2:-0})); sum_errors=$((sum_errors + errs))
-	summary+=("$(printf '  %-14s %-4s %-9s stores=%-8s loads=%-8s errors=%s' "$name" "$type" "$mode" "${st2:-?}" "${ld2:-?}" "$errs")")
+	summary+=("$(printf '  %-14s %-4s %-9s stores=%-8s loads=%-8s errors=%s kicks=%s/%s' "$name" "$type" "$mode" \
+		"${st2:-?}" "${ld2:-?}" "$errs" "${kicks:-?}" "${posted:-?}")")
 done <<<"$GUESTS"
 
 grep -aq '^E2E-DOM0 ALL-DONE' <<<"$lines" && pass "dom0 finished" || fail "dom0 did not finish (see $log)"

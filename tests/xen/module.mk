@@ -8,7 +8,7 @@
 #                  (E2E_PVH=0 leaves it out; README, "Known platform
 #                  limits"), and check.
 #
-# Not part of `make check` (it needs root, ~16 minutes and, the first
+# Not part of `make check` (it needs root, ~9 minutes and, the first
 # time, a kernel build); .ci/run runs it.  Scratch: build/e2e-xen/.
 E2E_XEN_DIR := tests/xen
 E2E_WORKLOAD := $(BUILD)/tests/xen/e2e-workload

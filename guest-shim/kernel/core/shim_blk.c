@@ -77,17 +77,9 @@ static void flush_tmem(struct shim_blk *b, uint64_t pgno)
 		       NULL, NULL);
 }
 
-int shim_blk_write(struct shim_blk *b, uint64_t pgno, const void *src)
+/* What a put's ret means for pgno: SHIM_BLK_DONE, _USE_BACKING or -EIO. */
+static int put_result(struct shim_blk *b, uint64_t pgno, int ret)
 {
-	struct tmem_oid oid;
-	uint32_t index;
-	int ret;
-
-	if (pgno >= b->nr_pages)
-		return -EINVAL;
-	blk_key(b, pgno, &oid, &index);
-	ret = shim_pool_call(b->ops, b->pool, TMEM_OP_PUT_PAGE, &oid, index,
-			     src, NULL);
 	if (ret == 1) {
 		set_where(b, pgno, SHIM_BLK_TMEM);
 		shim_stat_inc(&b->stats.tmem_writes);
@@ -102,6 +94,19 @@ int shim_blk_write(struct shim_blk *b, uint64_t pgno, const void *src)
 	return -EIO;
 }
 
+int shim_blk_write(struct shim_blk *b, uint64_t pgno, const void *src)
+{
+	struct tmem_oid oid;
+	uint32_t index;
+
+	if (pgno >= b->nr_pages)
+		return -EINVAL;
+	blk_key(b, pgno, &oid, &index);
+	return put_result(b, pgno,
+			  shim_pool_call(b->ops, b->pool, TMEM_OP_PUT_PAGE,
+					 &oid, index, src, NULL));
+}
+
 void shim_blk_backing_written(struct shim_blk *b, uint64_t pgno)
 {
 	if (pgno >= b->nr_pages)
@@ -112,6 +117,30 @@ void shim_blk_backing_written(struct shim_blk *b, uint64_t pgno)
 	shim_stat_inc(&b->stats.backing_writes);
 }
 
+/* A page that tmem holds: fetch it, or fail loudly. */
+static int get_result(struct shim_blk *b, int ret)
+{
+	if (ret == 1) {
+		shim_stat_inc(&b->stats.tmem_reads);
+		return SHIM_BLK_DONE;
+	}
+	/* An accepted page did not come back: the backend lost it. */
+	shim_stat_inc(&b->stats.errors);
+	return -EIO;
+}
+
+/* A page that tmem does not hold: SHIM_BLK_DONE or _USE_BACKING. */
+static int read_elsewhere(struct shim_blk *b, int where, void *dst)
+{
+	if (where == SHIM_BLK_BACKING) {
+		shim_stat_inc(&b->stats.backing_reads);
+		return SHIM_BLK_USE_BACKING;
+	}
+	b->ops->ring->env.ops->zero_page(b->ops->ring->env.priv, dst);
+	shim_stat_inc(&b->stats.zero_reads);
+	return SHIM_BLK_DONE;
+}
+
 int shim_blk_read(struct shim_blk *b, uint64_t pgno, void *dst)
 {
 	struct tmem_oid oid;
@@ -120,24 +149,11 @@ int shim_blk_read(struct shim_blk *b, uint64_t pgno, void *dst)
 
 	if (where < 0)
 		return where;
-	if (where == SHIM_BLK_BACKING) {
-		shim_stat_inc(&b->stats.backing_reads);
-		return SHIM_BLK_USE_BACKING;
-	}
-	if (where == SHIM_BLK_EMPTY) {
-		b->ops->ring->env.ops->zero_page(b->ops->ring->env.priv, dst);
-		shim_stat_inc(&b->stats.zero_reads);
-		return SHIM_BLK_DONE;
-	}
+	if (where != SHIM_BLK_TMEM)
+		return read_elsewhere(b, where, dst);
 	blk_key(b, pgno, &oid, &index);
-	if (shim_pool_call(b->ops, b->pool, TMEM_OP_GET_PAGE, &oid, index,
-			   NULL, dst) == 1) {
-		shim_stat_inc(&b->stats.tmem_reads);
-		return SHIM_BLK_DONE;
-	}
-	/* An accepted page did not come back: the backend lost it. */
-	shim_stat_inc(&b->stats.errors);
-	return -EIO;
+	return get_result(b, shim_pool_call(b->ops, b->pool, TMEM_OP_GET_PAGE,
+					    &oid, index, NULL, dst));
 }
 
 int shim_blk_discard(struct shim_blk *b, uint64_t pgno)
@@ -153,11 +169,11 @@ int shim_blk_discard(struct shim_blk *b, uint64_t pgno)
 	return 0;
 }
 
-static int page_write(struct shim_blk *b, uint64_t pgno, void *page,
-		      const struct shim_blk_backing *bk)
+/* After a put answered ret: the backing write it may call for. */
+static int finish_write(struct shim_blk *b, uint64_t pgno, void *page,
+			int ret, const struct shim_blk_backing *bk)
 {
-	int ret = shim_blk_write(b, pgno, page);
-
+	ret = put_result(b, pgno, ret);
 	if (ret != SHIM_BLK_USE_BACKING)
 		return ret;
 	if (!bk || bk->io(bk->ctx, 1, pgno, page) < 0) {
@@ -171,25 +187,95 @@ static int page_write(struct shim_blk *b, uint64_t pgno, void *page,
 	return 0;
 }
 
+static void fill_call(struct shim_blk *b, struct shim_call *c, uint32_t op,
+		      uint64_t pgno)
+{
+	struct tmem_oid oid;
+	uint32_t index;
+
+	blk_key(b, pgno, &oid, &index);
+	shim_req_fill(&c->req, op, 0, &oid, index);
+	c->src = NULL;
+	c->dst = NULL;
+}
+
+/* Every page put in one batch, then each answer acted on. */
+static int write_batch(struct shim_blk *b, uint64_t pgno, void *const *pages,
+		       uint32_t n, struct shim_call *calls,
+		       const struct shim_blk_backing *bk)
+{
+	uint32_t i;
+	int ret, err = 0;
+
+	for (i = 0; i < n; i++) {
+		fill_call(b, &calls[i], TMEM_OP_PUT_PAGE, pgno + i);
+		calls[i].src = pages[i];
+	}
+	shim_pool_call_batch(b->ops, b->pool, calls, n);
+	for (i = 0; i < n; i++) {
+		ret = finish_write(b, pgno + i, pages[i], calls[i].ret, bk);
+		if (ret < 0 && !err)
+			err = ret;
+	}
+	return err;
+}
+
+/* Pages elsewhere are served first; those in tmem are got in one batch. */
+static int read_batch(struct shim_blk *b, uint64_t pgno, void *const *pages,
+		      uint32_t n, struct shim_call *calls,
+		      const struct shim_blk_backing *bk)
+{
+	uint32_t i, k = 0;
+	int ret, err = 0;
+
+	for (i = 0; i < n; i++) {
+		int where = shim_blk_where(b, pgno + i);
+
+		if (where == SHIM_BLK_TMEM) {
+			fill_call(b, &calls[k], TMEM_OP_GET_PAGE, pgno + i);
+			calls[k++].dst = pages[i];
+			continue;
+		}
+		ret = read_elsewhere(b, where, pages[i]);
+		if (ret == SHIM_BLK_USE_BACKING &&
+		    (!bk || bk->io(bk->ctx, 0, pgno + i, pages[i]) < 0)) {
+			shim_stat_inc(&b->stats.errors);
+			err = err ?: -EIO;
+		}
+	}
+	if (k)
+		shim_pool_call_batch(b->ops, b->pool, calls, k);
+	for (i = 0; i < k; i++) {
+		ret = get_result(b, calls[i].ret);
+		if (ret < 0 && !err)
+			err = ret;
+	}
+	return err;
+}
+
+int shim_blk_rw(struct shim_blk *b, enum shim_blk_op op, uint64_t pgno,
+		void *const *pages, uint32_t n, struct shim_call *calls,
+		const struct shim_blk_backing *bk)
+{
+	if (!n || n > SHIM_BLK_BATCH || pgno >= b->nr_pages ||
+	    n > b->nr_pages - pgno)
+		return -EINVAL;
+	switch (op) {
+	case SHIM_BLK_OP_WRITE:
+		return write_batch(b, pgno, pages, n, calls, bk);
+	case SHIM_BLK_OP_READ:
+		return read_batch(b, pgno, pages, n, calls, bk);
+	default:
+		return -EINVAL;
+	}
+}
+
 int shim_blk_page_io(struct shim_blk *b, enum shim_blk_op op, uint64_t pgno,
 		     void *page, const struct shim_blk_backing *bk)
 {
-	int ret;
+	struct shim_call call;
 
-	switch (op) {
-	case SHIM_BLK_OP_WRITE:
-		return page_write(b, pgno, page, bk);
-	case SHIM_BLK_OP_READ:
-		ret = shim_blk_read(b, pgno, page);
-		if (ret != SHIM_BLK_USE_BACKING)
-			return ret;
-		if (!bk || bk->io(bk->ctx, 0, pgno, page) < 0) {
-			shim_stat_inc(&b->stats.errors);
-			return -EIO;
-		}
-		return 0;
-	case SHIM_BLK_OP_DISCARD:
+	if (op == SHIM_BLK_OP_DISCARD)
 		return shim_blk_discard(b, pgno);
-	}
-	return -EINVAL;
+	return shim_blk_rw(b, op, pgno, &page, 1, &call, bk);
 }

@@ -95,6 +95,18 @@ struct shim_blk_backing {
  */
 int shim_blk_page_io(struct shim_blk *b, enum shim_blk_op op, uint64_t pgno,
 		     void *page, const struct shim_blk_backing *bk);
+/* Most pages one shim_blk_rw call takes. */
+#define SHIM_BLK_BATCH 32u
+
+/*
+ * n (1..SHIM_BLK_BATCH) consecutive pages from pgno, as shim_blk_page_io
+ * does one, but with their tmem requests posted as one batch (one
+ * doorbell, one wait).  calls is scratch space for n requests.  Every
+ * page is acted on even if one fails.  Returns 0, -EIO or -EINVAL.
+ */
+int shim_blk_rw(struct shim_blk *b, enum shim_blk_op op, uint64_t pgno,
+		void *const *pages, uint32_t n, struct shim_call *calls,
+		const struct shim_blk_backing *bk);
 /* Where pgno lives now (enum shim_blk_where), or -EINVAL. */
 int shim_blk_where(struct shim_blk *b, uint64_t pgno);
 

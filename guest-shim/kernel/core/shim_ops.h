@@ -110,6 +110,14 @@ int shim_pool_call(struct shim_ops *o, int pool, uint32_t op,
 		   const struct tmem_oid *oid, uint32_t index,
 		   const void *src, void *dst);
 /*
+ * shim_pool_call for a batch: each call's req is filled with
+ * shim_req_fill (any pool id: set here).  Sets every call's ret;
+ * returns 0, or the error that stopped it (-ENOTCONN, -ETIMEDOUT),
+ * which the calls not posted also carry.
+ */
+int shim_pool_call_batch(struct shim_ops *o, int pool,
+			 struct shim_call *calls, uint32_t n);
+/*
  * Fire-and-forget flush on a local pool (any context); may_spin as
  * shim_ring_post_nodata.  An ephemeral pool whose flush cannot be
  * posted is poisoned instead, so no flush is ever silently lost.

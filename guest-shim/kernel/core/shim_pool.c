@@ -233,6 +233,27 @@ int shim_pool_call(struct shim_ops *o, int pool, uint32_t op,
 	return shim_ring_call(o->ring, gen, &req, src, dst);
 }
 
+int shim_pool_call_batch(struct shim_ops *o, int pool,
+			 struct shim_call *calls, uint32_t n)
+{
+	uint32_t gen, i, done = 0;
+	int ret = shim_pool_remote(o, pool, &gen);
+
+	for (i = 0; ret >= 0 && i < n; i++)
+		calls[i].req.pool_id = ret;
+	while (ret >= 0 && done < n) {
+		ret = shim_ring_call_batch(o->ring, gen, calls + done,
+					   n - done);
+		if (ret > 0)
+			done += (uint32_t)ret;
+	}
+	if (ret >= 0)
+		return 0;
+	for (i = done; i < n; i++)
+		calls[i].ret = ret;
+	return ret;
+}
+
 int shim_pool_flush(struct shim_ops *o, int pool, uint32_t op,
 		    const struct tmem_oid *oid, uint32_t index, int may_spin)
 {

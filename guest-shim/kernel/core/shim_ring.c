@@ -241,23 +241,37 @@ static void *do_slot(struct shim_ring *r, uint32_t slot)
 	return tmem_slot_ptr(r->region, r->nr_entries, slot);
 }
 
-/* Writes req for tag into the ring; returns non-zero if a kick is due. */
-static int do_post(struct shim_ring *r, const struct tmem_req *req,
-		   uint32_t tag)
+/* Writes req for tag into the ring, not yet visible to the backend. */
+static void do_write_req(struct shim_ring *r, const struct tmem_req *req,
+			 uint32_t tag)
 {
 	union tmem_ring_entry *e;
-	uint32_t old = r->req_prod_pvt;
 
-	e = &tmem_ring_entries(r->region)[old & (r->nr_entries - 1)];
+	e = &tmem_ring_entries(r->region)[r->req_prod_pvt &
+					  (r->nr_entries - 1)];
 	memcpy(&e->req, req, sizeof(*req));
 	e->req.id = (uint64_t)r->gen << 32 | tag;
 	e->req.slot = r->tags[tag].slot;
-	r->req_prod_pvt = old + 1;
+	r->req_prod_pvt++;
+	r->stats.posted++;
+}
+
+/* Publishes requests written since old; returns non-zero if a kick is due. */
+static int do_publish(struct shim_ring *r, uint32_t old)
+{
 	tmem_store_release(&r->hdr->req_prod, r->req_prod_pvt);
 	tmem_full_barrier();	/* publish req_prod before reading req_event */
-	r->stats.posted++;
 	return tmem_ring_need_notify(old, r->req_prod_pvt,
 				     tmem_load_once(&r->hdr->req_event));
+}
+
+static int do_post(struct shim_ring *r, const struct tmem_req *req,
+		   uint32_t tag)
+{
+	uint32_t old = r->req_prod_pvt;
+
+	do_write_req(r, req, tag);
+	return do_publish(r, old);
 }
 
 static void kick(struct shim_ring *r)
@@ -274,7 +288,8 @@ static int gen_ok(struct shim_ring *r, uint32_t gen)
 struct shim_wait {
 	struct shim_ring *r;
 	uint32_t gen;
-	int tag;	/* -1: waiting for a free tag/slot */
+	const struct shim_call *calls;	/* NULL: waiting for a free tag/slot */
+	uint32_t n;
 	uint32_t frees;	/* r->frees when the room wait began */
 };
 
@@ -283,12 +298,17 @@ static int wait_done(void *arg)
 {
 	struct shim_wait *w = arg;
 	struct shim_ring *r = w->r;
+	uint32_t i;
 
 	if (tmem_load_once(&r->gen) != w->gen)
 		return 1;
-	if (w->tag < 0)	/* room: retry once anything was freed */
+	if (!w->calls)	/* room: retry once anything was freed */
 		return tmem_load_once(&r->frees) != w->frees;
-	return tmem_load_acquire(&r->tags[w->tag].state) == SHIM_TAG_DONE;
+	for (i = 0; i < w->n; i++)
+		if (tmem_load_acquire(&r->tags[w->calls[i].tag].state) !=
+		    SHIM_TAG_DONE)
+			return 0;
+	return 1;
 }
 
 /* Spins, then sleeps, until w is done or the deadline passes. */
@@ -313,11 +333,16 @@ static int wait_for(struct shim_ring *r, struct shim_wait *w, uint64_t end,
 	return ops->sleep(r->env.priv, wait_done, w, max_sleep_ms);
 }
 
+static int wants_slot(const struct shim_call *c)
+{
+	return c->src || c->dst;
+}
+
 /* Takes a tag (and slot), waiting for room; returns with the lock held. */
 static int get_tag_wait(struct shim_ring *r, uint32_t gen, int want_slot,
 			uint64_t end, unsigned long *flags)
 {
-	struct shim_wait w = { .r = r, .gen = gen, .tag = -1 };
+	struct shim_wait w = { .r = r, .gen = gen };
 	int tag;
 
 	for (;;) {
@@ -338,48 +363,108 @@ static int get_tag_wait(struct shim_ring *r, uint32_t gen, int want_slot,
 	}
 }
 
-int shim_ring_call(struct shim_ring *r, uint32_t gen,
-		   const struct tmem_req *req, const void *src, void *dst)
+/*
+ * Takes tags for calls[0..n): waits for the first, then takes what is
+ * free.  Returns how many, with the lock held, or -errno.
+ */
+static int get_tags_wait(struct shim_ring *r, uint32_t gen,
+			 struct shim_call *calls, uint32_t n, uint64_t end,
+			 unsigned long *flags)
+{
+	int tag = get_tag_wait(r, gen, wants_slot(&calls[0]), end, flags);
+	uint32_t got;
+
+	if (tag < 0)
+		return tag;
+	calls[0].tag = (uint32_t)tag;
+	for (got = 1; got < n; got++) {
+		tag = do_get_tag(r, wants_slot(&calls[got]));
+		if (tag < 0)
+			break;
+		calls[got].tag = (uint32_t)tag;
+	}
+	return (int)got;
+}
+
+/* Fills the slots and posts calls[0..n); returns non-zero if a kick is due. */
+static int do_post_batch(struct shim_ring *r, const struct shim_call *calls,
+			 uint32_t n)
+{
+	uint32_t old = r->req_prod_pvt, i;
+
+	for (i = 0; i < n; i++) {
+		const struct shim_call *c = &calls[i];
+
+		if (c->src)
+			r->env.ops->copy_to_slot(r->env.priv,
+						 do_slot(r, r->tags[c->tag].slot),
+						 c->src);
+		do_write_req(r, &c->req, c->tag);
+	}
+	return do_publish(r, old);
+}
+
+/* Collects one waited-for call: its ret, its page, its tag back. */
+static void do_collect(struct shim_ring *r, struct shim_call *c)
+{
+	struct shim_tag *t = &r->tags[c->tag];
+
+	if (t->state != SHIM_TAG_DONE) {
+		tmem_store_once(&t->state, SHIM_TAG_ABANDONED);
+		r->stats.timeouts++;
+		c->ret = -ETIMEDOUT;
+		return;
+	}
+	c->ret = t->ret;
+	if (c->dst && c->ret == 1)
+		r->env.ops->copy_from_slot(r->env.priv, c->dst,
+					   do_slot(r, t->slot));
+	do_free_tag(r, c->tag);
+}
+
+int shim_ring_call_batch(struct shim_ring *r, uint32_t gen,
+			 struct shim_call *calls, uint32_t n)
 {
 	uint64_t end = r->env.ops->now_ms(r->env.priv) + r->timeout_ms;
-	struct shim_wait w = { .r = r, .gen = gen };
+	struct shim_wait w = { .r = r, .gen = gen, .calls = calls };
 	unsigned long flags;
-	int tag, ret, need_kick;
+	int got, need_kick;
+	uint32_t i;
 
-	tag = get_tag_wait(r, gen, src || dst, end, &flags);
-	if (tag < 0) {
+	if (!n)
+		return -EINVAL;
+	got = get_tags_wait(r, gen, calls, n, end, &flags);
+	if (got < 0) {
 		ring_unlock(r, flags);
-		return tag;
+		return got;
 	}
-	if (src)
-		r->env.ops->copy_to_slot(r->env.priv,
-					 do_slot(r, r->tags[tag].slot), src);
-	need_kick = do_post(r, req, (uint32_t)tag);
+	need_kick = do_post_batch(r, calls, (uint32_t)got);
 	ring_unlock(r, flags);
 	if (need_kick)
 		kick(r);
 
-	w.tag = tag;
+	w.n = (uint32_t)got;
 	while (!wait_done(&w) && r->env.ops->now_ms(r->env.priv) < end)
 		wait_for(r, &w, end, r->timeout_ms);
 
 	flags = ring_lock(r);
-	if (!gen_ok(r, gen)) {
-		ret = -ENOTCONN;	/* detach already freed the tag */
-	} else if (r->tags[tag].state != SHIM_TAG_DONE) {
-		tmem_store_once(&r->tags[tag].state, SHIM_TAG_ABANDONED);
-		r->stats.timeouts++;
-		ret = -ETIMEDOUT;
-	} else {
-		ret = r->tags[tag].ret;
-		if (dst && ret == 1)
-			r->env.ops->copy_from_slot(r->env.priv, dst,
-						   do_slot(r,
-							   r->tags[tag].slot));
-		do_free_tag(r, (uint32_t)tag);
+	for (i = 0; i < (uint32_t)got; i++) {
+		if (!gen_ok(r, gen))
+			calls[i].ret = -ENOTCONN; /* detach freed the tags */
+		else
+			do_collect(r, &calls[i]);
 	}
 	ring_unlock(r, flags);
-	return ret;
+	return got;
+}
+
+int shim_ring_call(struct shim_ring *r, uint32_t gen,
+		   const struct tmem_req *req, const void *src, void *dst)
+{
+	struct shim_call c = { .req = *req, .src = src, .dst = dst };
+	int got = shim_ring_call_batch(r, gen, &c, 1);
+
+	return got < 0 ? got : c.ret;
 }
 
 int shim_ring_post_put(struct shim_ring *r, uint32_t gen,

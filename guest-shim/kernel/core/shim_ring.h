@@ -105,6 +105,27 @@ void shim_ring_poll(struct shim_ring *r);
  */
 int shim_ring_call(struct shim_ring *r, uint32_t gen,
 		   const struct tmem_req *req, const void *src, void *dst);
+
+/* One request of a batch: the caller fills req, src and dst. */
+struct shim_call {
+	struct tmem_req req;
+	const void *src;	/* page to send, or NULL */
+	void *dst;		/* page to receive into, or NULL */
+	int ret;		/* out: as shim_ring_call returns */
+	uint32_t tag;		/* the ring's, while in flight */
+};
+
+/*
+ * shim_ring_call for several requests at once, so that under
+ * virtualisation a batch costs one doorbell and one wake-up, not one
+ * per page.  Posts as many of calls[0..n) as there are free tags and
+ * slots (waiting for room for the first), publishes them together,
+ * kicks at most once and waits for all of them.  Returns how many it
+ * handled (>= 1; each has ret set), or -ENOTCONN / -ETIMEDOUT when it
+ * could post none.  The caller loops for the rest.
+ */
+int shim_ring_call_batch(struct shim_ring *r, uint32_t gen,
+			 struct shim_call *calls, uint32_t n);
 /*
  * Fire-and-forget PUT: copies src into a free slot, posts, returns 0.
  * Never waits: -EBUSY when no slot or tag is free, -ENOTCONN.
