@@ -36,3 +36,17 @@ $(TEST_SHIM_CORE): $(BUILD)/tests/shim/test_shim_core.o \
 ifneq ($(findstring thread,$(SANITIZE)),)
 $(BUILD)/tests/shim/%.o: EXTRA_CFLAGS += -Wno-tsan
 endif
+
+# bench-shim-blk: /dev/tmemswap0's core against tmemd, one page per ring
+# round trip vs batches (shim_blk_rw); prints MiB/s and doorbells/page.
+SHIM_BLK_BENCH := $(BUILD)/bench/shim-blk-bench
+$(SHIM_BLK_BENCH): $(BUILD)/tests/shim/shim_blk_bench.o $(SHIM_HARNESS_OBJS) \
+		$(SHIM_CORE_OBJS) $(BUILD)/libtmem.a
+	@mkdir -p $(@D)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
+all: $(SHIM_BLK_BENCH)
+bench-shim-blk: $(SHIM_BLK_BENCH) $(BUILD)/tmemd
+	$(Q)$<
+BENCH_TARGETS += bench-shim-blk
+.PHONY: bench-shim-blk
