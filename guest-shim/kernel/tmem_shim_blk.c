@@ -100,16 +100,23 @@ static blk_status_t tmem_blk_rw(struct tmem_blkdev *d, struct request *rq,
 	return BLK_STS_OK;
 }
 
+/* A freed swap cluster is one request of up to 256 pages: 32 at a time. */
 static blk_status_t tmem_blk_discard(struct tmem_blkdev *d,
 				     struct request *rq)
 {
-	u64 first = blk_rq_pos(rq) / SECTORS_PER_PAGE;
-	u64 n = blk_rq_sectors(rq) / SECTORS_PER_PAGE;
-	u64 i;
+	struct tmem_blk_batch *batch = blk_mq_rq_to_pdu(rq);
+	u64 pgno = blk_rq_pos(rq) / SECTORS_PER_PAGE;
+	u64 left = blk_rq_sectors(rq) / SECTORS_PER_PAGE;
+	u32 n;
 
-	for (i = 0; i < n; i++)
-		if (shim_blk_discard(&d->core, first + i))
+	while (left) {
+		n = min_t(u64, left, SHIM_BLK_BATCH);
+		if (shim_blk_rw(&d->core, SHIM_BLK_OP_DISCARD, pgno, NULL, n,
+				batch->calls, NULL))
 			return BLK_STS_IOERR;
+		pgno += n;
+		left -= n;
+	}
 	return BLK_STS_OK;
 }
 

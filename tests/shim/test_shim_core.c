@@ -324,56 +324,104 @@ START_TEST(blk_map_without_backing)
 }
 END_TEST
 
-static void fill_pages(uint8_t (*pages)[PAGE], void **ptrs, uint32_t n,
-		       uint32_t seed)
+/* A 64-page device on the fake backend, and 32 pages of test data. */
+static struct {
+	uint8_t map[64];
+	uint8_t pages[32][PAGE];
+	void *ptrs[32];
+	struct shim_call calls[32];
+	struct shim_blk b;
+} bf;
+static const uint8_t zero_page[PAGE];
+
+static void blk_up(uint32_t entries, uint32_t slots, uint32_t capacity,
+		   uint32_t seed)
 {
 	uint32_t i;
 
-	for (i = 0; i < n; i++) {
-		shim_test_fill(pages[i], seed + i);
-		ptrs[i] = pages[i];
+	memset(&bf, 0, sizeof(bf));
+	up(entries, slots, capacity);
+	ck_assert_int_eq(shim_blk_init(&bf.b, &ops, 0, 64, bf.map, 0), 0);
+	shim_pool_ensure(&ops, bf.b.pool);
+	for (i = 0; i < 32; i++) {
+		shim_test_fill(bf.pages[i], seed + i);
+		bf.ptrs[i] = bf.pages[i];
 	}
+}
+
+static void blk_down(void)
+{
+	shim_blk_fini(&bf.b);
+	ck_assert(idle());
+	fake_stop(&fb);
+}
+
+static int blk_rw(enum shim_blk_op op, uint64_t pgno, uint32_t n)
+{
+	return shim_blk_rw(&bf.b, op, pgno,
+			   op == SHIM_BLK_OP_DISCARD ? NULL : bf.ptrs, n,
+			   bf.calls, NULL);
 }
 
 /* A 32-page request is one batch: 32 requests, one doorbell each way. */
 START_TEST(blk_batch_one_doorbell)
 {
-	static uint8_t map[64], pages[32][PAGE];
-	struct shim_call calls[32];
-	void *ptrs[32];
-	struct shim_blk b;
 	uint64_t posted, kicks;
 	uint32_t i;
 
-	up(64, 32, 256);
-	ck_assert_int_eq(shim_blk_init(&b, &ops, 0, 64, map, 0), 0);
-	shim_pool_ensure(&ops, b.pool);
-	fill_pages(pages, ptrs, 32, 100);
+	blk_up(64, 32, 256, 100);
 	posted = fb.ring.stats.posted;
 	kicks = fb.ring.stats.kicks;
-	ck_assert_int_eq(shim_blk_rw(&b, SHIM_BLK_OP_WRITE, 16, ptrs, 32,
-				     calls, NULL), 0);
+	ck_assert_int_eq(blk_rw(SHIM_BLK_OP_WRITE, 16, 32), 0);
 	ck_assert_uint_eq(fb.ring.stats.posted - posted, 32);
 	ck_assert_uint_eq(fb.ring.stats.kicks - kicks, 1);
-	ck_assert_uint_eq(b.stats.tmem_writes, 32);
-	memset(pages, 0, sizeof(pages));
-	ck_assert_int_eq(shim_blk_rw(&b, SHIM_BLK_OP_READ, 16, ptrs, 32,
-				     calls, NULL), 0);
+	ck_assert_uint_eq(bf.b.stats.tmem_writes, 32);
+	memset(bf.pages, 0, sizeof(bf.pages));
+	ck_assert_int_eq(blk_rw(SHIM_BLK_OP_READ, 16, 32), 0);
 	ck_assert_uint_eq(fb.ring.stats.posted - posted, 64);
 	ck_assert_uint_eq(fb.ring.stats.kicks - kicks, 2);
 	for (i = 0; i < 32; i++)
-		ck_assert_msg(shim_test_same(pages[i], 100 + i), "page %u", i);
+		ck_assert_msg(shim_test_same(bf.pages[i], 100 + i), "page %u",
+			      i);
 	/* Past the end, too many, none: rejected before any request. */
-	ck_assert_int_eq(shim_blk_rw(&b, SHIM_BLK_OP_READ, 40, ptrs, 32,
-				     calls, NULL), -EINVAL);
-	ck_assert_int_eq(shim_blk_rw(&b, SHIM_BLK_OP_READ, 0, ptrs,
-				     SHIM_BLK_BATCH + 1, calls, NULL), -EINVAL);
-	ck_assert_int_eq(shim_blk_rw(&b, SHIM_BLK_OP_READ, 0, ptrs, 0,
-				     calls, NULL), -EINVAL);
+	ck_assert_int_eq(blk_rw(SHIM_BLK_OP_READ, 40, 32), -EINVAL);
+	ck_assert_int_eq(blk_rw(SHIM_BLK_OP_READ, 0, SHIM_BLK_BATCH + 1),
+			 -EINVAL);
+	ck_assert_int_eq(blk_rw(SHIM_BLK_OP_READ, 0, 0), -EINVAL);
 	ck_assert_uint_eq(fb.ring.stats.posted - posted, 64);
-	shim_blk_fini(&b);
+	blk_down();
+}
+END_TEST
+
+/*
+ * Discarding a freed swap cluster: the pages in tmem are flushed in one
+ * batch (no data slots needed), never-written ones cost no request, and
+ * every page reads as zeros afterwards.
+ */
+START_TEST(blk_discard_batch)
+{
+	uint64_t posted, kicks;
+	uint32_t i;
+
+	blk_up(64, 4, 256, 400);
+	ck_assert_int_eq(blk_rw(SHIM_BLK_OP_WRITE, 0, 24), 0);
 	ck_assert(idle());
-	fake_stop(&fb);
+	ck_assert_uint_eq(fake_nr_pages(&fb), 24);
+	posted = fb.ring.stats.posted;
+	kicks = fb.ring.stats.kicks;
+	ck_assert_int_eq(blk_rw(SHIM_BLK_OP_DISCARD, 0, 32), 0);
+	ck_assert_uint_eq(fb.ring.stats.posted - posted, 24);
+	ck_assert_uint_eq(fb.ring.stats.kicks - kicks, 1);
+	ck_assert_uint_eq(fake_nr_pages(&fb), 0);
+	ck_assert_uint_eq(bf.b.stats.discards, 32);
+	ck_assert_int_eq(blk_rw(SHIM_BLK_OP_READ, 0, 32), 0);
+	for (i = 0; i < 32; i++) {
+		ck_assert_int_eq(shim_blk_where(&bf.b, i), SHIM_BLK_EMPTY);
+		ck_assert_msg(!memcmp(bf.pages[i], zero_page, PAGE), "page %u",
+			      i);
+	}
+	ck_assert_int_eq(blk_rw(SHIM_BLK_OP_DISCARD, 60, 8), -EINVAL);
+	blk_down();
 }
 END_TEST
 
@@ -384,33 +432,25 @@ END_TEST
  */
 START_TEST(blk_batch_rounds_and_refusals)
 {
-	static uint8_t map[64], pages[32][PAGE], zero[PAGE];
-	struct shim_call calls[32];
-	void *ptrs[32];
-	struct shim_blk b;
 	uint32_t i;
 
-	up(16, 4, 20);
-	ck_assert_int_eq(shim_blk_init(&b, &ops, 0, 64, map, 0), 0);
-	fill_pages(pages, ptrs, 32, 200);
-	ck_assert_int_eq(shim_blk_rw(&b, SHIM_BLK_OP_WRITE, 0, ptrs, 32,
-				     calls, NULL), -EIO);
-	ck_assert_uint_eq(b.stats.tmem_writes, 20);
-	ck_assert_uint_eq(b.stats.errors, 12);
+	blk_up(16, 4, 20, 200);
+	ck_assert_int_eq(blk_rw(SHIM_BLK_OP_WRITE, 0, 32), -EIO);
+	ck_assert_uint_eq(bf.b.stats.tmem_writes, 20);
+	ck_assert_uint_eq(bf.b.stats.errors, 12);
 	ck_assert_uint_le(fb.ring.stats.kicks, fb.ring.stats.posted);
-	ck_assert_int_eq(shim_blk_where(&b, 19), SHIM_BLK_TMEM);
-	ck_assert_int_eq(shim_blk_where(&b, 20), SHIM_BLK_EMPTY);
-	memset(pages, 0xaa, sizeof(pages));
-	ck_assert_int_eq(shim_blk_rw(&b, SHIM_BLK_OP_READ, 0, ptrs, 32,
-				     calls, NULL), 0);
+	ck_assert_int_eq(shim_blk_where(&bf.b, 19), SHIM_BLK_TMEM);
+	ck_assert_int_eq(shim_blk_where(&bf.b, 20), SHIM_BLK_EMPTY);
+	memset(bf.pages, 0xaa, sizeof(bf.pages));
+	ck_assert_int_eq(blk_rw(SHIM_BLK_OP_READ, 0, 32), 0);
 	for (i = 0; i < 20; i++)
-		ck_assert_msg(shim_test_same(pages[i], 200 + i), "page %u", i);
+		ck_assert_msg(shim_test_same(bf.pages[i], 200 + i), "page %u",
+			      i);
 	for (i = 20; i < 32; i++)
-		ck_assert_msg(!memcmp(pages[i], zero, PAGE), "page %u", i);
+		ck_assert_msg(!memcmp(bf.pages[i], zero_page, PAGE), "page %u",
+			      i);
 	ck_assert_uint_eq(fb.ring.stats.timeouts, 0);
-	shim_blk_fini(&b);
-	ck_assert(idle());
-	fake_stop(&fb);
+	blk_down();
 }
 END_TEST
 
@@ -472,6 +512,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, blk_map_without_backing);
 	tcase_add_test(tc, blk_batch_one_doorbell);
 	tcase_add_test(tc, blk_batch_rounds_and_refusals);
+	tcase_add_test(tc, blk_discard_batch);
 	tcase_add_test(tc, batch_times_out_together);
 	suite_add_tcase(s, tc);
 	return s;

@@ -156,19 +156,6 @@ int shim_blk_read(struct shim_blk *b, uint64_t pgno, void *dst)
 					    &oid, index, NULL, dst));
 }
 
-int shim_blk_discard(struct shim_blk *b, uint64_t pgno)
-{
-	int where = shim_blk_where(b, pgno);
-
-	if (where < 0)
-		return where;
-	set_where(b, pgno, SHIM_BLK_EMPTY);
-	if (where == SHIM_BLK_TMEM)
-		flush_tmem(b, pgno);
-	shim_stat_inc(&b->stats.discards);
-	return 0;
-}
-
 /* After a put answered ret: the backing write it may call for. */
 static int finish_write(struct shim_blk *b, uint64_t pgno, void *page,
 			int ret, const struct shim_blk_backing *bk)
@@ -253,6 +240,26 @@ static int read_batch(struct shim_blk *b, uint64_t pgno, void *const *pages,
 	return err;
 }
 
+/* Every page reads as zeros at once; the tmem copies go in one batch. */
+static int discard_batch(struct shim_blk *b, uint64_t pgno, uint32_t n,
+			 struct shim_call *calls)
+{
+	unsigned long flags;
+	uint32_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		flags = blk_lock(b);
+		if (b->map[pgno + i] == SHIM_BLK_TMEM)
+			fill_call(b, &calls[k++], TMEM_OP_FLUSH_PAGE, pgno + i);
+		b->map[pgno + i] = SHIM_BLK_EMPTY;
+		blk_unlock(b, flags);
+		shim_stat_inc(&b->stats.discards);
+	}
+	if (k)
+		shim_pool_call_batch(b->ops, b->pool, calls, k);
+	return 0;
+}
+
 int shim_blk_rw(struct shim_blk *b, enum shim_blk_op op, uint64_t pgno,
 		void *const *pages, uint32_t n, struct shim_call *calls,
 		const struct shim_blk_backing *bk)
@@ -265,9 +272,18 @@ int shim_blk_rw(struct shim_blk *b, enum shim_blk_op op, uint64_t pgno,
 		return write_batch(b, pgno, pages, n, calls, bk);
 	case SHIM_BLK_OP_READ:
 		return read_batch(b, pgno, pages, n, calls, bk);
+	case SHIM_BLK_OP_DISCARD:
+		return discard_batch(b, pgno, n, calls);
 	default:
 		return -EINVAL;
 	}
+}
+
+int shim_blk_discard(struct shim_blk *b, uint64_t pgno)
+{
+	struct shim_call call;
+
+	return shim_blk_rw(b, SHIM_BLK_OP_DISCARD, pgno, NULL, 1, &call, NULL);
 }
 
 int shim_blk_page_io(struct shim_blk *b, enum shim_blk_op op, uint64_t pgno,
@@ -275,7 +291,5 @@ int shim_blk_page_io(struct shim_blk *b, enum shim_blk_op op, uint64_t pgno,
 {
 	struct shim_call call;
 
-	if (op == SHIM_BLK_OP_DISCARD)
-		return shim_blk_discard(b, pgno);
 	return shim_blk_rw(b, op, pgno, &page, 1, &call, bk);
 }

@@ -101,8 +101,9 @@ int shim_blk_page_io(struct shim_blk *b, enum shim_blk_op op, uint64_t pgno,
 /*
  * n (1..SHIM_BLK_BATCH) consecutive pages from pgno, as shim_blk_page_io
  * does one, but with their tmem requests posted as one batch (one
- * doorbell, one wait).  calls is scratch space for n requests.  Every
- * page is acted on even if one fails.  Returns 0, -EIO or -EINVAL.
+ * doorbell, one wait).  calls is scratch space for n requests; pages
+ * may be NULL for a discard.  Every page is acted on even if one fails.
+ * Returns 0, -EIO or -EINVAL.
  */
 int shim_blk_rw(struct shim_blk *b, enum shim_blk_op op, uint64_t pgno,
 		void *const *pages, uint32_t n, struct shim_call *calls,
