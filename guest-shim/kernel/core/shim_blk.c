@@ -2,6 +2,12 @@
 /* The block path's page map and write-through decisions; see shim_blk.h. */
 #include "shim_blk.h"
 
+/* What a tmem answer leaves for the batch paths to do. */
+enum shim_blk_action {
+	SHIM_BLK_DONE = 0,		/* finished here */
+	SHIM_BLK_USE_BACKING = 1,	/* do this I/O on the backing device */
+};
+
 static unsigned long blk_lock(struct shim_blk *b)
 {
 	return b->ops->ring->env.ops->lock(b->ops->ring->env.priv);
@@ -94,19 +100,6 @@ static int put_result(struct shim_blk *b, uint64_t pgno, int ret)
 	return -EIO;
 }
 
-int shim_blk_write(struct shim_blk *b, uint64_t pgno, const void *src)
-{
-	struct tmem_oid oid;
-	uint32_t index;
-
-	if (pgno >= b->nr_pages)
-		return -EINVAL;
-	blk_key(b, pgno, &oid, &index);
-	return put_result(b, pgno,
-			  shim_pool_call(b->ops, b->pool, TMEM_OP_PUT_PAGE,
-					 &oid, index, src, NULL));
-}
-
 void shim_blk_backing_written(struct shim_blk *b, uint64_t pgno)
 {
 	if (pgno >= b->nr_pages)
@@ -139,21 +132,6 @@ static int read_elsewhere(struct shim_blk *b, int where, void *dst)
 	b->ops->ring->env.ops->zero_page(b->ops->ring->env.priv, dst);
 	shim_stat_inc(&b->stats.zero_reads);
 	return SHIM_BLK_DONE;
-}
-
-int shim_blk_read(struct shim_blk *b, uint64_t pgno, void *dst)
-{
-	struct tmem_oid oid;
-	uint32_t index;
-	int where = shim_blk_where(b, pgno);
-
-	if (where < 0)
-		return where;
-	if (where != SHIM_BLK_TMEM)
-		return read_elsewhere(b, where, dst);
-	blk_key(b, pgno, &oid, &index);
-	return get_result(b, shim_pool_call(b->ops, b->pool, TMEM_OP_GET_PAGE,
-					    &oid, index, NULL, dst));
 }
 
 /* After a put answered ret: the backing write it may call for. */
@@ -277,13 +255,6 @@ int shim_blk_rw(struct shim_blk *b, enum shim_blk_op op, uint64_t pgno,
 	default:
 		return -EINVAL;
 	}
-}
-
-int shim_blk_discard(struct shim_blk *b, uint64_t pgno)
-{
-	struct shim_call call;
-
-	return shim_blk_rw(b, SHIM_BLK_OP_DISCARD, pgno, NULL, 1, &call, NULL);
 }
 
 int shim_blk_page_io(struct shim_blk *b, enum shim_blk_op op, uint64_t pgno,

@@ -7,7 +7,7 @@
  *   TMEM     in the device's persistent tmem pool
  *   BACKING  on the backing block device (a refused put went there)
  *
- * The caller does the backing device's I/O; these functions say when.
+ * The caller supplies the backing device's I/O (struct shim_blk_backing).
  * A write that tmem refuses goes to the backing device, and after the
  * backing write the tmem handle is flushed and the map says BACKING, so
  * a read never finds an older copy in tmem.  Without a backing device
@@ -31,12 +31,6 @@ enum shim_blk_where {
 	SHIM_BLK_EMPTY = 0,
 	SHIM_BLK_TMEM = 1,
 	SHIM_BLK_BACKING = 2,
-};
-
-/* What the caller must do next. */
-enum shim_blk_action {
-	SHIM_BLK_DONE = 0,		/* finished here */
-	SHIM_BLK_USE_BACKING = 1,	/* do this I/O on the backing device */
 };
 
 struct shim_blk_stats {
@@ -66,15 +60,9 @@ struct shim_blk {
 int shim_blk_init(struct shim_blk *b, struct shim_ops *ops, uint32_t dev,
 		  uint64_t nr_pages, uint8_t *map, int has_backing);
 void shim_blk_fini(struct shim_blk *b);
-/* Write one page: SHIM_BLK_DONE, SHIM_BLK_USE_BACKING, -EIO, -EINVAL. */
-int shim_blk_write(struct shim_blk *b, uint64_t pgno, const void *src);
 /* After the caller wrote pgno to the backing device successfully. */
 void shim_blk_backing_written(struct shim_blk *b, uint64_t pgno);
-/* Read one page into dst: SHIM_BLK_DONE, SHIM_BLK_USE_BACKING, -EIO. */
-int shim_blk_read(struct shim_blk *b, uint64_t pgno, void *dst);
-/* Discard: the page's tmem copy is flushed and the page reads as zeros. */
-int shim_blk_discard(struct shim_blk *b, uint64_t pgno);
-/* The block layer's ops, one page at a time. */
+/* The block layer's ops. */
 enum shim_blk_op {
 	SHIM_BLK_OP_READ = 0,
 	SHIM_BLK_OP_WRITE,
@@ -89,9 +77,8 @@ struct shim_blk_backing {
 
 /*
  * One page of a block request, with the backing I/O the decisions
- * above call for (bk may be NULL without a backing device).  This is
- * what the driver's queue_rq and the harness both run.  Returns 0,
- * -EIO or -EINVAL.
+ * above call for (bk may be NULL without a backing device): shim_blk_rw
+ * with n = 1.  Returns 0, -EIO or -EINVAL.
  */
 int shim_blk_page_io(struct shim_blk *b, enum shim_blk_op op, uint64_t pgno,
 		     void *page, const struct shim_blk_backing *bk);
@@ -101,7 +88,7 @@ int shim_blk_page_io(struct shim_blk *b, enum shim_blk_op op, uint64_t pgno,
 /*
  * n (1..SHIM_BLK_BATCH) consecutive pages from pgno, as shim_blk_page_io
  * does one, but with their tmem requests posted as one batch (one
- * doorbell, one wait).  calls is scratch space for n requests; pages
+ * doorbell, one wait).  The driver's queue_rq runs this.  calls is scratch space for n requests; pages
  * may be NULL for a discard.  Every page is acted on even if one fails.
  * Returns 0, -EIO or -EINVAL.
  */
