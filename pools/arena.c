@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The host memory arena and the raw data allocator: one 4 KiB frame per
- * page.  The whole growth range (max_arena_bytes) is reserved once with
- * MAP_NORESERVE, so growing only moves total_frames.  Free frames are
+ * page.  The frames are a region of the store's mapping (backing.c),
+ * reserved once for the whole growth range, so growing only moves
+ * total_frames.  Free frames are
  * kept on a stack of frame numbers beside the arena (4 bytes a frame,
  * also NORESERVE, so only its high-water mark is resident), not linked
  * through their own first word: a freed frame is usually cold, and
@@ -10,7 +11,10 @@
  * is LIFO, so the next put reuses the frame freed last.  Frames never
  * handed out since the last shrink sit above a bump index, so a fresh
  * arena costs nothing until it is used.  All under alloc_lock (the size
- * fields are also read without it, see arena_set()).
+ * fields are also read without it, see arena_set()).  total_frames and
+ * the bump are mirrored in the durable header for recovery (COMMIT.md):
+ * the bump before a frame above it is handed out, a shrink's new size
+ * only after every page has moved below it.
  */
 #include <errno.h>
 #include <string.h>
@@ -55,33 +59,20 @@ static int arena_lock_range(struct tmem_arena *a, uint32_t from, uint32_t to)
 	return 0;
 }
 
-int arena_init(struct tmem_arena *a, const struct tmem_store_config *cfg)
+int arena_init(struct tmem_arena *a, const struct tmem_store_config *cfg,
+	       uint32_t frames)
 {
-	uint64_t frames = cfg->arena_bytes >> TMEM_PAGE_SHIFT;
-	uint64_t max = cfg->max_arena_bytes ? cfg->max_arena_bytes >> TMEM_PAGE_SHIFT
-					    : frames;
 	int ret;
 
-	memset(a, 0, sizeof(*a));
-	if (frames == 0 || max < frames || max > TMEM_MAX_DESCS / TMEM_DESCS_PER_FRAME)
+	if (frames == 0 || frames > a->max_frames)
 		return -EINVAL;
-	a->base = mmap(NULL, frames_bytes(max), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (a->base == MAP_FAILED) {
-		a->base = NULL;
-		return -errno;
-	}
-	a->max_frames = max;
-	a->free_stack = mmap(NULL, free_stack_bytes(max), PROT_READ | PROT_WRITE,
+	a->free_stack = mmap(NULL, free_stack_bytes(a->max_frames),
+			     PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (a->free_stack == MAP_FAILED) {
 		a->free_stack = NULL;
-		ret = -errno;
-		arena_fini(a);
-		return ret;
+		return -errno;
 	}
-	/* Best effort: THP halves the cost of a cold copy (performance-facts.md). */
-	(void)madvise(a->base, frames_bytes(max), MADV_HUGEPAGE);
 	a->locked = cfg->lock_memory;
 	a->prefault = cfg->prefault;
 	ret = arena_grow(a, frames);
@@ -97,9 +88,9 @@ void arena_fini(struct tmem_arena *a)
 	if (a->free_stack)
 		munmap(a->free_stack, free_stack_bytes(a->max_frames));
 	a->free_stack = NULL;
-	if (a->base)
-		munmap(a->base, frames_bytes(a->max_frames));
-	a->base = NULL;
+	if (a->locked && a->base && a->total_frames)
+		munlock(a->base, frames_bytes(a->total_frames));
+	a->locked = false;
 }
 
 int arena_grow(struct tmem_arena *a, uint32_t new_frames)
@@ -114,6 +105,7 @@ int arena_grow(struct tmem_arena *a, uint32_t new_frames)
 	if (a->prefault)
 		arena_prefault(a, a->total_frames, new_frames);
 	arena_set(&a->total_frames, new_frames);
+	arena_set(&a->hdr->total_frames, new_frames);
 	return 0;
 }
 
@@ -136,10 +128,15 @@ void arena_release(struct tmem_arena *a, uint32_t new_frames,
 {
 	if (old_frames <= new_frames)
 		return;
+	/* Every page has moved below new_frames: now recovery may stop there. */
+	arena_set(&a->hdr->total_frames, new_frames);
+	if (a->hdr->frame_bump > new_frames)
+		arena_set(&a->hdr->frame_bump, new_frames);
 	if (a->locked)
 		munlock(frame_ptr(a, new_frames), frames_bytes(old_frames - new_frames));
+	/* A file's pages stay in it unless the range is punched out. */
 	(void)madvise(frame_ptr(a, new_frames), frames_bytes(old_frames - new_frames),
-		      MADV_DONTNEED);
+		      a->file_backed ? MADV_REMOVE : MADV_DONTNEED);
 }
 
 /* ---- the raw data allocator ----------------------------------------------- */
@@ -154,6 +151,8 @@ static int raw_alloc(struct tmem_arena *a, uint32_t len, uint32_t *handle)
 		f = a->free_stack[--a->free_top];
 	} else if (a->bump < a->total_frames) {
 		f = a->bump++;
+		if (a->bump > a->hdr->frame_bump)
+			arena_set(&a->hdr->frame_bump, a->bump);
 	} else {
 		return -ENOSPC;
 	}

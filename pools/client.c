@@ -46,51 +46,60 @@ static bool name_ok(const char *name)
 	return n > 0 && n < TMEM_CLIENT_NAME_MAX;
 }
 
-static bool do_name_taken(struct tmem_store *s, const char *name)
+static struct tmem_client *do_client_find(struct tmem_store *s, const char *name)
 {
-	if (strcmp(s->shared_client->name, name) == 0)
-		return true;
 	for (struct tmem_client *c = s->clients; c; c = c->next)
 		if (strcmp(c->name, name) == 0)
-			return true;
-	return false;
+			return c;
+	return NULL;
 }
 
-int tmem_client_create(struct tmem_store *s, const char *name,
-		       struct tmem_client **out)
+int do_client_rec_new(struct tmem_client *c, const struct tmem_ident *ident)
 {
-	struct tmem_client *c;
-	int ret;
+	struct tmem_store *s = c->store;
+	struct tmem_client_rec *r;
+	uint32_t i;
 
-	if (!s || !out || !name_ok(name))
-		return -EINVAL;
-	pthread_mutex_lock(&s->lock);
-	if (do_name_taken(s, name)) {
-		ret = -EEXIST;
-		goto out;
+	if (s->crec_free != TMEM_NIL) {
+		i = s->crec_free;
+		s->crec_free = s->crec[i].free_next;
+	} else if (s->hdr->client_bump < TMEM_MAX_CLIENTS) {
+		i = s->hdr->client_bump;
+		arena_set(&s->hdr->client_bump, i + 1);
+	} else {
+		return -ENOSPC;
 	}
-	ret = client_alloc(s, name, &c);
-	if (ret < 0)
-		goto out;
+	r = &s->crec[i];
+	r->id = c->id;
+	memset(r->name, 0, sizeof(r->name));
+	strcpy(r->name, c->name);
+	memcpy(r->ident, ident->b, sizeof(r->ident));
+	rec_set_state(&r->state, TMEM_REC_LIVE);
+	c->rec = r;
+	return 0;
+}
+
+void do_client_list_add(struct tmem_client *c)
+{
+	struct tmem_store *s = c->store;
+
+	c->prev = NULL;
 	c->next = s->clients;
 	if (s->clients)
 		s->clients->prev = c;
 	s->clients = c;
 	s->nr_clients++;
-	*out = c;
-out:
-	pthread_mutex_unlock(&s->lock);
-	return ret;
 }
 
-void tmem_client_destroy(struct tmem_client *c)
+/* store->lock held: every pool of c goes, then c leaves the list.  The
+ * record is marked DYING first, so that one store drops everything c
+ * owns for recovery (COMMIT.md). */
+static void do_client_destroy(struct tmem_client *c)
 {
-	struct tmem_store *s;
+	struct tmem_store *s = c->store;
 
-	if (!c || c == c->store->shared_client)
-		return;
-	s = c->store;
-	pthread_mutex_lock(&s->lock);
+	if (c->rec)
+		rec_set_state(&c->rec->state, TMEM_REC_DYING);
 	for (int32_t i = 0; i < (int32_t)TMEM_MAX_POOLS_PER_CLIENT; i++)
 		if (atomic_load_explicit(&c->slots[i].ref, memory_order_relaxed))
 			do_slot_drop(c, i);
@@ -101,8 +110,142 @@ void tmem_client_destroy(struct tmem_client *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	s->nr_clients--;
+	if (c->rec) {
+		rec_set_state(&c->rec->state, TMEM_REC_FREE);
+		c->rec->free_next = s->crec_free;
+		s->crec_free = (uint32_t)(c->rec - s->crec);
+	}
+}
+
+int tmem_client_create_ident(struct tmem_store *s, const char *name,
+			     const struct tmem_ident *ident,
+			     struct tmem_client **out)
+{
+	static const struct tmem_ident none;
+	struct tmem_client *c, *old;
+	int ret;
+
+	if (!s || !out || !name_ok(name))
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	old = do_client_find(s, name);
+	if (old && old->detached) {
+		/* A newcomer with a dead client's name starts fresh. */
+		do_client_destroy(old);
+		client_free(old);
+		atomic_fetch_add_explicit(&s->clients_expired, 1, memory_order_relaxed);
+	} else if (old || strcmp(s->shared_client->name, name) == 0) {
+		ret = -EEXIST;
+		goto out;
+	}
+	ret = client_alloc(s, name, &c);
+	if (ret < 0)
+		goto out;
+	ret = do_client_rec_new(c, ident ? ident : &none);
+	if (ret < 0) {
+		client_free(c);
+		goto out;
+	}
+	do_client_list_add(c);
+	*out = c;
+out:
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+int tmem_client_create(struct tmem_store *s, const char *name,
+		       struct tmem_client **out)
+{
+	return tmem_client_create_ident(s, name, NULL, out);
+}
+
+void tmem_client_destroy(struct tmem_client *c)
+{
+	struct tmem_store *s;
+
+	if (!c || c == c->store->shared_client)
+		return;
+	s = c->store;
+	pthread_mutex_lock(&s->lock);
+	do_client_destroy(c);
 	pthread_mutex_unlock(&s->lock);
 	client_free(c);
+}
+
+int tmem_client_claim(struct tmem_store *s, const char *name,
+		      const struct tmem_ident *ident, struct tmem_client **out)
+{
+	static const struct tmem_ident none;
+	struct tmem_client *c;
+	int ret = 0;
+
+	if (!s || !out || !name_ok(name))
+		return -EINVAL;
+	if (!ident)
+		ident = &none;
+	pthread_mutex_lock(&s->lock);
+	c = do_client_find(s, name);
+	if (!c || !c->detached)
+		ret = -ENOENT;
+	else if (memcmp(c->rec->ident, ident->b, TMEM_IDENT_LEN) != 0)
+		ret = -EPERM;
+	if (ret == 0) {
+		c->detached = false;
+		atomic_fetch_add_explicit(&s->clients_reattached, 1, memory_order_relaxed);
+		*out = c;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+void tmem_client_ident(const struct tmem_client *c, struct tmem_ident *out)
+{
+	if (!out)
+		return;
+	memset(out, 0, sizeof(*out));
+	if (c && c->rec)
+		memcpy(out->b, c->rec->ident, TMEM_IDENT_LEN);
+}
+
+int tmem_store_for_each_detached(struct tmem_store *s,
+				 int (*fn)(const char *, const struct tmem_ident *, void *),
+				 void *ctx)
+{
+	struct tmem_ident id;
+	int ret = 0;
+
+	if (!s || !fn)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	for (struct tmem_client *c = s->clients; c && ret == 0; c = c->next) {
+		if (!c->detached)
+			continue;
+		memcpy(id.b, c->rec->ident, TMEM_IDENT_LEN);
+		ret = fn(c->name, &id, ctx);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+int tmem_store_drop_detached(struct tmem_store *s, const char *name)
+{
+	struct tmem_client *c, *next;
+	int n = 0;
+
+	if (!s)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	for (c = s->clients; c; c = next) {
+		next = c->next;
+		if (!c->detached || (name && strcmp(c->name, name) != 0))
+			continue;
+		do_client_destroy(c);
+		client_free(c);
+		n++;
+	}
+	pthread_mutex_unlock(&s->lock);
+	atomic_fetch_add_explicit(&s->clients_expired, (uint64_t)n, memory_order_relaxed);
+	return name && n == 0 ? -ENOENT : n;
 }
 
 uint32_t tmem_client_id(const struct tmem_client *c)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Page and object descriptors: index-addressed arrays in one
- * MAP_NORESERVE mapping.  Page descriptors are handed out from a free
+ * Page and object descriptors: index-addressed arrays in the store's
+ * mapping (durable.h).  Page descriptors are handed out from a free
  * list (through hnext) or a bump index.  Object descriptors come in
  * chunks of TMEM_OBJS_PER_CHUNK that belong to one pool, so an object
  * needs no pool field: its pool is its chunk's owner.  Chunks work like
@@ -9,54 +9,25 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "store_internal.h"
 
-#define CHUNK_BYTES (TMEM_OBJS_PER_CHUNK * sizeof(struct tmem_objdesc))
-
-int descs_init(struct tmem_descs *d, uint32_t max_frames)
+void descs_geometry(uint32_t max_frames, uint32_t *page_cap, uint32_t *chunk_cap)
 {
-	uint64_t page_cap = (uint64_t)max_frames * TMEM_DESCS_PER_FRAME;
-	uint64_t chunk_cap, pages_bytes, objs_bytes, total;
-	uint8_t *map;
+	uint64_t pages = (uint64_t)max_frames * TMEM_DESCS_PER_FRAME, chunks;
 
-	memset(d, 0, sizeof(*d));
-	d->page_free = TMEM_NIL;
-	d->chunk_free = TMEM_NIL;
-	if (page_cap > TMEM_MAX_DESCS)
-		page_cap = TMEM_MAX_DESCS;
+	if (pages > TMEM_MAX_DESCS)
+		pages = TMEM_MAX_DESCS;
 	/* A chunk in use holds a live object (each has a page) or is the one
 	 * empty chunk a pool keeps, so this many never run out however the
 	 * objects are scattered; it is only address space (NORESERVE).
 	 * Object indices must stay below TMEM_OBJ_HEAD, which caps it for
 	 * arenas above 128 GiB. */
-	chunk_cap = page_cap + TMEM_MAX_POOLS_TOTAL;
-	if (chunk_cap > TMEM_OBJ_HEAD / TMEM_OBJS_PER_CHUNK)
-		chunk_cap = TMEM_OBJ_HEAD / TMEM_OBJS_PER_CHUNK;
-	pages_bytes = page_cap * sizeof(struct tmem_pagedesc);
-	objs_bytes = chunk_cap * CHUNK_BYTES;
-	total = pages_bytes + objs_bytes + chunk_cap * sizeof(struct tmem_chunk);
-	map = mmap(NULL, total, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (map == MAP_FAILED)
-		return -errno;
-	/* Descriptors are reached at random: huge pages save TLB misses. */
-	(void)madvise(map, total, MADV_HUGEPAGE);
-	d->map_bytes = total;
-	d->pages = (struct tmem_pagedesc *)map;
-	d->page_cap = page_cap;
-	d->objs = (struct tmem_objdesc *)(map + pages_bytes);
-	d->chunk_cap = chunk_cap;
-	d->chunks = (struct tmem_chunk *)(map + pages_bytes + objs_bytes);
-	return 0;
-}
-
-void descs_fini(struct tmem_descs *d)
-{
-	if (d->pages)
-		munmap(d->pages, d->map_bytes);
-	d->pages = NULL;
+	chunks = pages + TMEM_MAX_POOLS_TOTAL;
+	if (chunks > TMEM_OBJ_HEAD / TMEM_OBJS_PER_CHUNK)
+		chunks = TMEM_OBJ_HEAD / TMEM_OBJS_PER_CHUNK;
+	*page_cap = (uint32_t)pages;
+	*chunk_cap = (uint32_t)chunks;
 }
 
 int descs_page_alloc(struct tmem_store *s, uint32_t len, uint32_t *page)
@@ -74,12 +45,13 @@ int descs_page_alloc(struct tmem_store *s, uint32_t len, uint32_t *page)
 		d->page_free = d->pages[i].hnext;
 	} else if (d->page_bump < d->page_cap) {
 		i = d->page_bump++;
+		arena_set(&d->hdr->page_bump, d->page_bump);
 	} else {
 		s->data->free(&s->arena, handle);
 		ret = -ENOSPC;
 		goto out;
 	}
-	d->pages[i].data = handle;
+	d->pages[i].data = handle; /* not TMEM_DATA_LIVE: unpublished */
 	d->pages_live++;
 	*page = i;
 out:
@@ -92,7 +64,8 @@ void descs_page_free_locked(struct tmem_store *s, uint32_t page)
 	struct tmem_descs *d = &s->descs;
 	struct tmem_pagedesc *p = &d->pages[page];
 
-	s->data->free(&s->arena, p->data);
+	pd_unpublish(p); /* already, unless it never was published */
+	s->data->free(&s->arena, pd_handle(p));
 	pd_set_obj(p, TMEM_NIL);
 	p->hnext = d->page_free;
 	d->page_free = page;
@@ -110,6 +83,7 @@ static int chunk_get(struct tmem_store *s, uint32_t gid, uint32_t *chunk)
 		d->chunk_free = d->chunks[*chunk].next;
 	} else if (d->chunk_bump < d->chunk_cap) {
 		*chunk = d->chunk_bump++;
+		arena_set(&d->hdr->chunk_bump, d->chunk_bump);
 	} else {
 		ret = -ENOSPC;
 	}
@@ -220,6 +194,33 @@ void pool_chunks_release(struct tmem_pool *pool)
 		partial_del(pool, c);
 		chunk_put(pool->store, c);
 	}
+}
+
+void descs_chunk_adopt(struct tmem_pool *pool, uint32_t c, uint64_t live)
+{
+	struct tmem_store *s = pool->store;
+	struct tmem_chunk *ch = &s->descs.chunks[c];
+	uint32_t first = c * TMEM_OBJS_PER_CHUNK;
+	uint8_t next = TMEM_OBJS_PER_CHUNK;
+
+	/* Free slots relinked from the top, so the lowest is handed out first. */
+	for (uint32_t i = TMEM_OBJS_PER_CHUNK; i-- > 0;) {
+		if (live & (1ull << i))
+			continue;
+		od(s, first + i)->oid.oid[0] = next;
+		next = (uint8_t)i;
+	}
+	ch->free = next;
+	ch->live = (uint8_t)__builtin_popcountll(live);
+	ch->prev = ch->next = TMEM_NIL;
+	if (ch->free != TMEM_OBJS_PER_CHUNK)
+		partial_add(pool, c);
+}
+
+void descs_chunk_release(struct tmem_store *s, uint32_t c)
+{
+	s->descs.chunks[c].next = s->descs.chunk_free;
+	s->descs.chunk_free = c;
 }
 
 struct tmem_pool *page_pool(const struct tmem_store *s, uint32_t page)

@@ -8,11 +8,18 @@
  * its last page.  All functions expect the pool lock.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "store_internal.h"
 
+/*
+ * The commit order (COMMIT.md): data, index and object are written
+ * first, and the page is published by the last store, so a crash at any
+ * point before it leaves only an unpublished descriptor that recovery
+ * frees.
+ */
 int do_page_insert(struct tmem_pool *pool, const struct tmem_oid *oid,
-		   uint32_t index, uint64_t oh, uint32_t *page)
+		   uint32_t index, uint64_t oh, const void *src, uint32_t *page)
 {
 	struct tmem_store *s = pool->store;
 	uint32_t head = do_obj_lookup(pool, oid, oh), obj = TMEM_NIL;
@@ -31,6 +38,7 @@ int do_page_insert(struct tmem_pool *pool, const struct tmem_oid *oid,
 		return ret;
 	}
 	p = pd(s, *page);
+	memcpy(page_data(s, *page), src, TMEM_PAGE_SIZE);
 	p->index = index;
 	p->lprev = p->lnext = TMEM_NIL;
 	if (head == TMEM_NIL) {
@@ -52,7 +60,37 @@ int do_page_insert(struct tmem_pool *pool, const struct tmem_oid *oid,
 		lru_add(pool->owner, *page);
 	atomic_fetch_add_explicit(&s->kind_pages[pool_kind(pool)], 1,
 				  memory_order_relaxed);
+	pd_publish(p, pd_handle(p));
 	return 0;
+}
+
+void do_page_adopt(struct tmem_pool *pool, uint32_t page, uint64_t oh)
+{
+	struct tmem_store *s = pool->store;
+	struct tmem_pagedesc *p = pd(s, page), *h;
+	uint32_t obj = pd_obj(p), head = do_obj_lookup(pool, &od(s, obj)->oid, oh);
+
+	p->lprev = p->lnext = TMEM_NIL;
+	if (head == TMEM_NIL) {
+		pd_set_obj(p, obj | TMEM_OBJ_HEAD);
+		p->onext = TMEM_NIL;
+		do_obj_hash_add(pool, page, oh);
+	} else {
+		h = pd(s, head);
+		pd_set_obj(p, obj);
+		p->oprev = head;
+		p->onext = h->onext;
+		if (h->onext != TMEM_NIL)
+			pd(s, h->onext)->oprev = page;
+		h->onext = page;
+	}
+	do_page_hash_add(pool, page, oh);
+	if (!pool->persistent)
+		lru_add(pool->owner, page);
+	atomic_fetch_add_explicit(&pool->owner->charged[pool_kind(pool)], 1,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->kind_pages[pool_kind(pool)], 1,
+				  memory_order_relaxed);
 }
 
 static void do_obj_unlink_page(struct tmem_pool *pool, uint32_t page,
@@ -80,6 +118,8 @@ void do_page_detach(struct tmem_pool *pool, uint32_t page, uint64_t oh,
 {
 	struct tmem_client *owner = pool->owner;
 
+	/* The removal's commit store comes before any link changes (COMMIT.md). */
+	pd_unpublish(pd(pool->store, page));
 	/* Off the LRU first: eviction finds a listed page's pool through its
 	 * object's chunk, so the object must outlive the page's listing. */
 	if (!pool->persistent) {

@@ -50,10 +50,16 @@ int tmem_put_page(struct tmem_client *c, int32_t pool_id,
 		return ret;
 	page = do_page_lookup(pool, oid, index, oh);
 	if (page != TMEM_NIL) {
-		/* Replace in place: same charge, never fails.  A compressed
-		 * allocator would remove the old page first when the new
-		 * data does not fit, before failing. */
+		/* Replace in place: same charge, never fails.  Unpublished
+		 * while the bytes change, so a crash mid-copy leaves no page
+		 * rather than a torn one or the old one (COMMIT.md).  A
+		 * compressed allocator would remove the old page first when
+		 * the new data does not fit, before failing. */
+		struct tmem_pagedesc *p = pd(pool->store, page);
+
+		pd_unpublish(p);
 		memcpy(page_data(pool->store, page), src, TMEM_PAGE_SIZE);
+		pd_publish(p, pd_handle(p));
 		if (!pool->persistent)
 			lru_touch(pool->owner, page);
 		ret = 1;
@@ -63,12 +69,11 @@ int tmem_put_page(struct tmem_client *c, int32_t pool_id,
 		ret = -EDQUOT;
 		goto out;
 	}
-	ret = do_page_insert(pool, oid, index, oh, &page);
+	ret = do_page_insert(pool, oid, index, oh, src, &page);
 	if (ret < 0) {
 		charge_drop(pool->owner, pool_kind(pool));
 		goto out;
 	}
-	memcpy(page_data(pool->store, page), src, TMEM_PAGE_SIZE);
 	ret = 1;
 out:
 	if (ret == 1) {

@@ -41,7 +41,9 @@ static int do_pool_get_struct(struct tmem_store *s, struct tmem_pool **out)
 	pool->store = s;
 	pool->gid = s->pool_bump++;
 	pool->partial = TMEM_NIL;
+	pool->rec = &s->prec[pool->gid];
 	s->pool_tab[pool->gid] = pool;
+	arena_set(&s->hdr->pool_bump, s->pool_bump);
 	atomic_fetch_add_explicit(&s->struct_bytes, sizeof(*pool), memory_order_relaxed);
 	*out = pool;
 	return 0;
@@ -85,19 +87,57 @@ int do_pool_create(struct tmem_store *s, struct tmem_client *owner,
 	return 0;
 }
 
+/* A private pool becomes durable once its owner holds it in a slot:
+ * the record's state is the commit store (COMMIT.md). */
+static void do_pool_rec_publish(struct tmem_pool *pool, int32_t slot)
+{
+	struct tmem_pool_rec *r = pool->rec;
+
+	r->gen = pool->gen;
+	r->client = (uint32_t)(pool->owner->rec - pool->store->crec);
+	r->slot = slot;
+	r->persistent = pool->persistent;
+	r->shared = 0;
+	memset(&r->uuid, 0, sizeof(r->uuid));
+	rec_set_state(&r->state, TMEM_REC_LIVE);
+}
+
 void do_pool_destroy(struct tmem_pool *pool)
 {
 	struct tmem_store *s = pool->store;
 
 	pthread_mutex_lock(&pool->lock);
+	/* One store drops every page of the pool for recovery; the pages
+	 * then go one by one. */
+	if (pool->rec->state == TMEM_REC_LIVE)
+		rec_set_state(&pool->rec->state, TMEM_REC_DYING);
 	do_pool_empty(pool);
 	pool_chunks_release(pool);
 	htab_fini(s, &pool->pages);
 	htab_fini(s, &pool->objs);
 	pool->gen++;
 	pool->live = false;
+	rec_set_state(&pool->rec->state, TMEM_REC_FREE);
 	pthread_mutex_unlock(&pool->lock);
 	do_pool_put_struct(s, pool);
+}
+
+int do_pool_structs_reserve(struct tmem_store *s, uint32_t n)
+{
+	struct tmem_pool *pool;
+	int ret;
+
+	while (s->pool_bump < n) {
+		ret = do_pool_get_struct(s, &pool);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+void do_pool_struct_release(struct tmem_pool *pool)
+{
+	do_pool_put_struct(pool->store, pool);
 }
 
 int do_slot_alloc(struct tmem_client *c, struct tmem_pool *pool)
@@ -112,6 +152,12 @@ int do_slot_alloc(struct tmem_client *c, struct tmem_pool *pool)
 		return i;
 	}
 	return -ENOSPC;
+}
+
+void do_slot_set(struct tmem_client *c, int32_t id, struct tmem_pool *pool)
+{
+	counters_reset(&c->slots[id].ops);
+	atomic_store_explicit(&c->slots[id].ref, slot_ref(pool), memory_order_release);
 }
 
 static struct tmem_pool *do_slot_pool(struct tmem_client *c, int32_t id)
@@ -182,6 +228,8 @@ static int do_private_pool_new(struct tmem_client *c, bool persistent)
 	ret = do_slot_alloc(c, pool);
 	if (ret < 0)
 		do_pool_destroy(pool);
+	else
+		do_pool_rec_publish(pool, ret);
 	return ret;
 }
 

@@ -80,8 +80,8 @@ void tmem_store_arena_counts(struct tmem_store *s, struct tmem_arena_counts *out
 	out->persistent = ld(&s->kind_pages[TMEM_KIND_PERS]);
 }
 
-/* Resident metadata: descriptors and the free-frame stack up to their
- * high-water marks, tables, structs. */
+/* Resident metadata: descriptors, records and the free-frame stack up to
+ * their high-water marks, tables, structs. */
 static uint64_t metadata_bytes(struct tmem_store *s)
 {
 	uint64_t bytes;
@@ -91,7 +91,10 @@ static uint64_t metadata_bytes(struct tmem_store *s)
 		(uint64_t)s->descs.chunk_bump *
 			(TMEM_OBJS_PER_CHUNK * sizeof(struct tmem_objdesc) +
 			 sizeof(struct tmem_chunk)) +
-		(uint64_t)s->arena.free_high * sizeof(uint32_t);
+		(uint64_t)s->arena.free_high * sizeof(uint32_t) +
+		TMEM_PAGE_SIZE + /* the durable header, and the records in use */
+		(uint64_t)s->hdr->client_bump * sizeof(struct tmem_client_rec) +
+		(uint64_t)s->hdr->pool_bump * sizeof(struct tmem_pool_rec);
 	pthread_mutex_unlock(&s->alloc_lock);
 	return bytes + ld(&s->table_bytes) + ld(&s->struct_bytes);
 }
@@ -107,6 +110,10 @@ void tmem_store_info(struct tmem_store *s, struct tmem_store_info *out)
 	out->evictions = ld(&s->evictions);
 	pthread_mutex_lock(&s->lock);
 	out->nr_clients = s->nr_clients;
+	for (struct tmem_client *c = s->clients; c; c = c->next)
+		out->nr_detached += c->detached;
+	out->clients_reattached = ld(&s->clients_reattached);
+	out->clients_expired = ld(&s->clients_expired);
 	pthread_mutex_unlock(&s->lock);
 	out->metadata_bytes = metadata_bytes(s);
 }

@@ -20,40 +20,76 @@ static uint64_t random_seed(const void *salt)
 	return (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uintptr_t)salt;
 }
 
-int tmem_store_create(const struct tmem_store_config *cfg,
-		      struct tmem_store **out)
+static int store_alloc(const struct tmem_store_config *cfg, struct tmem_store **out)
 {
-	struct tmem_store *s;
-	int ret;
+	struct tmem_store *s = calloc(1, sizeof(*s));
 
-	if (!cfg || !out)
-		return -EINVAL;
-	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->alloc_lock, NULL);
 	s->cfg = *cfg;
+	s->fd = -1;
 	s->data = &tmem_raw_data_ops;
 	s->hash_seed = random_seed(s);
 	s->pool_free = TMEM_NIL;
+	s->crec_free = TMEM_NIL;
+	s->descs.page_free = TMEM_NIL;
+	s->descs.chunk_free = TMEM_NIL;
 	for (uint32_t i = 0; i < TMEM_MAX_SHARED_POOLS; i++)
 		s->shared_gid[i] = TMEM_NIL;
 	atomic_store_explicit(&s->struct_bytes, sizeof(*s), memory_order_relaxed);
-	ret = arena_init(&s->arena, cfg);
-	if (ret < 0)
-		goto fail;
-	ret = descs_init(&s->descs, s->arena.max_frames);
-	if (ret < 0)
-		goto fail;
 	s->pool_tab = calloc(TMEM_MAX_POOLS_TOTAL, sizeof(*s->pool_tab));
 	if (!s->pool_tab) {
-		ret = -ENOMEM;
-		goto fail;
+		tmem_store_destroy(s);
+		return -ENOMEM;
 	}
+	*out = s;
+	return 0;
+}
+
+/* After recovery: the size the caller asked for, when the pages fit. */
+static void resize_to_config(struct tmem_store *s)
+{
+	uint64_t want = s->cfg.arena_bytes >> TMEM_PAGE_SHIFT;
+
+	if (want == 0 || want == s->arena.total_frames)
+		return;
+	if (want > s->arena.max_frames)
+		want = s->arena.max_frames;
+	(void)tmem_store_resize(s, want); /* -EBUSY: keep the pages, and the size */
+}
+
+static int store_open(const struct tmem_store_config *cfg, int fd,
+		      struct tmem_store **out, char *why, size_t why_len)
+{
+	struct tmem_store *s;
+	bool adopted;
+	int ret;
+
+	if (!cfg || !out)
+		return -EINVAL;
+	if (why && why_len)
+		why[0] = '\0';
+	ret = store_alloc(cfg, &s);
+	if (ret < 0)
+		return ret;
+	ret = backing_open(s, cfg, fd, &adopted, why, why_len);
+	if (ret < 0)
+		goto fail;
+	ret = arena_init(&s->arena, cfg, adopted ? s->hdr->total_frames
+						 : (uint32_t)(cfg->arena_bytes >> TMEM_PAGE_SHIFT));
+	if (ret < 0)
+		goto fail;
 	ret = client_alloc(s, "shared", &s->shared_client);
 	if (ret < 0)
 		goto fail;
+	if (adopted) {
+		ret = store_recover(s);
+		if (ret < 0)
+			goto fail;
+		resize_to_config(s);
+	}
 	*out = s;
 	return 0;
 fail:
@@ -61,21 +97,57 @@ fail:
 	return ret;
 }
 
+int tmem_store_create(const struct tmem_store_config *cfg,
+		      struct tmem_store **out)
+{
+	return store_open(cfg, -1, out, NULL, 0);
+}
+
+int tmem_store_open(const struct tmem_store_config *cfg, int fd,
+		    struct tmem_store **out, char *why, size_t why_len)
+{
+	if (fd < 0)
+		return -EINVAL;
+	return store_open(cfg, fd, out, why, why_len);
+}
+
+void tmem_store_recovery(const struct tmem_store *s, struct tmem_recovery_info *out)
+{
+	if (!out)
+		return;
+	memset(out, 0, sizeof(*out));
+	if (s)
+		*out = s->recovery;
+}
+
+/*
+ * Frees the process's memory and nothing else: the records in the
+ * mapping stay as they are, so a file-backed arena keeps every client,
+ * pool and page for the next tmem_store_open() (a clean stop is just a
+ * crash that happens to come between ops).
+ */
 void tmem_store_destroy(struct tmem_store *s)
 {
 	if (!s)
 		return;
-	while (s->clients)
-		tmem_client_destroy(s->clients);
-	/* Every shared pool went with its last sharer. */
+	while (s->clients) {
+		struct tmem_client *c = s->clients;
+
+		s->clients = c->next;
+		client_free(c);
+	}
 	client_free(s->shared_client);
 	for (uint32_t gid = 0; gid < s->pool_bump; gid++) {
-		pthread_mutex_destroy(&s->pool_tab[gid]->lock);
-		free(s->pool_tab[gid]);
+		struct tmem_pool *pool = s->pool_tab[gid];
+
+		htab_fini(s, &pool->pages);
+		htab_fini(s, &pool->objs);
+		pthread_mutex_destroy(&pool->lock);
+		free(pool);
 	}
 	free(s->pool_tab);
-	descs_fini(&s->descs);
 	arena_fini(&s->arena);
+	backing_close(s);
 	pthread_mutex_destroy(&s->alloc_lock);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -93,8 +165,9 @@ static int do_arena_shrink(struct tmem_store *s, uint32_t new_frames)
 	for (uint32_t i = 0; i < s->descs.page_bump; i++) {
 		struct tmem_pagedesc *p = pd(s, i);
 
-		if (pd_obj_raw(p) != TMEM_NIL)
-			p->data = s->data->relocate(a, p->data);
+		/* One store moves a page (COMMIT.md): the copy is made first. */
+		if (pd_live(p))
+			pd_publish(p, s->data->relocate(a, pd_handle(p)));
 	}
 	arena_release(a, new_frames, old_frames);
 	return 0;

@@ -2,23 +2,22 @@
 /*
  * pools/ internals.  Only the sources in pools/ include this.
  *
- * Memory layout.  Four mmap'd regions, all reserved once with
- * MAP_NORESERVE so that only what is touched costs memory:
- *
- *   arena    max_frames x 4 KiB page frames (the data);
- *   free     the raw allocator's stack of free frame numbers, 4 bytes
- *            a frame (resident up to its high-water mark);
- *   pages    page descriptors, struct tmem_pagedesc, 32 bytes each;
- *   objs     object descriptors, struct tmem_objdesc, 24 bytes each,
- *            handed out in chunks of TMEM_OBJS_PER_CHUNK to one pool,
- *            plus a 16-byte struct tmem_chunk per chunk.
+ * Memory layout.  One mapping holds everything a restart needs (see
+ * durable.h for its layout and pools/COMMIT.md for the commit protocol):
+ * the header, client and pool records, chunk records, object and page
+ * descriptors and max_frames x 4 KiB page frames.  It is a file (a
+ * memfd or --arena) when the store must outlive the process, anonymous
+ * memory otherwise; either way reserved once with MAP_NORESERVE so that
+ * only what is touched costs memory.  Beside it, private to the process:
+ * the raw allocator's stack of free frame numbers (4 bytes a frame,
+ * resident up to its high-water mark), the pool and client structs and
+ * the per-pool hash tables.
  *
  * Descriptors refer to each other by uint32 index (TMEM_NIL = none), never
- * by pointer, so the regions are position-independent: a later
- * issue can put them in a memfd and map them again after a restart.  The
- * per-pool hash tables, the LRU lists and the free lists are derived
- * state that a restore can rebuild from the descriptors (rewriting the
- * chain and LRU links the descriptors carry).
+ * by pointer, so the mapping is position-independent.  The per-pool hash
+ * tables, the LRU lists, the free lists and the counters are derived
+ * state that recovery (recover.c) rebuilds from the descriptors,
+ * rewriting the chain and LRU links the descriptors carry.
  *
  * A page's bytes are reached only through a data handle and the data
  * allocator ops (struct tmem_data_ops); the raw allocator's handle is a
@@ -61,10 +60,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "durable.h"
 #include "tmem_store.h"
 
 #define TMEM_NIL UINT32_MAX
 #define TMEM_OBJ_HEAD 0x80000000u  /* in pagedesc.obj: this is the head page */
+#define TMEM_DATA_LIVE 0x80000000u /* in pagedesc.data: published (COMMIT.md) */
 #define TMEM_OBJS_PER_CHUNK 64u
 #define TMEM_MAX_POOLS_TOTAL 16384u
 #define TMEM_MAX_DESCS 0x7fffff00u  /* indices stay below TMEM_OBJ_HEAD */
@@ -97,7 +98,9 @@ struct tmem_pagedesc {
 	uint32_t onext;
 	uint32_t lprev;  /* charged client's LRU; ephemeral pages only */
 	uint32_t lnext;
-	uint32_t data;   /* data allocator handle */
+	/* Data allocator handle, or'd with TMEM_DATA_LIVE while the page is
+	 * published: the one store that makes it (or its removal) durable. */
+	uint32_t data;
 };
 _Static_assert(sizeof(struct tmem_pagedesc) == 32, "page descriptor budget");
 
@@ -132,7 +135,7 @@ extern const struct tmem_data_ops tmem_raw_data_ops;
  * total_frames and used are also read without it (the arena counts every
  * put asks for), so they are written with arena_set(). */
 struct tmem_arena {
-	uint8_t *base;         /* max_frames pages reserved, NORESERVE */
+	uint8_t *base;         /* max_frames frames inside the store's mapping */
 	uint32_t max_frames;   /* reservation size */
 	uint32_t total_frames; /* current size: frames [0, total) may be used */
 	uint32_t bump;         /* frames >= bump were never handed out */
@@ -142,6 +145,8 @@ struct tmem_arena {
 	uint32_t used;         /* frames handed out */
 	bool locked;           /* mlock'd (frames [0, total)) */
 	bool prefault;         /* touch frames as they enter the arena */
+	bool file_backed;      /* frames live in a file: release by MADV_REMOVE */
+	struct tmem_arena_hdr *hdr; /* total_frames and bump are mirrored there */
 };
 
 /* Descriptor arrays.  Under alloc_lock except as noted. */
@@ -156,7 +161,7 @@ struct tmem_descs {
 	uint32_t chunk_bump;
 	uint32_t chunk_free;         /* free chunks, linked through next */
 	struct tmem_chunk *chunks;   /* chunk_cap records */
-	uint64_t map_bytes;          /* bytes of the three mappings, for munmap */
+	struct tmem_arena_hdr *hdr;  /* page_bump and chunk_bump are mirrored there */
 };
 
 /* Counters: relaxed atomics, monotonic, read without locks. */
@@ -214,6 +219,7 @@ struct tmem_pool {
 	struct tmem_client *owner; /* charged client (the shared client for shared pools) */
 	uint32_t sharers;          /* clients holding a slot on it; store->lock */
 	uint32_t free_next;        /* store's free gid list; store->lock */
+	struct tmem_pool_rec *rec; /* its durable record; constant */
 	/* Under pool->lock. */
 	struct tmem_htab pages;    /* (oid, index) -> page; chained through hnext */
 	struct tmem_htab objs;     /* oid -> head page; chained through the head's oprev */
@@ -237,6 +243,8 @@ struct tmem_client {
 	struct tmem_store *store;             /* constant */
 	uint32_t id;                          /* constant */
 	char name[TMEM_CLIENT_NAME_MAX];      /* constant */
+	struct tmem_client_rec *rec;          /* durable record; NULL for "shared" */
+	bool detached;                        /* recovered, not yet claimed; store->lock */
 	struct tmem_client *next, *prev;      /* store->clients; store->lock */
 	struct tmem_slot slots[TMEM_MAX_POOLS_PER_CLIENT];
 	pthread_mutex_t lru_lock;
@@ -269,6 +277,16 @@ struct tmem_store {
 	uint32_t shared_gid[TMEM_MAX_SHARED_POOLS]; /* TMEM_NIL = empty */
 	struct tmem_auth auth[TMEM_MAX_SHARED_AUTH];
 	uint32_t nr_auth;
+	/* The durable mapping (durable.h); constant after create. */
+	uint8_t *map;
+	uint64_t map_bytes;
+	int fd;                               /* the arena file, -1 anonymous; not owned */
+	struct tmem_arena_hdr *hdr;
+	struct tmem_client_rec *crec;         /* TMEM_MAX_CLIENTS */
+	struct tmem_pool_rec *prec;           /* TMEM_MAX_POOLS_TOTAL */
+	uint32_t crec_free;                   /* free client records; lock */
+	struct tmem_recovery_info recovery;   /* constant after create */
+	_Atomic uint64_t clients_reattached, clients_expired;
 	/* Under alloc_lock. */
 	pthread_mutex_t alloc_lock;
 	struct tmem_arena arena;
@@ -318,9 +336,37 @@ static inline bool oid_eq(const struct tmem_oid *a, const struct tmem_oid *b)
 	       a->oid[2] == b->oid[2];
 }
 
+static inline uint32_t pd_handle(const struct tmem_pagedesc *p)
+{
+	return p->data & ~TMEM_DATA_LIVE;
+}
+
+static inline bool pd_live(const struct tmem_pagedesc *p)
+{
+	return __atomic_load_n(&p->data, __ATOMIC_RELAXED) & TMEM_DATA_LIVE;
+}
+
+/* The commit stores (COMMIT.md): release, so that everything the page's
+ * recovery reads (its data, index, object and chunk) is written before. */
+static inline void pd_publish(struct tmem_pagedesc *p, uint32_t handle)
+{
+	__atomic_store_n(&p->data, handle | TMEM_DATA_LIVE, __ATOMIC_RELEASE);
+}
+
+static inline void pd_unpublish(struct tmem_pagedesc *p)
+{
+	__atomic_store_n(&p->data, p->data & ~TMEM_DATA_LIVE, __ATOMIC_RELEASE);
+}
+
 static inline void *page_data(const struct tmem_store *s, uint32_t page)
 {
-	return s->data->ptr(&s->arena, pd(s, page)->data);
+	return s->data->ptr(&s->arena, pd_handle(pd(s, page)));
+}
+
+/* A durable record's state word (enum tmem_rec_state). */
+static inline void rec_set_state(uint32_t *state, uint32_t v)
+{
+	__atomic_store_n(state, v, __ATOMIC_RELEASE);
 }
 
 static inline enum tmem_kind pool_kind(const struct tmem_pool *pool)
@@ -352,8 +398,21 @@ static inline void ctr_inc_locked(_Atomic uint64_t *c)
 			      memory_order_relaxed);
 }
 
+/* ---- backing.c: the durable mapping ---------------------------------------- */
+/* Map fd (-1: anonymous memory) and format it, or adopt what it holds;
+ * fills s->map, hdr, crec, prec and the arena's and descriptors' bases.
+ * *adopted tells which.  Refusals leave the file untouched. */
+int backing_open(struct tmem_store *s, const struct tmem_store_config *cfg,
+		 int fd, bool *adopted, char *why, size_t why_len);
+void backing_close(struct tmem_store *s);
+
+/* ---- recover.c ------------------------------------------------------------- */
+/* Rebuild clients, pools, tables, lists and counts from the records. */
+int store_recover(struct tmem_store *s);
+
 /* ---- arena.c: frames ----------------------------------------------------- */
-int arena_init(struct tmem_arena *a, const struct tmem_store_config *cfg);
+int arena_init(struct tmem_arena *a, const struct tmem_store_config *cfg,
+	       uint32_t frames);
 void arena_fini(struct tmem_arena *a);
 int arena_grow(struct tmem_arena *a, uint32_t new_frames);
 /* Shrink step 1: the arena ends at new_frames for new allocations; free
@@ -364,8 +423,8 @@ void arena_release(struct tmem_arena *a, uint32_t new_frames,
 		   uint32_t old_frames);
 
 /* ---- descs.c: descriptors; *_locked expect alloc_lock ------------------- */
-int descs_init(struct tmem_descs *d, uint32_t max_frames);
-void descs_fini(struct tmem_descs *d);
+/* The descriptor caps for an arena of max_frames frames. */
+void descs_geometry(uint32_t max_frames, uint32_t *page_cap, uint32_t *chunk_cap);
 /* Takes alloc_lock: a page descriptor plus data for len bytes. */
 int descs_page_alloc(struct tmem_store *s, uint32_t len, uint32_t *page);
 void descs_page_free_locked(struct tmem_store *s, uint32_t page);
@@ -375,6 +434,10 @@ void pool_obj_free(struct tmem_pool *pool, uint32_t obj);
 /* Pool lock held, every object freed: give the kept chunk back. */
 void pool_chunks_release(struct tmem_pool *pool);
 struct tmem_pool *page_pool(const struct tmem_store *s, uint32_t page);
+/* Recovery: chunk c holds the pool's objects whose slots are set in
+ * live; or, with none, it goes back to the store's free list. */
+void descs_chunk_adopt(struct tmem_pool *pool, uint32_t c, uint64_t live);
+void descs_chunk_release(struct tmem_store *s, uint32_t c);
 
 /* ---- htab.c: per-pool hash tables; pool lock held ----------------------- */
 int htab_init(struct tmem_store *s, struct tmem_htab *t);
@@ -394,7 +457,9 @@ void do_obj_hash_add(struct tmem_pool *pool, uint32_t head, uint64_t oh);
 /* ---- object.c: pages in objects; pool lock held -------------------------- */
 /* Store a new page: find or make the object, allocate, link.  -errno. */
 int do_page_insert(struct tmem_pool *pool, const struct tmem_oid *oid,
-		   uint32_t index, uint64_t oh, uint32_t *page);
+		   uint32_t index, uint64_t oh, const void *src, uint32_t *page);
+/* Link a recovered page, already in its object, into the pool's tables. */
+void do_page_adopt(struct tmem_pool *pool, uint32_t page, uint64_t oh);
 /* Unlink and free a page; oh is its oid_hash() (lru_locked: the owner's
  * LRU lock is held). */
 void do_page_remove(struct tmem_pool *pool, uint32_t page, uint64_t oh,
@@ -425,6 +490,13 @@ void lru_touch(struct tmem_client *c, uint32_t page);
 /* ---- client.c / pool.c / shared.c ---------------------------------------- */
 int client_alloc(struct tmem_store *s, const char *name,
 		 struct tmem_client **out);
+/* store->lock held: a durable record for c (-ENOSPC when all are taken). */
+int do_client_rec_new(struct tmem_client *c, const struct tmem_ident *ident);
+void do_client_list_add(struct tmem_client *c);
+/* Recovery, store->lock held: pool structs for every gid below n (the
+ * free list must be empty), then the unused ones back on it. */
+int do_pool_structs_reserve(struct tmem_store *s, uint32_t n);
+void do_pool_struct_release(struct tmem_pool *pool);
 void client_free(struct tmem_client *c);
 bool charge_try(struct tmem_client *c, enum tmem_kind k, uint64_t cap);
 void charge_drop(struct tmem_client *c, enum tmem_kind k);
@@ -434,6 +506,7 @@ int do_pool_create(struct tmem_store *s, struct tmem_client *owner,
 		   struct tmem_pool **out);
 void do_pool_destroy(struct tmem_pool *pool);
 int do_slot_alloc(struct tmem_client *c, struct tmem_pool *pool);
+void do_slot_set(struct tmem_client *c, int32_t id, struct tmem_pool *pool);
 void do_slot_drop(struct tmem_client *c, int32_t id);
 int do_shared_join(struct tmem_client *c, const struct tmem_uuid *uuid);
 void do_shared_destroy(struct tmem_pool *pool);

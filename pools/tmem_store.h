@@ -33,6 +33,7 @@ struct tmem_client;
 #define TMEM_CLIENT_NAME_MAX 64   /* bytes, including the NUL */
 #define TMEM_MAX_POOLS_PER_CLIENT 32
 #define TMEM_MAX_SHARED_POOLS 64
+#define TMEM_MAX_CLIENTS 8192     /* clients at once, the shared one included */
 #define TMEM_NO_CAP UINT64_MAX
 
 struct tmem_store_config {
@@ -42,8 +43,51 @@ struct tmem_store_config {
 	bool prefault;            /* touch every arena page at create time */
 };
 
+/* A store in anonymous memory: nothing in it outlives the process. */
 int tmem_store_create(const struct tmem_store_config *cfg,
 		      struct tmem_store **out);
+
+/*
+ * A store that outlives the process: its frames and every record needed
+ * to find a page live in the file fd (a memfd, or a file on tmpfs or
+ * hugetlbfs), mapped shared.  The store keeps using fd but does not own
+ * it (the caller closes it after tmem_store_destroy()).
+ *
+ * An empty file is formatted to hold cfg->max_arena_bytes.  A file that
+ * holds an arena is adopted: the header is checked (magic, layout
+ * version, page size, geometry, checksum) and the clients, pools and
+ * pages are rebuilt from the records (pools/COMMIT.md), then the arena is
+ * resized to cfg->arena_bytes if that fits.  The adopted clients are
+ * detached until claimed (tmem_client_claim()).  Shared pools are not
+ * kept: their pages are ephemeral and their sharers rejoin.
+ *
+ * Refusals change nothing in the file: -EPROTO a layout version this
+ * build does not know, -EBADMSG a damaged or foreign header (bad magic,
+ * checksum, geometry, or a file shorter than its geometry), -EINVAL bad
+ * arguments, else -errno from mmap.  why (may be NULL) gets a sentence
+ * for the admin on -EPROTO and -EBADMSG.
+ *
+ * tmem_store_destroy() on such a store frees the process's memory only:
+ * every client, pool and page stays in the file for the next open.
+ */
+int tmem_store_open(const struct tmem_store_config *cfg, int fd,
+		    struct tmem_store **out, char *why, size_t why_len);
+
+/* What the last tmem_store_open() found. */
+struct tmem_recovery_info {
+	bool adopted;              /* false: a new or anonymous arena */
+	uint64_t wall_usec;        /* CLOCK_REALTIME at the end of recovery */
+	uint64_t duration_nsec;    /* time spent rebuilding */
+	uint64_t pages;            /* pages kept, by kind below */
+	uint64_t persistent_pages;
+	uint64_t ephemeral_pages;
+	uint64_t pages_dropped;    /* invalid or unpublished descriptors freed */
+	uint32_t clients;          /* detached clients recovered */
+	uint32_t pools;            /* private pools recovered */
+	uint64_t starts;           /* times this arena has been adopted */
+};
+void tmem_store_recovery(const struct tmem_store *store,
+			 struct tmem_recovery_info *out);
 /* Frees everything.  Accepts NULL. */
 void tmem_store_destroy(struct tmem_store *store);
 
@@ -55,6 +99,41 @@ void tmem_store_destroy(struct tmem_store *store);
  */
 int tmem_client_create(struct tmem_store *store, const char *name,
 		       struct tmem_client **out);
+
+/*
+ * Who a client is beyond its name, kept with it across restarts: a Xen
+ * domain's handle, a local client's session token.  Opaque to the store.
+ */
+#define TMEM_IDENT_LEN 32
+struct tmem_ident {
+	uint8_t b[TMEM_IDENT_LEN];
+};
+/* tmem_client_create() with an identity (NULL: all zero).  A detached
+ * client of that name is destroyed first: a newcomer starts fresh. */
+int tmem_client_create_ident(struct tmem_store *store, const char *name,
+			     const struct tmem_ident *ident,
+			     struct tmem_client **out);
+/*
+ * Take back a client recovered by tmem_store_open(), with its pools,
+ * their ids and pages.  0 and *out; -ENOENT no detached client has that
+ * name; -EPERM one has, with another identity (it stays detached).
+ */
+int tmem_client_claim(struct tmem_store *store, const char *name,
+		      const struct tmem_ident *ident,
+		      struct tmem_client **out);
+void tmem_client_ident(const struct tmem_client *client, struct tmem_ident *out);
+/*
+ * Detached clients: call fn for each (name, identity) under the store
+ * lock (fn must not call into the store).  tmem_store_drop_detached()
+ * destroys the one called name (-ENOENT none), or with name NULL every
+ * one left, returning how many.
+ */
+int tmem_store_for_each_detached(struct tmem_store *store,
+				 int (*fn)(const char *name,
+					   const struct tmem_ident *ident,
+					   void *ctx),
+				 void *ctx);
+int tmem_store_drop_detached(struct tmem_store *store, const char *name);
 /* Frees every private pool and drops its shared-pool refs.  Accepts NULL. */
 void tmem_client_destroy(struct tmem_client *client);
 uint32_t tmem_client_id(const struct tmem_client *client);
@@ -249,6 +328,9 @@ struct tmem_store_info {
 	struct tmem_arena_counts arena;
 	uint64_t evictions;
 	uint32_t nr_clients;       /* not counting the built-in shared client */
+	uint32_t nr_detached;      /* of those, recovered and not yet claimed */
+	uint64_t clients_reattached; /* claimed since the store was opened */
+	uint64_t clients_expired;    /* dropped detached since then */
 	/* Bytes of descriptors and the free-frame stack (up to their
 	 * high-water marks), hash tables and client/pool structs: what the
 	 * store holds besides the data. */

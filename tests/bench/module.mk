@@ -26,3 +26,14 @@ bench-policy: $(BUILD)/bench/policy-bench
 	$(Q)$<
 BENCH_TARGETS += bench-policy
 .PHONY: bench-policy
+
+# recovery-bench: adopting a full memfd arena after a restart (pools/recover.c).
+$(BUILD)/bench/recovery-bench: $(BUILD)/tests/bench/recovery_bench.o $(BUILD)/libtmempools.a
+	@mkdir -p $(@D)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@
+all: $(BUILD)/bench/recovery-bench
+bench-recovery: $(BUILD)/bench/recovery-bench
+	$(Q)$<
+BENCH_TARGETS += bench-recovery
+.PHONY: bench-recovery

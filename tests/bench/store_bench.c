@@ -11,11 +11,14 @@
  * THP-advised and prefaulted before timing.  Each number is the median
  * of --reps repetitions.  Also: flush ops/s and the metadata bytes per
  * stored page, typical (16 pages per object) and worst (1 per object).
+ * --memfd puts the store in a memfd, as tmemd does to survive restarts
+ * (shared file pages instead of private anonymous memory).
  *
- *   store-bench [--json] [--reps N] [--mib N]
+ *   store-bench [--json] [--reps N] [--mib N] [--memfd]
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,11 +204,21 @@ static int run_reps(struct bench *b, int reps, struct results *r)
 	return 0;
 }
 
+static bool use_memfd;
+
 static int open_store(uint64_t mib, bool prefault, struct tmem_store **s,
 		      struct tmem_client **c, int *pool)
 {
 	struct tmem_store_config cfg = { .arena_bytes = mib << 20, .prefault = prefault };
-	int ret = tmem_store_create(&cfg, s);
+	int fd, ret;
+
+	if (use_memfd) {
+		/* The store keeps using fd; it lives as long as the process. */
+		fd = memfd_create("store-bench", MFD_CLOEXEC);
+		ret = fd < 0 ? -errno : tmem_store_open(&cfg, fd, s, NULL, 0);
+	} else {
+		ret = tmem_store_create(&cfg, s);
+	}
 
 	if (ret == 0)
 		ret = tmem_client_create(*s, "bench", c);
@@ -252,8 +265,8 @@ static void plan_memcpy_slots(struct bench *b)
 
 static void print_text(const struct bench *b, int reps, const struct results *r)
 {
-	printf("store-bench: %u pages (%u MiB) working set, %d reps, medians\n",
-	       b->n, b->n / 256, reps);
+	printf("store-bench: %u pages (%u MiB) working set, %d reps, medians, %s arena\n",
+	       b->n, b->n / 256, reps, use_memfd ? "memfd" : "anonymous");
 	printf("  store put            %12.0f ops/s\n", r->put);
 	printf("  store get            %12.0f ops/s (exclusive)\n", r->get);
 	printf("  store flush          %12.0f ops/s\n", r->flush);
@@ -270,8 +283,9 @@ static void print_text(const struct bench *b, int reps, const struct results *r)
 
 static int print_json(const struct bench *b, int reps, const struct results *r)
 {
-	json_t *j = json_pack("{s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+	json_t *j = json_pack("{s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
 			      "pages", (json_int_t)b->n, "reps", reps,
+			      "arena", use_memfd ? "memfd" : "anonymous",
 			      "put_ops_per_s", r->put, "get_ops_per_s", r->get,
 			      "flush_ops_per_s", r->flush,
 			      "memcpy_pages_per_s", r->memcpy_pages,
@@ -296,6 +310,7 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "reps", required_argument, NULL, 'r' },
 		{ "mib", required_argument, NULL, 'm' },
+		{ "memfd", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bench b = { 0 };
@@ -311,11 +326,13 @@ int main(int argc, char **argv)
 			reps = atoi(optarg);
 		else if (opt == 'm')
 			mib = strtoull(optarg, NULL, 0);
+		else if (opt == 'f')
+			use_memfd = true;
 		else
 			return 2;
 	}
 	if (reps < 1 || reps > MAX_REPS || mib < 1 || mib > 65536) {
-		fprintf(stderr, "usage: store-bench [--json] [--reps 1..%d] [--mib N]\n",
+		fprintf(stderr, "usage: store-bench [--json] [--reps 1..%d] [--mib N] [--memfd]\n",
 			MAX_REPS);
 		return 2;
 	}

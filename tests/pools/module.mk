@@ -8,7 +8,8 @@ UNIT_TESTS += $(TEST_POOLS) $(TEST_POOLS_STRESS)
 TSAN_TESTS += $(TEST_POOLS_STRESS)
 
 TEST_POOLS_OBJS := $(addprefix $(BUILD)/tests/pools/,test_pools.o \
-	test_semantics.o test_resize.o test_model.o test_hooks.o)
+	test_semantics.o test_resize.o test_model.o test_hooks.o test_durable.o \
+	test_crash.o)
 
 $(TEST_POOLS): $(TEST_POOLS_OBJS) $(BUILD)/libtmempools.a
 	$(call quiet,LD,$@)

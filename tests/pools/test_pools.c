@@ -15,6 +15,8 @@ int main(void)
 	add_resize_tests(suite);
 	add_model_tests(suite);
 	add_hooks_tests(suite);
+	add_durable_tests(suite);
+	add_crash_tests(suite);
 	sr = srunner_create(suite);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
