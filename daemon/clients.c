@@ -14,6 +14,7 @@ struct tmemd_clients {
 	const struct tmemd_config *cfg;
 	tmemd_settings_hook hook;     /* main thread only */
 	void *hook_ctx;
+	bool keep;                    /* stopping: detach, do not destroy */
 };
 
 int tmemd_clients_create(struct tmem_store *store, struct tmem_policy *policy,
@@ -60,9 +61,29 @@ static void settings_for(struct tmemd_clients *reg, const char *name,
 		reg->hook(reg->hook_ctx, name, domid, out);
 }
 
+/* A resumed client's pools all came from its own NEW_POOLs. */
+static int note_owned(const struct tmem_pool_info *pi, void *ctx)
+{
+	uint32_t *owned = ctx;
+
+	if (pi->id >= 0 && pi->id < 32)
+		*owned |= 1u << pi->id;
+	return 0;
+}
+
 int tmemd_client_add(struct tmemd_clients *reg, const char *name,
 		     const char *transport, int domid,
 		     struct tmemd_client **out)
+{
+	bool resumed;
+
+	return tmemd_client_attach(reg, name, transport, domid, NULL, out, &resumed);
+}
+
+int tmemd_client_attach(struct tmemd_clients *reg, const char *name,
+			const char *transport, int domid,
+			const struct tmem_ident *ident,
+			struct tmemd_client **out, bool *resumed)
 {
 	struct tmem_client_settings settings;
 	struct tmemd_client *c;
@@ -84,10 +105,13 @@ int tmemd_client_add(struct tmemd_clients *reg, const char *name,
 		rc = -EEXIST;
 		goto out_unlock;
 	}
-	rc = tmem_policy_client_add(reg->policy, name, &settings, &c->pc);
+	rc = tmem_policy_client_attach(reg->policy, name, ident, &settings, &c->pc,
+				       resumed);
 	if (rc)
 		goto out_unlock;
 	c->sc = tmem_pclient_store_client(c->pc);
+	if (*resumed)
+		tmem_client_for_each_pool(c->sc, note_owned, &c->owned_pools);
 	c->next = reg->head;
 	reg->head = c;
 out_unlock:
@@ -114,9 +138,19 @@ void tmemd_client_remove(struct tmemd_client *c)
 			break;
 		}
 	}
-	tmem_policy_client_remove(c->pc);
+	if (reg->keep)
+		tmem_policy_client_detach(c->pc);
+	else
+		tmem_policy_client_remove(c->pc);
 	pthread_mutex_unlock(&reg->lock);
 	free(c);
+}
+
+void tmemd_clients_keep_on_stop(struct tmemd_clients *reg)
+{
+	pthread_mutex_lock(&reg->lock);
+	reg->keep = true;
+	pthread_mutex_unlock(&reg->lock);
 }
 
 int tmemd_clients_for_each(struct tmemd_clients *reg,

@@ -17,6 +17,7 @@
 #define TMEMD_CLIENTS_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -52,6 +53,22 @@ void tmemd_clients_destroy(struct tmemd_clients *reg);
 int tmemd_client_add(struct tmemd_clients *reg, const char *name,
 		     const char *transport, int domid,
 		     struct tmemd_client **out);
+/*
+ * The same for a client that may be coming back after tmemd restarted:
+ * with ident, a recovered client of that name and identity is claimed
+ * with its pools and pages, and *resumed says so (see
+ * tmem_policy_client_attach()).
+ */
+int tmemd_client_attach(struct tmemd_clients *reg, const char *name,
+			const char *transport, int domid,
+			const struct tmem_ident *ident,
+			struct tmemd_client **out, bool *resumed);
+/*
+ * tmemd is stopping: from now on tmemd_client_remove() leaves each
+ * client's pages in the store, detached, for the next start, instead of
+ * freeing them.
+ */
+void tmemd_clients_keep_on_stop(struct tmemd_clients *reg);
 /* Frees the client and its private pools.  Accepts NULL. */
 void tmemd_client_remove(struct tmemd_client *c);
 

@@ -29,6 +29,7 @@ void tmemd_config_init(struct tmemd_config *cfg)
 	cfg->defaults.persistent_max = TMEM_NO_CAP;
 	cfg->defaults.weight = TMEM_DEFAULT_WEIGHT;
 	snprintf(cfg->transport, sizeof(cfg->transport), "auto");
+	cfg->reattach_grace_sec = TMEMD_DEFAULT_REATTACH_GRACE;
 }
 
 void tmemd_config_free(struct tmemd_config *cfg)
@@ -131,6 +132,45 @@ static int control_key(struct parse_ctx *ctx, const char *key, const char *v)
 	return 1;
 }
 
+/* A duration: N seconds, or N with an s, m or h suffix. */
+static int parse_seconds(const char *v, unsigned max, unsigned *out)
+{
+	unsigned long n, mult = 1;
+	char *end;
+
+	if (*v < '0' || *v > '9')
+		return -EINVAL;
+	n = strtoul(v, &end, 10);
+	if (*end == 'm')
+		mult = 60;
+	else if (*end == 'h')
+		mult = 3600;
+	if (*end == 's' || mult > 1)
+		end++;
+	if (*end || n > max / mult)
+		return -EINVAL;
+	*out = (unsigned)(n * mult);
+	return 0;
+}
+
+/* [tmemd] keys about surviving a restart. */
+static int restart_key(struct parse_ctx *ctx, const char *key, const char *v)
+{
+	struct tmemd_config *cfg = ctx->cfg;
+
+	if (!strcmp(key, "arena")) {
+		if (v[0] != '/' || strlen(v) > 250)
+			FAIL(ctx, "arena: want an absolute path on tmpfs or hugetlbfs (max 250 bytes), got '%s'", v);
+		snprintf(cfg->arena_path, sizeof(cfg->arena_path), "%s", v);
+	} else if (!strcmp(key, "reattach-grace")) {
+		if (parse_seconds(v, TMEMD_MAX_REATTACH_GRACE, &cfg->reattach_grace_sec))
+			FAIL(ctx, "reattach-grace: want a duration such as 300, 90s, 5m or 1h (at most 24h), got '%s'", v);
+	} else {
+		FAIL(ctx, "unknown key '%s' in [tmemd]", key);
+	}
+	return 1;
+}
+
 static int tmemd_key(struct parse_ctx *ctx, const char *key, const char *v)
 {
 	struct tmemd_config *cfg = ctx->cfg;
@@ -164,7 +204,7 @@ static int tmemd_key(struct parse_ctx *ctx, const char *key, const char *v)
 	} else if (!strncmp(key, "control-", 8)) {
 		return control_key(ctx, key, v);
 	} else {
-		FAIL(ctx, "unknown key '%s' in [tmemd]", key);
+		return restart_key(ctx, key, v);
 	}
 	return 1;
 }

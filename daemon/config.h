@@ -5,7 +5,7 @@
  *
  *   [tmemd]      memory, workers, runtime-dir, state-dir, transport,
  *                xen-domains, control-admin-group, control-socket-mode,
- *                control-max-per-uid
+ *                control-max-per-uid, arena, reattach-grace
  *   [defaults]   ephemeral-max, persistent-max, weight, compress
  *   [client NAME] the same keys as [defaults] for the client called NAME,
  *                plus shared-auth = UUID (repeatable): NAME may join that
@@ -30,6 +30,8 @@
 #define TMEMD_MAX_CLIENT_CONF 256
 #define TMEMD_MAX_AUTH_PER_CLIENT 16
 #define TMEMD_DEFAULT_MEMORY (128ull << 20)
+#define TMEMD_DEFAULT_REATTACH_GRACE 300u  /* seconds */
+#define TMEMD_MAX_REATTACH_GRACE 86400u
 
 /* Which fields of a per-client section were given. */
 struct tmemd_client_conf {
@@ -51,6 +53,8 @@ struct tmemd_config {
 	unsigned control_socket_mode; /* 0: 0660 */
 	unsigned control_max_per_uid; /* 0: the control server's default */
 	char xen_domains[512];   /* xen allow-list; "": every domU (xen/allow.h) */
+	char arena_path[256];    /* "": the fd store under systemd, else memory */
+	unsigned reattach_grace_sec; /* how long recovered clients wait to be claimed */
 	struct tmem_client_settings defaults; /* caps in pages */
 	struct tmemd_client_conf *clients;    /* heap array */
 	unsigned nr_clients;

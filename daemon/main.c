@@ -20,6 +20,7 @@
 #include "loop.h"
 #include "options.h"
 #include "reload.h"
+#include "restart.h"
 #include "service.h"
 #include "size.h"
 #include "transport.h"
@@ -29,6 +30,8 @@
 struct tmemd {
 	struct tmemd_config cfg;
 	const char *config_path;      /* NULL: none, SIGHUP re-reads nothing */
+	bool discard_arena;
+	struct tmemd_restart restart;  /* owns the store and its arena */
 	struct tmem_store *store;
 	struct tmem_policy *policy;
 	struct tmemd_clients *clients;
@@ -63,6 +66,8 @@ static int merge_settings(struct tmemd_config *cfg, const struct tmemd_options *
 		cfg->memory_bytes = o->memory_bytes;
 	if (o->workers)
 		cfg->workers = o->workers;
+	if (o->arena_path)
+		snprintf(cfg->arena_path, sizeof(cfg->arena_path), "%s", o->arena_path);
 	if (!cfg->memory_bytes)
 		cfg->memory_bytes = TMEMD_DEFAULT_MEMORY;
 	if (!cfg->workers) {
@@ -111,12 +116,10 @@ static int start_core(struct tmemd *d)
 	struct tmem_policy_config pc;
 	int rc;
 
-	rc = tmem_store_create(&sc, &d->store);
-	if (rc) {
-		log_err("cannot create a %llu-byte pool: %s",
-			(unsigned long long)sc.arena_bytes, strerror(-rc));
+	rc = tmemd_restart_open_store(&d->restart, &sc, d->cfg.arena_path, d->discard_arena);
+	if (rc)
 		return rc;
-	}
+	d->store = d->restart.store;
 	tmem_policy_config_defaults(&pc);
 	pc.defaults = d->cfg.defaults;
 	rc = tmem_policy_create(d->store, &pc, &d->policy);
@@ -173,7 +176,10 @@ static int start_services(struct tmemd *d)
 	rc = tmemd_ctl_glue_start(&cc, d->loop, d->clients, &d->control);
 	if (rc)
 		return rc;
-	return d->transport->start(&env, &d->transport_state);
+	rc = d->transport->start(&env, &d->transport_state);
+	if (rc)
+		return rc;
+	return tmemd_restart_arm_grace(&d->restart, d->loop, d->cfg.reattach_grace_sec);
 }
 
 static void reload(struct tmemd *d)
@@ -214,13 +220,17 @@ static bool on_signal(int signo, void *data)
 
 static void stop_all(struct tmemd *d)
 {
+	/* A stop is not the clients leaving: their pages stay for the next
+	 * start (when the arena outlives tmemd; else they go with it). */
+	if (d->clients)
+		tmemd_clients_keep_on_stop(d->clients);
 	if (d->transport)
 		d->transport->stop(d->transport_state);
 	tmemd_ctl_glue_stop(d->control);
 	tmemd_clients_destroy(d->clients);
 	tmemd_workers_destroy(d->workers);
 	tmem_policy_destroy(d->policy);
-	tmem_store_destroy(d->store);
+	tmemd_restart_close(&d->restart, d->loop);
 	tmemd_loop_destroy(d->loop);
 	tmemd_config_free(&d->cfg);
 }
@@ -243,6 +253,9 @@ int main(int argc, char **argv)
 	if (opts.verbose)
 		tmemd_log_level = TMEMD_LOG_DEBUG;
 	d.config_path = opts.config_path;
+	d.discard_arena = opts.discard_arena;
+	d.restart.grace.fd = -1;
+	d.restart.arena.fd = -1;
 	tmemd_config_init(&d.cfg);
 	/* The loop blocks the signals first, so every thread inherits the mask. */
 	rc = merge_settings(&d.cfg, &opts);

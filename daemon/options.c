@@ -22,6 +22,10 @@ static void usage(FILE *f)
 		"  -s, --state-dir DIR     where admin settings persist (state.json)\n"
 		"  -m, --memory SIZE       pool size: bytes, K/M/G suffix, or N%% of RAM\n"
 		"  -w, --workers N         ring worker threads (default one per CPU)\n"
+		"  -a, --arena PATH        keep the pages in PATH on tmpfs or hugetlbfs, so\n"
+		"                          they survive any restart (default: systemd's fd\n"
+		"                          store when run by systemd, else nothing survives)\n"
+		"      --discard-arena     throw away the pages a previous tmemd left\n"
 		"  -v, --verbose           log debug messages\n"
 		"  -h, --help              print this help\n"
 		"  -V, --version           print the version\n\n"
@@ -46,6 +50,8 @@ enum tmemd_options_result tmemd_options_parse(int argc, char **argv,
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "memory", required_argument, NULL, 'm' },
 		{ "workers", required_argument, NULL, 'w' },
+		{ "arena", required_argument, NULL, 'a' },
+		{ "discard-arena", no_argument, NULL, 'D' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -57,7 +63,7 @@ enum tmemd_options_result tmemd_options_parse(int argc, char **argv,
 
 	memset(o, 0, sizeof(*o));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:t:fr:s:m:w:vhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:t:fr:s:m:w:a:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o->config_path = optarg;
@@ -91,6 +97,14 @@ enum tmemd_options_result tmemd_options_parse(int argc, char **argv,
 			if (*optarg == '\0' || *end || n < 1 || n > TMEMD_MAX_WORKERS)
 				return bad("--workers wants a number from 1 to 64", optarg);
 			o->workers = (unsigned)n;
+			break;
+		case 'a':
+			if (optarg[0] != '/' || strlen(optarg) > 250)
+				return bad("--arena wants an absolute path (max 250 bytes)", optarg);
+			o->arena_path = optarg;
+			break;
+		case 'D':
+			o->discard_arena = true;
 			break;
 		case 'v':
 			o->verbose = true;

@@ -20,6 +20,8 @@ struct tmemd_options {
 	const char *state_dir;     /* --state-dir; NULL: from config */
 	uint64_t memory_bytes;     /* --memory; 0: from config */
 	unsigned workers;          /* --workers; 0: from config */
+	const char *arena_path;    /* --arena; NULL: from config */
+	bool discard_arena;        /* --discard-arena */
 	bool foreground;           /* --foreground */
 	bool verbose;              /* -v */
 };

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "session.h"
 #include "tmem_local.h"
 #include "transport.h"
 
@@ -55,6 +56,7 @@ struct local_conn {
 	void *region;
 	size_t region_size;
 	bool attached;              /* ring handed to a worker */
+	struct tmemd_session session;
 	uid_t uid;                  /* the peer's, at connect */
 	uint64_t deadline_ns;       /* CLOCK_MONOTONIC: hello due by then */
 	struct local_conn *next;
@@ -241,8 +243,8 @@ static int32_t attach(struct local_conn *c, const struct tmem_local_hello *h)
 	rc = tmemd_ring_check_fresh(region, h->nr_entries, h->nr_slots);
 	if (rc)
 		return rc;
-	rc = tmemd_client_add(st->env.clients, (const char *)h->name, "local",
-			      -1, &c->client);
+	rc = tmemd_session_attach(st->env.clients, (const char *)h->name, h->session,
+				  &c->session, &c->client);
 	if (rc)
 		return rc;
 	c->ring.geo = (struct tmemd_slots){ .region = region,
@@ -253,8 +255,9 @@ static int32_t attach(struct local_conn *c, const struct tmem_local_hello *h)
 	c->ring.priv = c;
 	c->ring.kick_fd = c->kick_fd;
 	tmemd_ring_init(&c->ring);
-	log_conn(TMEMD_LOG_INFO, c, "client %s attached: %u entries, %u slots",
-		 c->client->name, h->nr_entries, h->nr_slots);
+	log_conn(TMEMD_LOG_INFO, c, "client %s %s: %u entries, %u slots",
+		 c->client->name, c->session.resumed ? "reattached, its pools back" : "attached",
+		 h->nr_entries, h->nr_slots);
 	rc = tmemd_workers_attach(st->env.workers, &c->ring);
 	if (rc)
 		return rc;
@@ -269,7 +272,12 @@ static void send_welcome(struct local_conn *c, int32_t status)
 		.version = TMEM_LOCAL_VERSION,
 		.status = status,
 		.client_id = c->client ? tmem_client_id(c->client->sc) : 0,
+		.flags = c->session.resumed ? TMEM_LOCAL_RESUMED : 0,
+		.pools = c->session.pools,
 	};
+
+	if (status == 0)
+		memcpy(wel.session, c->session.token, sizeof(wel.session));
 
 	/* Non-blocking and a fresh socket: a full buffer means a client
 	 * that does not read; it is dropped below anyway on failure. */

@@ -85,16 +85,39 @@ void tmem_policy_destroy(struct tmem_policy *policy)
 	free(policy);
 }
 
+/* A recovered store client back, or a new one. */
+static int store_client_get(struct tmem_store *store, const char *name,
+			    const struct tmem_ident *ident,
+			    struct tmem_client **client, bool *resumed)
+{
+	*resumed = false;
+	if (ident && tmem_client_claim(store, name, ident, client) == 0) {
+		*resumed = true;
+		return 0;
+	}
+	return tmem_client_create_ident(store, name, ident, client);
+}
+
 int tmem_policy_client_add(struct tmem_policy *policy, const char *name,
 			   const struct tmem_client_settings *settings,
 			   struct tmem_pclient **out)
+{
+	bool resumed;
+
+	return tmem_policy_client_attach(policy, name, NULL, settings, out, &resumed);
+}
+
+int tmem_policy_client_attach(struct tmem_policy *policy, const char *name,
+			      const struct tmem_ident *ident,
+			      const struct tmem_client_settings *settings,
+			      struct tmem_pclient **out, bool *resumed)
 {
 	struct tmem_client_settings s;
 	struct tmem_pclient *pc;
 	struct tmem_client *client;
 	int rc;
 
-	if (!policy || !name || !out)
+	if (!policy || !name || !out || !resumed)
 		return -EINVAL;
 	if (settings) {
 		rc = policy_settings_check(settings);
@@ -104,7 +127,7 @@ int tmem_policy_client_add(struct tmem_policy *policy, const char *name,
 	pc = calloc(1, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
-	rc = tmem_client_create(policy->store, name, &client);
+	rc = store_client_get(policy->store, name, ident, &client, resumed);
 	if (rc) {
 		free(pc);
 		return rc;
@@ -133,24 +156,35 @@ static void do_unlink(struct tmem_policy *policy, struct tmem_pclient *pc)
 
 /*
  * Unlinks first so no new evictor picks it, then waits for the evictors
- * already working on it; only then may the store client go.
+ * already working on it; only then may the store client go.  Returns
+ * false for the built-in shared client, which the store owns.
  */
-void tmem_policy_client_remove(struct tmem_pclient *pc)
+static bool client_quiesce(struct tmem_pclient *pc)
 {
-	struct tmem_policy *policy;
+	struct tmem_policy *policy = pc->policy;
 
-	if (!pc)
-		return;
-	policy = pc->policy;
 	pthread_mutex_lock(&policy->lock);
 	do_unlink(policy, pc);
 	pc->removing = true;
 	while (pc->users)
 		pthread_cond_wait(&policy->unpinned, &policy->lock);
 	pthread_mutex_unlock(&policy->lock);
-	if (pc == &policy->shared)
-		return; /* owned by the store */
+	return pc != &policy->shared;
+}
+
+void tmem_policy_client_remove(struct tmem_pclient *pc)
+{
+	if (!pc || !client_quiesce(pc))
+		return;
 	tmem_client_destroy(pc->client);
+	free(pc);
+}
+
+void tmem_policy_client_detach(struct tmem_pclient *pc)
+{
+	if (!pc || !client_quiesce(pc))
+		return;
+	tmem_client_detach(pc->client);
 	free(pc);
 }
 

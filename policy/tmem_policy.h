@@ -53,8 +53,22 @@ void tmem_policy_destroy(struct tmem_policy *policy);
 int tmem_policy_client_add(struct tmem_policy *policy, const char *name,
 			   const struct tmem_client_settings *settings,
 			   struct tmem_pclient **out);
+/*
+ * The same for a client that may have been recovered from a restarted
+ * store: with an identity, a detached store client of that name and
+ * identity is claimed back with its pools and pages (*resumed = true);
+ * otherwise a new one is made, a detached namesake going first.  ident
+ * NULL never claims.
+ */
+int tmem_policy_client_attach(struct tmem_policy *policy, const char *name,
+			      const struct tmem_ident *ident,
+			      const struct tmem_client_settings *settings,
+			      struct tmem_pclient **out, bool *resumed);
 /* Destroys the store client too (all its private pages go).  Accepts NULL. */
 void tmem_policy_client_remove(struct tmem_pclient *pc);
+/* tmemd is stopping, not the client leaving: the store client is left
+ * detached, with its pages, for the next start to claim.  Accepts NULL. */
+void tmem_policy_client_detach(struct tmem_pclient *pc);
 struct tmem_client *tmem_pclient_store_client(struct tmem_pclient *pc);
 
 int tmem_policy_client_set(struct tmem_pclient *pc,

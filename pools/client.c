@@ -198,6 +198,15 @@ int tmem_client_claim(struct tmem_store *s, const char *name,
 	return ret;
 }
 
+void tmem_client_detach(struct tmem_client *c)
+{
+	if (!c || c == c->store->shared_client)
+		return;
+	pthread_mutex_lock(&c->store->lock);
+	c->detached = true;
+	pthread_mutex_unlock(&c->store->lock);
+}
+
 void tmem_client_ident(const struct tmem_client *c, struct tmem_ident *out)
 {
 	if (!out)

@@ -123,6 +123,12 @@ int tmem_client_claim(struct tmem_store *store, const char *name,
 		      struct tmem_client **out);
 void tmem_client_ident(const struct tmem_client *client, struct tmem_ident *out);
 /*
+ * Leave c detached instead of destroying it: the caller is going away,
+ * not the client (tmemd stopping).  It can be claimed again, here or
+ * after the next tmem_store_open(); tmem_store_destroy() frees it.
+ */
+void tmem_client_detach(struct tmem_client *c);
+/*
  * Detached clients: call fn for each (name, identity) under the store
  * lock (fn must not call into the store).  tmem_store_drop_detached()
  * destroys the one called name (-ENOENT none), or with name NULL every

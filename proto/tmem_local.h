@@ -20,6 +20,17 @@
  *  4. From then on the socket carries nothing: any message, EOF or hang-up
  *     ends the connection, and tmemd frees the client's private pools.
  *
+ * Sessions (version 2).  The welcome carries a random session token.
+ * When tmemd restarts (crash, kill -9, upgrade) with its pages kept (an
+ * arena in systemd's fd store or --arena), the client connects again
+ * with a new ring and the same name, and hands the token back in
+ * hello.session: tmemd then gives it its pools back, with the same ids
+ * and pages (welcome.flags has TMEM_LOCAL_RESUMED, welcome.pools lists
+ * the pool ids it holds).  A zero token, or one that does not match, is
+ * a new client: a detached client of that name is freed.  Requests that
+ * were on the old ring are not answered; the client fails or repeats
+ * them (libtmem: tmem.h).
+ *
  * Fixed-width little-endian fields, explicit reserved space (zero).
  */
 #ifndef TMEM_LOCAL_H
@@ -28,9 +39,11 @@
 #include "tmem_proto.h"
 
 #define TMEM_LOCAL_MAGIC 0x4c4d4d54u /* "TMML" little-endian */
-#define TMEM_LOCAL_VERSION 1u
+#define TMEM_LOCAL_VERSION 2u
 #define TMEM_LOCAL_NAME_MAX 64u      /* bytes, NUL-padded, at least one NUL */
 #define TMEM_LOCAL_NR_FDS 3u         /* memfd, kick eventfd, wake eventfd */
+#define TMEM_LOCAL_SESSION_LEN 16u   /* bytes of a session token */
+#define TMEM_LOCAL_RESUMED 1u        /* welcome.flags: pools and pages are back */
 
 /* Client -> tmemd, with the three fds. */
 struct tmem_local_hello {
@@ -42,7 +55,8 @@ struct tmem_local_hello {
 	uint32_t rsvd0;
 	uint64_t region_size;  /* tmem_region_size(nr_entries, nr_slots) */
 	uint8_t name[TMEM_LOCAL_NAME_MAX]; /* client name: [A-Za-z0-9._:-]+ */
-	uint32_t rsvd[8];      /* zero */
+	uint8_t session[TMEM_LOCAL_SESSION_LEN]; /* zero, or a welcome's token */
+	uint32_t rsvd[4];      /* zero */
 };
 
 /* tmemd -> client. */
@@ -51,7 +65,10 @@ struct tmem_local_welcome {
 	uint32_t version;      /* TMEM_LOCAL_VERSION */
 	int32_t status;        /* 0 attached, or -TMEM_E* */
 	uint32_t client_id;    /* tmemd's id for this client (stats) */
-	uint32_t rsvd[4];      /* zero */
+	uint32_t flags;        /* TMEM_LOCAL_RESUMED */
+	uint32_t pools;        /* resumed: bit n set when pool id n exists */
+	uint8_t session[TMEM_LOCAL_SESSION_LEN]; /* hand back to resume */
+	uint32_t rsvd[8];      /* zero */
 };
 
 _Static_assert(sizeof(struct tmem_local_hello) == 128, "hello is 128 bytes");
@@ -59,7 +76,11 @@ _Static_assert(__builtin_offsetof(struct tmem_local_hello, region_size) == 24,
 	       "hello.region_size");
 _Static_assert(__builtin_offsetof(struct tmem_local_hello, name) == 32,
 	       "hello.name");
-_Static_assert(sizeof(struct tmem_local_welcome) == 32, "welcome is 32 bytes");
+_Static_assert(__builtin_offsetof(struct tmem_local_hello, session) == 96,
+	       "hello.session");
+_Static_assert(sizeof(struct tmem_local_welcome) == 72, "welcome is 72 bytes");
+_Static_assert(__builtin_offsetof(struct tmem_local_welcome, session) == 24,
+	       "welcome.session");
 _Static_assert(__builtin_offsetof(struct tmem_local_welcome, client_id) == 12,
 	       "welcome.client_id");
 

@@ -31,6 +31,17 @@ int tmemd_sd_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tmemd_sd_status_counts(unsigned clients, uint64_t ephemeral_pages,
 			   uint64_t persistent_pages);
 
+/*
+ * The fd store.  take: the fd systemd passed back under name (LISTEN_FDS
+ * and LISTEN_FDNAMES, then unset), or -ENOENT; every passed fd is made
+ * close-on-exec.  put: FDSTORE=1 with FDNAME=name; 1 sent, 0 not under
+ * systemd.  systemd keeps the fd across restarts (crash, OOM kill,
+ * systemctl restart) only if the unit sets FileDescriptorStoreMax=, and
+ * drops it when the service is fully stopped.
+ */
+int tmemd_sd_fdstore_take(const char *name);
+int tmemd_sd_fdstore_put(int fd, const char *name);
+
 /* CLOCK_MONOTONIC in microseconds, the clock the watchdog runs on. */
 uint64_t tmemd_sd_now_usec(void);
 

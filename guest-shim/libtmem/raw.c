@@ -51,7 +51,8 @@ static int make_region(uint32_t nr_entries, uint32_t nr_slots, int *memfd,
 }
 
 static int send_hello(int sock, const char *name, uint32_t nr_entries,
-		      uint32_t nr_slots, const int fds[3])
+		      uint32_t nr_slots, const int fds[3],
+		      const struct tmem_raw_session *sess)
 {
 	struct tmem_local_hello h = {
 		.magic = TMEM_LOCAL_MAGIC,
@@ -71,6 +72,8 @@ static int send_hello(int sock, const char *name, uint32_t nr_entries,
 	struct cmsghdr *cm;
 
 	memcpy(h.name, name, strlen(name));
+	if (sess)
+		memcpy(h.session, sess->token, sizeof(h.session));
 	memset(ctl.buf, 0, sizeof(ctl.buf));
 	cm = CMSG_FIRSTHDR(&msg);
 	cm->cmsg_level = SOL_SOCKET;
@@ -82,7 +85,8 @@ static int send_hello(int sock, const char *name, uint32_t nr_entries,
 	return 0;
 }
 
-static int recv_welcome(int sock, uint32_t *client_id, int32_t *refusal)
+static int recv_welcome(int sock, uint32_t *client_id, int32_t *refusal,
+			struct tmem_raw_session *sess)
 {
 	struct tmem_local_welcome w;
 	struct pollfd pfd = { .fd = sock, .events = POLLIN };
@@ -106,6 +110,11 @@ static int recv_welcome(int sock, uint32_t *client_id, int32_t *refusal)
 		return -EPROTO;
 	}
 	*client_id = w.client_id;
+	if (sess) {
+		memcpy(sess->token, w.session, sizeof(sess->token));
+		sess->flags = w.flags;
+		sess->pools = w.pools;
+	}
 	return 0;
 }
 
@@ -133,6 +142,15 @@ int tmem_raw_connect_status(const char *path, const char *name,
 			    uint32_t nr_entries, uint32_t nr_slots,
 			    struct tmem_raw_ring *out, int32_t *refusal)
 {
+	return tmem_raw_connect_session(path, name, nr_entries, nr_slots, NULL, out,
+					refusal);
+}
+
+int tmem_raw_connect_session(const char *path, const char *name,
+			     uint32_t nr_entries, uint32_t nr_slots,
+			     struct tmem_raw_session *sess,
+			     struct tmem_raw_ring *out, int32_t *refusal)
+{
 	int memfd = -1, fds[3];
 	int rc;
 
@@ -159,9 +177,9 @@ int tmem_raw_connect_status(const char *path, const char *name,
 	fds[0] = memfd;
 	fds[1] = out->kick_fd;
 	fds[2] = out->wake_fd;
-	rc = send_hello(out->sock_fd, name, nr_entries, nr_slots, fds);
+	rc = send_hello(out->sock_fd, name, nr_entries, nr_slots, fds, sess);
 	if (!rc)
-		rc = recv_welcome(out->sock_fd, &out->client_id, refusal);
+		rc = recv_welcome(out->sock_fd, &out->client_id, refusal, sess);
 out:
 	if (memfd >= 0)
 		close(memfd); /* the mapping and tmemd's copy keep it alive */

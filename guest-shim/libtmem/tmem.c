@@ -14,6 +14,10 @@
  * in one or two), then arm rsp_event and sleep on the wake eventfd.
  *
  * Locking: c->lock is held for a whole call, including its waits.
+ *
+ * When tmemd goes away (the socket hangs up), the next wait reconnects
+ * (reconnect.c) and settles what was in flight; c->epoch then changes,
+ * which tells a waiting call that its answer is already in.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -25,35 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "raw_internal.h"
+#include "conn_internal.h"
 #include "tmem_barrier.h"
-#include "tmem.h"
-
-#define SPIN_MIN_NS 10000u   /* 10 µs */
-#define SPIN_MAX_NS 200000u  /* 200 µs */
-#define SPIN_YIELD_NS 5000u  /* then sched_yield() between polls */
-#define SLEEP_MS 1000
-
-struct pending {
-	int *result;
-	void *dst;       /* GET: where the page goes */
-	uint32_t slot;
-	uint32_t op;
-};
-
-struct tmem_conn {
-	struct tmem_raw_ring raw;
-	pthread_mutex_t lock;       /* guards everything below */
-	uint32_t mask;
-	uint32_t req_prod_pvt;      /* requests pushed */
-	uint32_t rsp_cons;          /* responses reaped */
-	struct pending *pend;       /* nr_entries */
-	uint32_t *free_slots;       /* FIFO of nr_free, nr_slots long */
-	uint32_t free_head;         /* next slot to hand out */
-	uint32_t nr_free;
-	int dead;                   /* 0, or the -errno every call returns */
-	uint64_t spin_ns;
-};
 
 static uint64_t now_ns(void)
 {
@@ -116,6 +93,11 @@ static unsigned do_reap(struct tmem_conn *c)
 		}
 		if (p->op == TMEM_OP_GET_PAGE && rsp.ret == 1 && p->dst)
 			memcpy(p->dst, slot_ptr(c, p->slot), TMEM_PAGE_SIZE);
+		if (p->op == TMEM_OP_NEW_POOL && rsp.ret >= 0 && rsp.ret < 32)
+			c->known_pools |= 1u << rsp.ret;
+		if (p->op == TMEM_OP_DESTROY_POOL && rsp.ret == 1 &&
+		    p->req.pool_id >= 0 && p->req.pool_id < 32)
+			c->known_pools &= ~(1u << p->req.pool_id);
 		if (p->slot != TMEM_NO_SLOT)
 			free_slot(c, p->slot);
 		if (p->result)
@@ -166,13 +148,16 @@ static void do_wait_progress(struct tmem_conn *c)
 	}
 }
 
-/* Reaps, waiting if nothing is there.  0 or the connection's error. */
+/* Reaps, waiting if nothing is there.  0 or the connection's error; a
+ * lost tmemd is reconnected to first (then c->epoch has moved on). */
 static int do_make_progress(struct tmem_conn *c)
 {
 	if (!c->dead && !do_reap(c) && !c->dead)
 		do_wait_progress(c);
 	if (!c->dead)
 		do_reap(c);
+	if (c->dead == -EPIPE && c->reconnect_ms && !c->recovering)
+		return conn_recover(c);
 	return c->dead;
 }
 
@@ -217,6 +202,7 @@ static int do_submit(struct tmem_conn *c, struct tmem_req *req,
 		memcpy(slot_ptr(c, p->slot), src, TMEM_PAGE_SIZE);
 	req->id = *seq;
 	req->slot = p->slot;
+	p->req = *req;
 	memcpy(&tmem_ring_entries(c->raw.region)[*seq & c->mask].req, req,
 	       sizeof(*req));
 	c->req_prod_pvt++;
@@ -224,21 +210,41 @@ static int do_submit(struct tmem_conn *c, struct tmem_req *req,
 	return 0;
 }
 
-/* A synchronous call: submit, then reap until its response is in. */
+/* Submit, then reap until its response is in (or a reconnect settled it). */
+int conn_call_locked(struct tmem_conn *c, struct tmem_req *req, const void *src,
+		     void *dst)
+{
+	uint32_t seq, epoch;
+	int ret = 0, rc;
+
+	rc = do_submit(c, req, src, dst, &ret, &seq);
+	epoch = c->epoch;
+	while (!rc && c->epoch == epoch && (int32_t)(c->rsp_cons - seq) <= 0)
+		rc = do_make_progress(c);
+	return rc ? rc : ret;
+}
+
 static int call(struct tmem_conn *c, struct tmem_req *req, const void *src,
 		void *dst)
 {
-	uint32_t seq;
-	int ret = 0, rc;
+	int ret;
 
 	if (!c)
 		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
-	rc = do_submit(c, req, src, dst, &ret, &seq);
-	while (!rc && (int32_t)(c->rsp_cons - seq) <= 0)
-		rc = do_make_progress(c);
+	ret = conn_call_locked(c, req, src, dst);
 	pthread_mutex_unlock(&c->lock);
-	return rc ? rc : ret;
+	return ret;
+}
+
+void conn_reset_ring(struct tmem_conn *c)
+{
+	c->req_prod_pvt = c->rsp_cons = 0;
+	for (uint32_t i = 0; i < c->raw.nr_slots; i++)
+		c->free_slots[i] = i;
+	c->free_head = 0;
+	c->nr_free = c->raw.nr_slots;
+	c->dead = 0;
 }
 
 static int submit_async(struct tmem_conn *c, struct tmem_req *req,
@@ -375,6 +381,19 @@ int tmem_wait_all(struct tmem_conn *c)
 	return rc;
 }
 
+/* $TMEM_RECONNECT_MS: how long to keep trying after tmemd went away. */
+static unsigned reconnect_window_ms(void)
+{
+	const char *env = getenv("TMEM_RECONNECT_MS");
+	char *end;
+	unsigned long v;
+
+	if (!env || !*env)
+		return TMEM_DEFAULT_RECONNECT_MS;
+	v = strtoul(env, &end, 10);
+	return *end || v > 3600000ul ? TMEM_DEFAULT_RECONNECT_MS : (unsigned)v;
+}
+
 static const char *default_path(char *buf, size_t len)
 {
 	const char *env = getenv("TMEM_SOCKET");
@@ -412,18 +431,23 @@ int tmem_connect_geometry(const char *path, const char *name,
 	}
 	if (!path)
 		path = default_path(buf, sizeof(buf));
-	rc = tmem_raw_connect_status(path, name, nr_entries, nr_slots, &c->raw,
-				     &refusal);
+	if (strlen(path) >= sizeof(c->path) || strlen(name) >= sizeof(c->name)) {
+		rc = strlen(path) >= sizeof(c->path) ? -ENAMETOOLONG : -EINVAL;
+		goto fail;
+	}
+	rc = tmem_raw_connect_session(path, name, nr_entries, nr_slots, &c->sess,
+				      &c->raw, &refusal);
 	if (rc == -EPROTO && refusal)
 		rc = refusal;
 	if (rc)
 		goto fail;
 	pthread_mutex_init(&c->lock, NULL);
 	c->mask = nr_entries - 1;
-	for (uint32_t i = 0; i < nr_slots; i++)
-		c->free_slots[i] = i;
-	c->nr_free = nr_slots;
+	conn_reset_ring(c);
 	c->spin_ns = SPIN_MAX_NS;
+	strcpy(c->path, path);
+	strcpy(c->name, name);
+	c->reconnect_ms = reconnect_window_ms();
 	*out = c;
 	return 0;
 fail:
@@ -442,6 +466,16 @@ int tmem_connect(const char *path, const char *name, struct tmem_conn **out)
 uint32_t tmem_conn_client_id(const struct tmem_conn *c)
 {
 	return c->raw.client_id;
+}
+
+uint64_t tmem_conn_reconnects(struct tmem_conn *c)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&c->lock);
+	n = c->reconnects;
+	pthread_mutex_unlock(&c->lock);
+	return n;
 }
 
 void tmem_disconnect(struct tmem_conn *c)

@@ -23,6 +23,16 @@
  * (if not NULL) and get's page in page, no later than tmem_wait_all()
  * returns or the next synchronous call on the connection completes.
  * The buffers must stay valid until then.
+ *
+ * Restarts: when tmemd goes away (crash, kill -9, upgrade) and comes back
+ * with its pages kept, the connection reconnects by itself, for up to
+ * $TMEM_RECONNECT_MS milliseconds (default 30000; 0 never), and gets its
+ * pools back with the same ids and pages.  Requests that were in flight
+ * are settled exactly once in effect: a put is reported refused (0) and
+ * its handle flushed, so no older copy of it can be got; a get, a flush
+ * and the pool ops are sent again.  If tmemd comes back without this
+ * client's pools (it kept no pages, or the client's grace period ran
+ * out), calls fail with -EPIPE as for a lost connection.
  */
 #ifndef TMEM_H
 #define TMEM_H
@@ -35,6 +45,7 @@ struct tmem_conn;
 
 #define TMEM_DEFAULT_ENTRIES 64u
 #define TMEM_DEFAULT_SLOTS 64u
+#define TMEM_DEFAULT_RECONNECT_MS 30000u
 
 /*
  * Connects as client name (1..63 bytes of [A-Za-z0-9._:-]).  path NULL
@@ -53,6 +64,8 @@ void tmem_disconnect(struct tmem_conn *c);
 
 /* tmemd's id for this client, as its stats show it. */
 uint32_t tmem_conn_client_id(const struct tmem_conn *c);
+/* How many times the connection reconnected to a restarted tmemd. */
+uint64_t tmem_conn_reconnects(struct tmem_conn *c);
 
 /* flags: TMEM_POOL_* with the spec version, e.g.
  * tmem_pool_flags(TMEM_POOL_PERSIST); uuid is used for shared pools. */

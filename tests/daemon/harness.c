@@ -16,7 +16,7 @@
 
 #include "harness.h"
 
-static bool connectable(const char *path)
+bool harness_connectable(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -31,7 +31,7 @@ static bool connectable(const char *path)
 	return ok;
 }
 
-static void msleep(unsigned ms)
+void harness_msleep(unsigned ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
 
@@ -69,11 +69,11 @@ void daemon_start(struct daemon *d, const char *config, const char *memory)
 		_exit(127);
 	}
 	for (int i = 0; i < 500; i++) {
-		if (connectable(d->sock))
+		if (harness_connectable(d->sock))
 			return;
 		if (!daemon_alive(d))
 			break;
-		msleep(10);
+		harness_msleep(10);
 	}
 	daemon_dump_log(d);
 	ck_abort_msg("tmemd did not start");
@@ -95,10 +95,15 @@ static int remove_one(const char *path, const struct stat *sb, int flag,
 	return remove(path) ? -1 : 0;
 }
 
+void harness_remove_tree(const char *dir)
+{
+	nftw(dir, remove_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 /* After a clean stop the runtime dir has served its purpose. */
 void daemon_remove_dir(struct daemon *d)
 {
-	nftw(d->dir, remove_one, 8, FTW_DEPTH | FTW_PHYS);
+	harness_remove_tree(d->dir);
 }
 
 int daemon_stop(struct daemon *d)
@@ -119,7 +124,7 @@ int daemon_stop(struct daemon *d)
 				daemon_remove_dir(d);
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 		}
-		msleep(10);
+		harness_msleep(10);
 	}
 	kill(d->pid, SIGKILL);
 	waitpid(d->pid, &st, 0);
@@ -142,7 +147,7 @@ json_t *daemon_stats(struct daemon *d)
 			ck_assert_msg(doc, "stats.json: %s", err.text);
 			return doc;
 		}
-		msleep(10);
+		harness_msleep(10);
 	}
 	ck_abort_msg("no stats.json");
 	return NULL;
@@ -161,13 +166,18 @@ json_t *stats_client(json_t *stats, const char *name)
 
 void daemon_dump_log(struct daemon *d)
 {
+	harness_dump_file(d->log);
+}
+
+void harness_dump_file(const char *path)
+{
 	char buf[4096];
-	FILE *f = fopen(d->log, "r");
+	FILE *f = fopen(path, "r");
 	size_t n;
 
 	if (!f)
 		return;
-	fprintf(stderr, "---- %s ----\n", d->log);
+	fprintf(stderr, "---- %s ----\n", path);
 	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
 		fwrite(buf, 1, n, stderr);
 	fclose(f);

@@ -36,6 +36,12 @@ json_t *stats_client(json_t *stats, const char *name);
 /* Prints tmemd's log to stderr (for failing tests). */
 void daemon_dump_log(struct daemon *d);
 
+/* Helpers for harnesses: a unix socket that accepts; sleep; rm -r; cat >&2. */
+bool harness_connectable(const char *path);
+void harness_msleep(unsigned ms);
+void harness_remove_tree(const char *dir);
+void harness_dump_file(const char *path);
+
 /* Deterministic test pages. */
 void test_page(void *page, unsigned long long seed);
 

@@ -12,3 +12,19 @@ $(TEST_LIBTMEM): $(BUILD)/tests/libtmem/test_libtmem.o $(DAEMON_TEST_HARNESS) \
 		$(BUILD)/libtmem.a | $(TMEMD)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
+
+# test_restart: tmemd killed and restarted under libtmem clients (issue 15);
+# make soak-restart runs its kill -9 soak with 50 kills per mode.
+TEST_RESTART := $(BUILD)/tests/libtmem/test_restart
+INTEGRATION_TESTS += $(TEST_RESTART)
+
+$(BUILD)/tests/daemon/restart_harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$(BUILD)/tmemd"'
+
+$(TEST_RESTART): $(BUILD)/tests/libtmem/test_restart.o $(BUILD)/tests/daemon/restart_harness.o \
+		$(DAEMON_TEST_HARNESS) $(BUILD)/libtmem.a | $(TMEMD)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
+
+soak-restart: $(TEST_RESTART)
+	$(Q)CK_RUN_CASE=soak TMEM_SOAK_KILLS=50 $(TEST_RESTART)
+.PHONY: soak-restart

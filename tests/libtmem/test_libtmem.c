@@ -150,7 +150,10 @@ START_TEST(test_daemon_death)
 	int st;
 
 	daemon_start(&d, NULL, NULL);
+	/* A short reconnect window: no tmemd comes back here. */
+	setenv("TMEM_RECONNECT_MS", "200", 1);
 	ck_assert_int_eq(tmem_connect(d.sock, "orphan", &c), 0);
+	unsetenv("TMEM_RECONNECT_MS");
 	pool = tmem_new_pool(c, tmem_pool_flags(0), NULL);
 	ck_assert_int_ge(pool, 0);
 	kill(d.pid, SIGKILL);

@@ -52,7 +52,7 @@ int notify_sock_recv(struct notify_sock *ns, char *buf, size_t len,
 {
 	union {
 		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(struct ucred))];
+		char buf[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(4 * sizeof(int))];
 	} ctl;
 	struct iovec iov = { .iov_base = buf, .iov_len = len - 1 };
 	struct msghdr mh = {
@@ -75,13 +75,22 @@ int notify_sock_recv(struct notify_sock *ns, char *buf, size_t len,
 	buf[n] = '\0';
 	if (pid)
 		*pid = 0;
-	for (c = CMSG_FIRSTHDR(&mh); c && pid; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS && pid) {
 			struct ucred uc;
 
 			memcpy(&uc, CMSG_DATA(c), sizeof(uc));
 			*pid = uc.pid;
 		}
+		/* FDSTORE=1 carries fds: this fake manager keeps none. */
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+			for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+				close(fd);
+			}
+	}
 	return (int)n;
 }
 

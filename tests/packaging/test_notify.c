@@ -3,8 +3,10 @@
  * tmemd's sd_notify protocol, end to end: a real tmemd under a fake
  * $NOTIFY_SOCKET with the watchdog on, as tmemd.service runs it.
  *
- *   start:  READY=1 (guest.sock and control.sock already there), STATUS=
- *           with the counts, WATCHDOG=1 again and again;
+ *   start:  FDSTORE=1 with FDNAME=tmemd-arena (the arena memfd, before
+ *           any page is in it), READY=1 (guest.sock and control.sock
+ *           already there), STATUS= with the counts, WATCHDOG=1 again
+ *           and again;
  *   SIGHUP: RELOADING=1 (with MONOTONIC_USEC) and then READY=1, still
  *           running;
  *   SIGTERM: STOPPING=1, exit 0.
@@ -137,6 +139,8 @@ START_TEST(test_notify_protocol)
 	long long t0;
 	int status;
 
+	expect("FDSTORE=1", 10000);
+	ck_assert_msg(notify_has_line(msg, "FDNAME=tmemd-arena"), "FDSTORE=1 without FDNAME: %s", msg);
 	expect("READY=1", 10000);
 	assert_socket("guest.sock");
 	assert_socket("control.sock");

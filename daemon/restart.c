@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "restart.h"
+
+static void log_recovery(const struct tmemd_restart *r)
+{
+	struct tmem_recovery_info ri;
+
+	tmem_store_recovery(r->store, &ri);
+	if (!ri.adopted) {
+		if (r->arena.fd < 0)
+			log_warn("pages live in process memory: nothing survives a restart "
+				 "(run under systemd with FileDescriptorStoreMax=, or use --arena)");
+		else
+			log_info("new arena, %s: pages survive a restart", r->arena.where);
+		return;
+	}
+	log_info("recovered %llu pages (%llu persistent, %llu ephemeral) of %u clients "
+		 "in %u pools from %s in %.1f ms; %llu unpublished or invalid pages dropped",
+		 (unsigned long long)ri.pages, (unsigned long long)ri.persistent_pages,
+		 (unsigned long long)ri.ephemeral_pages, ri.clients, ri.pools,
+		 r->arena.where, ri.duration_nsec / 1e6,
+		 (unsigned long long)ri.pages_dropped);
+}
+
+int tmemd_restart_open_store(struct tmemd_restart *r, const struct tmem_store_config *sc,
+			     const char *arena_path, bool discard)
+{
+	char why[300];
+	int rc;
+
+	r->grace.fd = -1;
+	rc = tmemd_arena_open(arena_path, discard, &r->arena, why, sizeof(why));
+	if (rc) {
+		log_err("arena: %s", why);
+		return rc;
+	}
+	if (discard && r->arena.fd >= 0)
+		log_warn("--discard-arena: the pages in the %s are thrown away", r->arena.where);
+	if (r->arena.fd < 0)
+		rc = tmem_store_create(sc, &r->store);
+	else
+		rc = tmem_store_open(sc, r->arena.fd, &r->store, why, sizeof(why));
+	if (rc == -EPROTO || rc == -EBADMSG) {
+		log_err("arena in the %s: %s; refusing it and leaving it as it is "
+			"(start once with --discard-arena to throw it away)", r->arena.where, why);
+		return rc;
+	}
+	if (rc) {
+		log_err("cannot create a %llu-byte pool in the %s: %s",
+			(unsigned long long)sc->arena_bytes, r->arena.where, strerror(-rc));
+		return rc;
+	}
+	log_recovery(r);
+	return 0;
+}
+
+static void on_grace(struct tmemd_watch *w, uint32_t events)
+{
+	struct tmemd_restart *r = w->data;
+	uint64_t ticks;
+	int n;
+
+	(void)events;
+	if (read(w->fd, &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
+		return;
+	n = tmem_store_drop_detached(r->store, NULL);
+	if (n > 0)
+		log_info("%d recovered client%s did not come back within %u s: their pages "
+			 "are freed", n, n == 1 ? "" : "s", r->grace_sec);
+}
+
+int tmemd_restart_arm_grace(struct tmemd_restart *r, struct tmemd_loop *loop,
+			    unsigned grace_sec)
+{
+	struct itimerspec its = { .it_value = { .tv_sec = grace_sec, .tv_nsec = 1 } };
+	struct tmem_store_info si;
+	int rc;
+
+	tmem_store_info(r->store, &si);
+	if (si.nr_detached == 0)
+		return 0;
+	r->grace_sec = grace_sec;
+	r->grace.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (r->grace.fd < 0)
+		return -errno;
+	r->grace.fn = on_grace;
+	r->grace.data = r;
+	if (timerfd_settime(r->grace.fd, 0, &its, NULL) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	rc = tmemd_loop_add(loop, &r->grace, EPOLLIN);
+	if (rc)
+		goto fail;
+	log_info("%u recovered client%s may reattach within %u s", si.nr_detached,
+		 si.nr_detached == 1 ? "" : "s", grace_sec);
+	return 0;
+fail:
+	close(r->grace.fd);
+	r->grace.fd = -1;
+	return rc;
+}
+
+void tmemd_restart_close(struct tmemd_restart *r, struct tmemd_loop *loop)
+{
+	if (r->grace.fd >= 0) {
+		tmemd_loop_del(loop, &r->grace);
+		close(r->grace.fd);
+		r->grace.fd = -1;
+	}
+	tmem_store_destroy(r->store);
+	r->store = NULL;
+	tmemd_arena_close(&r->arena);
+}
