@@ -90,6 +90,7 @@ static int store_open(const struct tmem_store_config *cfg, int fd,
 			goto fail;
 		resize_to_config(s);
 	}
+	s->recovery.file_backed = fd >= 0;
 	*out = s;
 	return 0;
 fail:

@@ -75,6 +75,7 @@ int tmem_store_open(const struct tmem_store_config *cfg, int fd,
 
 /* What the last tmem_store_open() found. */
 struct tmem_recovery_info {
+	bool file_backed;          /* in a file: survives the process */
 	bool adopted;              /* false: a new or anonymous arena */
 	uint64_t wall_usec;        /* CLOCK_REALTIME at the end of recovery */
 	uint64_t duration_nsec;    /* time spent rebuilding */

@@ -221,7 +221,7 @@ static int cmd_status(struct tmemd_control *ctl, const struct ctl_request *req,
 	tmem_store_arena_counts(ctl->hooks.store, &a);
 	ctl->hooks.for_each_client(ctl->ctx, count_client, &clients);
 	*result = json_pack(
-		"{s:i, s:{s:s, s:i, s:I, s:s, s:s, s:s, s:s}, s:{s:I, s:I, s:I}, s:i, s:i}",
+		"{s:i, s:{s:s, s:i, s:I, s:s, s:s, s:s, s:s}, s:{s:I, s:I, s:I}, s:i, s:i, s:o}",
 		"version", TMEMD_CONTROL_PROTO_VERSION,
 		"daemon", "version", ctl->version, "pid", (int)getpid(),
 		"uptime_seconds", (json_int_t)(now.tv_sec - ctl->started.tv_sec),
@@ -230,7 +230,8 @@ static int cmd_status(struct tmemd_control *ctl, const struct ctl_request *req,
 		"pool", "total_pages", (json_int_t)a.total_pages,
 		"used_pages", (json_int_t)(a.total_pages - a.free_pages),
 		"free_pages", (json_int_t)a.free_pages,
-		"clients", (int)clients, "control_connections", (int)ctl->nr_conns);
+		"clients", (int)clients, "control_connections", (int)ctl->nr_conns,
+		"restart", ctl_restart_json(ctl));
 	return 0;
 }
 

@@ -63,6 +63,8 @@ int ctl_cmd_run(struct tmemd_control *ctl, const struct ctl_request *req,
 /* ctl_stats.c */
 json_t *ctl_stats_document(struct tmemd_control *ctl);
 json_t *ctl_list_document(struct tmemd_control *ctl);
+/* ctl_restart.c: the "restart" object of stats and status. */
+json_t *ctl_restart_json(struct tmemd_control *ctl);
 /* The fields of one client that "list" and "stats" share. */
 json_t *ctl_client_summary(struct tmemd_control *ctl,
 			   const struct tmemd_control_client *cl);

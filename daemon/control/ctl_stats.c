@@ -261,9 +261,9 @@ static json_t *pool_json(struct tmemd_control *ctl)
 
 json_t *ctl_stats_document(struct tmemd_control *ctl)
 {
-	return json_pack("{s:i, s:o, s:o, s:o}", "version", TMEMD_CONTROL_PROTO_VERSION,
+	return json_pack("{s:i, s:o, s:o, s:o, s:o}", "version", TMEMD_CONTROL_PROTO_VERSION,
 			 "pool", pool_json(ctl), "clients", clients_json(ctl, true),
-			 "shared_pools", shared_json(ctl));
+			 "shared_pools", shared_json(ctl), "restart", ctl_restart_json(ctl));
 }
 
 json_t *ctl_list_document(struct tmemd_control *ctl)

@@ -19,9 +19,10 @@ TEST_RESTART := $(BUILD)/tests/libtmem/test_restart
 INTEGRATION_TESTS += $(TEST_RESTART)
 
 $(BUILD)/tests/daemon/restart_harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$(BUILD)/tmemd"'
+$(BUILD)/tests/libtmem/test_restart.o: EXTRA_CFLAGS += -DTMEMCTL_BIN='"$(BUILD)/tmemctl"'
 
 $(TEST_RESTART): $(BUILD)/tests/libtmem/test_restart.o $(BUILD)/tests/daemon/restart_harness.o \
-		$(DAEMON_TEST_HARNESS) $(BUILD)/libtmem.a | $(TMEMD)
+		$(DAEMON_TEST_HARNESS) $(BUILD)/libtmem.a | $(TMEMD) $(BUILD)/tmemctl
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
 

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,6 +272,39 @@ static unsigned check_n(struct tmem_conn *c, int32_t pool, unsigned n, unsigned 
 	return hits;
 }
 
+/* stats.json's restart object and tmemctl status say what was recovered. */
+static void check_restart_stats(struct rdaemon *d, unsigned pages, unsigned reattached)
+{
+	char path[400], cmd[800], line[512];
+	json_error_t err;
+	json_t *doc, *rs;
+	bool said = false;
+	FILE *p;
+
+	snprintf(path, sizeof(path), "%s/stats.json", d->dir);
+	unlink(path);
+	kill(d->pid, SIGUSR1);
+	for (int i = 0; i < 500 && access(path, F_OK); i++)
+		harness_msleep(10);
+	doc = json_load_file(path, 0, &err);
+	ck_assert_msg(doc, "stats.json: %s", err.text);
+	rs = json_object_get(doc, "restart");
+	ck_assert(json_is_true(json_object_get(rs, "survives_restart")));
+	ck_assert(json_is_true(json_object_get(rs, "recovered")));
+	ck_assert_int_eq(json_integer_value(json_object_get(rs, "pages_recovered")), pages);
+	ck_assert_int_eq(json_integer_value(json_object_get(rs, "clients_reattached")), reattached);
+	ck_assert_int_eq(json_integer_value(json_object_get(rs, "clients_detached")), 0);
+	json_decref(doc);
+	snprintf(cmd, sizeof(cmd), "%s --socket %s/control.sock status", TMEMCTL_BIN, d->dir);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	snprintf(path, sizeof(path), "restart: recovered %u pages", pages);
+	while (fgets(line, sizeof(line), p))
+		said |= strstr(line, path) != NULL;
+	ck_assert_int_eq(pclose(p), 0);
+	ck_assert_msg(said, "tmemctl status does not say '%s'", path);
+}
+
 static void clean_restart(enum keep_mode mode)
 {
 	struct rdaemon d;
@@ -293,6 +327,7 @@ static void clean_restart(enum keep_mode mode)
 	ck_assert_int_eq(tmem_new_pool(c, tmem_pool_flags(0), NULL), 2);
 	ck_assert(rdaemon_log_has(&d, "recovered 400 pages (300 persistent, 100 ephemeral) of 1 clients"));
 	ck_assert(rdaemon_log_has(&d, "client calm reattached"));
+	check_restart_stats(&d, 400, 1);
 	tmem_disconnect(c);
 	rdaemon_fini(&d);
 }

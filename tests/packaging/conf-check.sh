@@ -7,8 +7,10 @@ set -euo pipefail
 tmemd=${1:?usage: conf-check.sh TMEMD [CONF]}
 conf=${2:-systemd/tmemd.conf}
 tmp=$(mktemp -d)
+# The arena must be on tmpfs; the example's path is swapped for this one.
+arena=/dev/shm/conf-check-arena.$$
 pid=
-trap '[[ -n "$pid" ]] && kill -KILL "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap '[[ -n "$pid" ]] && kill -KILL "$pid" 2>/dev/null; rm -rf "$tmp" "$arena"' EXIT
 
 try() { # name, config file
 	mkdir "$tmp/run-$1"
@@ -31,7 +33,8 @@ try() { # name, config file
 try shipped "$conf"
 # Uncomment "#key = value" and "#[section]" lines; keep runtime-dir ours.
 sed -E -e 's/^#([a-z-]+ = )/\1/' -e 's/^#(\[[a-z]+( [^]]+)?\])/\1/' \
-	-e "s|^runtime-dir = .*|runtime-dir = $tmp/run-uncommented|" "$conf" >"$tmp/uncommented.conf"
+	-e "s|^runtime-dir = .*|runtime-dir = $tmp/run-uncommented|" \
+	-e "s|^arena = .*|arena = $arena|" "$conf" >"$tmp/uncommented.conf"
 n=$(grep -cE '^[a-z-]+ = ' "$tmp/uncommented.conf")
 try uncommented "$tmp/uncommented.conf"
 echo "conf-check: $conf parses as shipped and with all $n example keys set"

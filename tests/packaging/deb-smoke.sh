@@ -80,6 +80,19 @@ echo "deb-smoke: systemd-analyze security tmemd.service (installed): ${score:-no
 [[ -n "$score" ]] && awk -v s="$score" 'BEGIN { exit !(s <= 2.5) }' ||
 	fail "installed tmemd.service: exposure '${score:-none}' above 2.5"
 
+# An upgrade must be a restart, which keeps the arena memfd in systemd's
+# fd store (a stop would drop it): prerm stops tmemd only on remove, and
+# postinst restarts it when configuring an upgrade.
+step "maintainer scripts: an upgrade restarts tmemd, never stops it"
+deb=("$debs"/tmemd_*.deb)
+dpkg-deb -e "${deb[0]}" "$tmp/ctrl"
+grep -q "deb-systemd-invoke stop 'tmemd.service'" "$tmp/ctrl/prerm" ||
+	fail "prerm does not stop tmemd on remove"
+grep -B2 "deb-systemd-invoke stop 'tmemd.service'" "$tmp/ctrl/prerm" | grep -q '"$1" = remove' ||
+	{ cat "$tmp/ctrl/prerm"; fail "prerm stops tmemd on upgrade (the fd store would drop the pages)"; }
+grep -q '_dh_action=restart' "$tmp/ctrl/postinst" ||
+	{ cat "$tmp/ctrl/postinst"; fail "postinst does not restart tmemd on upgrade"; }
+
 # The installed config, in a copy the reload step may edit.
 conf="$tmp/tmemd.conf"
 cp /etc/tmemd/tmemd.conf "$conf"

@@ -1,12 +1,15 @@
 #!/bin/bash
 # make bench-daemon: start tmemd on a temp runtime dir, run tmem-bench's
 # default phases plus tmemd's idle CPU, print the numbers, stop tmemd
-# (SIGTERM, exit status 0).  Extra tmem-bench flags: BENCH_ARGS.
+# (SIGTERM, exit status 0).  Extra tmem-bench flags: BENCH_ARGS; extra
+# tmemd flags: TMEMD_ARGS (e.g. --arena /dev/shm/FILE for a store that
+# survives restarts, as under systemd's fd store).
 set -euo pipefail
 BUILD=${BUILD:-build}
 . "$(dirname "$0")/tmemd-run.sh"
 
-start_tmemd --transport local --memory 256M
+# shellcheck disable=SC2086
+start_tmemd --transport local --memory 256M ${TMEMD_ARGS:-}
 # 49152 keys = 192 MiB of pages: more than any cache here, so the puts
 # write a cold arena, as the cold memcpy they are compared with does.
 # shellcheck disable=SC2086
