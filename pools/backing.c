@@ -116,13 +116,33 @@ static uint64_t now_usec(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/*
+ * The mapping starts on a 2 MiB boundary, so that the frames (at a
+ * 2 MiB multiple into it) can be huge pages: an unaligned start would
+ * rule THP out for the whole arena.  Reserve a little more address
+ * space, then map over its aligned part.
+ */
 static int map_region(struct tmem_store *s, int fd, uint64_t bytes)
 {
 	int flags = MAP_NORESERVE | (fd >= 0 ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS);
-	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags, fd, 0);
+	uint8_t *hole = mmap(NULL, bytes + THP_BYTES, PROT_NONE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint8_t *at, *m;
 
-	if (m == MAP_FAILED)
+	if (hole == MAP_FAILED)
 		return -errno;
+	at = (uint8_t *)align_up((uintptr_t)hole, THP_BYTES);
+	m = mmap(at, bytes, PROT_READ | PROT_WRITE, flags | MAP_FIXED, fd, 0);
+	if (m == MAP_FAILED) {
+		int rc = -errno;
+
+		munmap(hole, bytes + THP_BYTES);
+		return rc;
+	}
+	/* Give back the slack on both sides. */
+	if (at > hole)
+		munmap(hole, (size_t)(at - hole));
+	munmap(at + bytes, (size_t)(hole + THP_BYTES - at));
 	s->map = m;
 	s->map_bytes = bytes;
 	return 0;
