@@ -196,7 +196,7 @@ static int backing_format(struct tmem_store *s, const struct tmem_store_config *
 	memcpy((uint8_t *)s->map + offsetof(struct tmem_arena_hdr, total_frames),
 	       (uint8_t *)&h + offsetof(struct tmem_arena_hdr, total_frames),
 	       sizeof(h) - offsetof(struct tmem_arena_hdr, total_frames));
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* program order is what a kill sees */
 	memcpy(s->map, &h, offsetof(struct tmem_arena_hdr, total_frames));
 	wire_regions(s);
 	return 0;

@@ -47,7 +47,7 @@ static void start(void)
 
 /* ---- the stats schema: every key man/tmemctl.8 documents, with its type --- */
 
-enum kind { INT, BOOL, STR, OBJ, ARR, INT_OR_NULL, STR_OR_NULL };
+enum kind { INT, BOOL, STR, OBJ, ARR, INT_OR_NULL, STR_OR_NULL, REAL };
 
 struct key {
 	const char *name;
@@ -103,9 +103,17 @@ static const struct key pool_keys[] = {
 	K("zero_pages", INT), K("stored_bytes", INT), K("metadata_bytes", INT),
 	K("evictions", INT), { NULL },
 };
+static const struct key restart_keys[] = {
+	K("survives_restart", BOOL), K("recovered", BOOL), K("starts", INT),
+	K("recovered_at_usec", INT), K("recovery_seconds", REAL), K("pages_recovered", INT),
+	K("persistent_pages_recovered", INT), K("ephemeral_pages_recovered", INT),
+	K("pages_dropped", INT), K("clients_recovered", INT), K("pools_recovered", INT),
+	K("clients_reattached", INT), K("clients_expired", INT), K("clients_detached", INT),
+	{ NULL },
+};
 static const struct key stats_keys[] = {
 	K("version", INT), KS("pool", OBJ, pool_keys), KS("clients", ARR, client_keys),
-	KS("shared_pools", ARR, shared_keys), { NULL },
+	KS("shared_pools", ARR, shared_keys), KS("restart", OBJ, restart_keys), { NULL },
 };
 
 static void check_value(json_t *v, const struct key *k, const char *where);
@@ -144,6 +152,10 @@ static void check_value(json_t *v, const struct key *k, const char *where)
 		break;
 	case INT_OR_NULL:
 		ck_assert_msg(json_is_integer(v) || json_is_null(v), "%s.%s", where, k->name);
+		break;
+	case REAL:
+		ck_assert_msg(json_is_real(v) && json_real_value(v) >= 0, "%s.%s: real",
+			      where, k->name);
 		break;
 	case STR_OR_NULL:
 		ck_assert_msg(json_is_string(v) || json_is_null(v), "%s.%s", where, k->name);
