@@ -37,7 +37,7 @@ DKMS_NAME := tmem-shim
 LIBTMEM_SONAME := libtmem.so.0
 LIBTMEM_REALNAME := libtmem.so.$(VERSION)
 ifeq ($(origin SYSTEMDUNITDIR),undefined)
-SYSTEMDUNITDIR := $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system)
+SYSTEMDUNITDIR = $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system)
 endif
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DKMSDIR ?= /usr/src/$(DKMS_NAME)-$(VERSION)

@@ -12,7 +12,7 @@ TEST_CONTROL_UNIT := $(BUILD)/tests/control/test_control_unit
 TEST_CONTROL_INTEG := $(BUILD)/tests/control/test_control_integ
 CONTROL_FUZZ := $(BUILD)/fuzz/fuzz_control_request
 TMEM_CORE_LIBS ?= $(BUILD)/libtmempolicy.a $(BUILD)/libtmempools.a
-CONTROL_TEST_LIBS := $(call pkg_libs,check jansson liblz4 libxxhash)
+CONTROL_TEST_LIBS = $(call pkg_libs,check jansson liblz4 libxxhash)
 
 UNIT_TESTS += $(TEST_CONTROL_UNIT)
 INTEGRATION_TESTS += $(TEST_CONTROL_INTEG)
