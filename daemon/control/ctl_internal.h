@@ -44,6 +44,7 @@ struct tmemd_control {
 	gid_t admin_gid;
 	unsigned max_per_uid, max_conns;
 	int epfd, lfd;
+	int state_lock;           /* flock'd state dir fd, -1 before */
 	struct ctl_conn *conns;
 	unsigned nr_conns;
 	struct timespec started;  /* CLOCK_MONOTONIC */
@@ -59,6 +60,12 @@ int ctl_peer_identify(const struct tmemd_control *ctl, struct ctl_conn *conn);
 /* ctl_cmds.c: runs one parsed request.  0 and *result, or -errno + err. */
 int ctl_cmd_run(struct tmemd_control *ctl, const struct ctl_request *req,
 		json_t **result, struct ctl_err *err);
+
+/* ctl_claim.c: an exclusive flock on the state dir (0 and *lock_fd, or
+ * -EBUSY when another process holds it); whether a process listens on the
+ * socket at path (1 yes, 0 no, -errno). */
+int ctl_claim_state_dir(const char *dir, int *lock_fd);
+int ctl_socket_in_use(const char *path);
 
 /* ctl_stats.c */
 json_t *ctl_stats_document(struct tmemd_control *ctl);

@@ -26,7 +26,7 @@ const char *tmemctl_bin(void)
 	return env ? env : TEST_BUILD_DIR "/tmemctl";
 }
 
-static const char *tmemd_bin(void)
+const char *tmemd_bin(void)
 {
 	const char *env = getenv("TMEMD_BIN");
 

@@ -87,5 +87,6 @@ json_t *raw_reply(int fd);
 int reply_errno(json_t *reply);
 
 const char *tmemctl_bin(void);
+const char *tmemd_bin(void);
 
 #endif /* TESTS_CONTROL_INTEG_UTIL_H */

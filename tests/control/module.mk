@@ -5,17 +5,21 @@
 #   test_control_integ  the real tmemctl against the real tmemd (local
 #                       transport), its guests driven through libtmem
 #                       (INTEGRATION_TESTS)
+#   test_admin_integ    the same, for what a new admin runs into: a second
+#                       tmemd, status figures, sizes, reloads, exit codes
+#                       (INTEGRATION_TESTS)
 #   make control-fuzz   builds the libFuzzer target for the control JSON
 #                       parser (clang; not part of make check)
 
 TEST_CONTROL_UNIT := $(BUILD)/tests/control/test_control_unit
 TEST_CONTROL_INTEG := $(BUILD)/tests/control/test_control_integ
+TEST_ADMIN_INTEG := $(BUILD)/tests/control/test_admin_integ
 CONTROL_FUZZ := $(BUILD)/fuzz/fuzz_control_request
 TMEM_CORE_LIBS ?= $(BUILD)/libtmempolicy.a $(BUILD)/libtmempools.a
 CONTROL_TEST_LIBS = $(call pkg_libs,check jansson liblz4 libxxhash)
 
 UNIT_TESTS += $(TEST_CONTROL_UNIT)
-INTEGRATION_TESTS += $(TEST_CONTROL_INTEG)
+INTEGRATION_TESTS += $(TEST_CONTROL_INTEG) $(TEST_ADMIN_INTEG)
 
 $(BUILD)/tests/control/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson) \
 	-DTEST_BUILD_DIR='"$(BUILD)"'
@@ -26,6 +30,12 @@ $(TEST_CONTROL_UNIT): $(BUILD)/tests/control/test_control_unit.o \
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -o $@
 
 $(TEST_CONTROL_INTEG): $(BUILD)/tests/control/test_control_integ.o \
+		$(BUILD)/tests/control/integ_util.o $(BUILD)/libtmem.a \
+		| $(BUILD)/tmemd $(BUILD)/tmemctl
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -lpthread -o $@
+
+$(TEST_ADMIN_INTEG): $(BUILD)/tests/control/test_admin_integ.o \
 		$(BUILD)/tests/control/integ_util.o $(BUILD)/libtmem.a \
 		| $(BUILD)/tmemd $(BUILD)/tmemctl
 	$(call quiet,LD,$@)
