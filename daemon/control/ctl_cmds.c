@@ -212,24 +212,20 @@ static int cmd_status(struct tmemd_control *ctl, const struct ctl_request *req,
 		      json_t **result, struct ctl_err *err)
 {
 	struct timespec now;
-	struct tmem_arena_counts a;
 	unsigned clients = 0;
 
 	(void)req;
 	(void)err;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	tmem_store_arena_counts(ctl->hooks.store, &a);
 	ctl->hooks.for_each_client(ctl->ctx, count_client, &clients);
 	*result = json_pack(
-		"{s:i, s:{s:s, s:i, s:I, s:s, s:s, s:s, s:s}, s:{s:I, s:I, s:I}, s:i, s:i}",
+		"{s:i, s:{s:s, s:i, s:I, s:s, s:s, s:s, s:s}, s:o, s:i, s:i}",
 		"version", TMEMD_CONTROL_PROTO_VERSION,
 		"daemon", "version", ctl->version, "pid", (int)getpid(),
 		"uptime_seconds", (json_int_t)(now.tv_sec - ctl->started.tv_sec),
 		"transport", ctl->transport, "runtime_dir", ctl->runtime_dir,
 		"state_dir", ctl->state_dir, "control_socket", ctl->sock_path,
-		"pool", "total_pages", (json_int_t)a.total_pages,
-		"used_pages", (json_int_t)(a.total_pages - a.free_pages),
-		"free_pages", (json_int_t)a.free_pages,
+		"pool", ctl_pool_json(ctl),
 		"clients", (int)clients, "control_connections", (int)ctl->nr_conns);
 	return 0;
 }

@@ -70,6 +70,8 @@ int ctl_socket_in_use(const char *path);
 /* ctl_stats.c */
 json_t *ctl_stats_document(struct tmemd_control *ctl);
 json_t *ctl_list_document(struct tmemd_control *ctl);
+/* The stats document's "pool" object; "status" sends the same one. */
+json_t *ctl_pool_json(struct tmemd_control *ctl);
 /* The fields of one client that "list" and "stats" share. */
 json_t *ctl_client_summary(struct tmemd_control *ctl,
 			   const struct tmemd_control_client *cl);

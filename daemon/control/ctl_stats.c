@@ -236,7 +236,7 @@ static json_t *shared_json(struct tmemd_control *ctl)
 	return w.arr;
 }
 
-static json_t *pool_json(struct tmemd_control *ctl)
+json_t *ctl_pool_json(struct tmemd_control *ctl)
 {
 	struct tmem_store_info si;
 	const struct tmem_arena_counts *a = &si.arena;
@@ -262,7 +262,7 @@ static json_t *pool_json(struct tmemd_control *ctl)
 json_t *ctl_stats_document(struct tmemd_control *ctl)
 {
 	return json_pack("{s:i, s:o, s:o, s:o}", "version", TMEMD_CONTROL_PROTO_VERSION,
-			 "pool", pool_json(ctl), "clients", clients_json(ctl, true),
+			 "pool", ctl_pool_json(ctl), "clients", clients_json(ctl, true),
 			 "shared_pools", shared_json(ctl));
 }
 

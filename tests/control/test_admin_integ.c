@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "integ_util.h"
+#include "tmemctl/tmemctl.h"
 
 static struct host H;
 
@@ -85,6 +86,34 @@ START_TEST(test_second_tmemd_refuses_a_state_dir_in_use)
 }
 END_TEST
 
+/* ---- tmemctl status ---------------------------------------------------- */
+
+/* The bug: status showed "ephemeral 0.0K persistent 0.0K evictions 0"
+ * whatever the pool held: its reply lacked those keys. */
+START_TEST(test_status_shows_pool_figures)
+{
+	json_t *doc;
+	struct run r;
+
+	start();
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
+	ck_assert_int_eq(host_cmd(&H, "pool vm1 eph"), 0);
+	ck_assert_int_eq(host_cmd(&H, "pool vm1 pers"), 1);
+	ck_assert_int_eq(host_cmd(&H, "puts vm1 0 1 10"), 10);
+	ck_assert_int_eq(host_cmd(&H, "puts vm1 1 1 5"), 5);
+	r = ctl(&H, "status", NULL);
+	ck_assert_msg(r.status == 0, "status exited %d: %s", r.status, r.err);
+	ck_assert_msg(strstr(r.out, "ephemeral 40.0K  persistent 20.0K  evictions 0"),
+		      "status: %s", r.out);
+	run_free(&r);
+	doc = ctl_json(&H, "status", NULL);
+	ck_assert_int_eq(json_integer_value(jpath(doc, "pool.ephemeral_pages")), 10);
+	ck_assert_int_eq(json_integer_value(jpath(doc, "pool.persistent_pages")), 5);
+	ck_assert(json_is_integer(jpath(doc, "pool.evictions")));
+	json_decref(doc);
+}
+END_TEST
+
 static Suite *admin_suite(void)
 {
 	Suite *s = suite_create("admin-integration");
@@ -94,6 +123,7 @@ static Suite *admin_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_second_tmemd_keeps_live_control_socket);
 	tcase_add_test(tc, test_second_tmemd_refuses_a_state_dir_in_use);
+	tcase_add_test(tc, test_status_shows_pool_figures);
 	suite_add_tcase(s, tc);
 	return s;
 }

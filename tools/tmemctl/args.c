@@ -59,7 +59,7 @@ bool cmd_args(struct tmemctl_opts *opts, int argc, char **argv,
 }
 
 int run_request(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
-		void (*human)(json_t *result))
+		human_fn human)
 {
 	json_t *result;
 	int rc = ctl_call(opts, cmd, args, &result);
@@ -68,7 +68,7 @@ int run_request(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
 		return rc;
 	if (opts->json)
 		return print_json(result);
-	human(result);
+	rc = print_reply(cmd, result, human);
 	json_decref(result);
-	return EXIT_OK;
+	return rc;
 }

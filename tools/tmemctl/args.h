@@ -33,5 +33,5 @@ bool cmd_args(struct tmemctl_opts *opts, int argc, char **argv,
  * then the caller builds args and calls run_request(), which prints the
  * result as JSON (--json) or with human(). */
 int run_request(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
-		void (*human)(json_t *result));
+		human_fn human);
 #endif /* TMEMCTL_ARGS_H */

@@ -6,23 +6,21 @@
  */
 #include "args.h"
 
-static void human_state(json_t *r)
+static void human_state(struct hout *o, json_t *r)
 {
-	printf("%s: done%s\n", json_string_value(json_object_get(r, "client")),
-	       json_is_true(json_object_get(r, "connected")) ? "" :
-	       " (not connected; applied when it connects)");
+	fprintf(o->f, "%s: done%s\n", hstr(o, r, "client"),
+		hbool(o, r, "connected") ? "" : " (not connected; applied when it connects)");
 }
 
-static void human_flush(json_t *r)
+static void human_flush(struct hout *o, json_t *r)
 {
-	printf("%s: dropped %llu ephemeral pages, kept %llu persistent pages\n",
-	       json_string_value(json_object_get(r, "client")),
-	       (unsigned long long)jget_u64(r, "evicted_pages"),
-	       (unsigned long long)jget_u64(r, "persistent_pages_kept"));
+	fprintf(o->f, "%s: dropped %llu ephemeral pages, kept %llu persistent pages\n",
+		hstr(o, r, "client"), (unsigned long long)hu64(o, r, "evicted_pages"),
+		(unsigned long long)hu64(o, r, "persistent_pages_kept"));
 }
 
 static int client_verb(const struct tmemctl_opts *gopts, int argc, char **argv,
-		       void (*human)(json_t *))
+		       human_fn human)
 {
 	struct tmemctl_opts opts = *gopts;
 	struct cmd_pos pos;

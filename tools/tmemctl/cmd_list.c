@@ -2,9 +2,9 @@
 /* tmemctl list: the connected clients and their settings. */
 #include "args.h"
 
-static void human(json_t *r)
+static void human(struct hout *o, json_t *r)
 {
-	print_clients_table(stdout, json_object_get(r, "clients"));
+	print_clients_table(o, harray(o, r, "clients"));
 }
 
 int cmd_list(const struct tmemctl_opts *gopts, int argc, char **argv)

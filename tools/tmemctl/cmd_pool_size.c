@@ -2,14 +2,14 @@
 /* tmemctl pool-size SIZE: grow or shrink the pool (not persistent). */
 #include "args.h"
 
-static void human(json_t *r)
+static void human(struct hout *o, json_t *r)
 {
 	char total[16], freep[16];
 
-	fmt_pages(total, sizeof(total), jget_u64(r, "total_pages"));
-	fmt_pages(freep, sizeof(freep), jget_u64(r, "free_pages"));
-	printf("pool: %s (%llu pages), %s free\n", total,
-	       (unsigned long long)jget_u64(r, "total_pages"), freep);
+	hpages(o, total, sizeof(total), r, "total_pages");
+	hpages(o, freep, sizeof(freep), r, "free_pages");
+	fprintf(o->f, "pool: %s (%llu pages), %s free\n", total,
+		(unsigned long long)hu64(o, r, "total_pages"), freep);
 }
 
 int cmd_pool_size(const struct tmemctl_opts *gopts, int argc, char **argv)

@@ -11,11 +11,10 @@
 
 #define MAX_WEIGHT 10000 /* TMEM_MAX_WEIGHT in policy/ */
 
-static void human(json_t *r)
+static void human(struct hout *o, json_t *r)
 {
-	printf("%s: settings saved%s\n", json_string_value(json_object_get(r, "client")),
-	       json_is_true(json_object_get(r, "connected")) ? " and applied" :
-	       " (applied when it connects)");
+	fprintf(o->f, "%s: settings saved%s\n", hstr(o, r, "client"),
+		hbool(o, r, "connected") ? " and applied" : " (applied when it connects)");
 }
 
 static int add_size(json_t *args, const char *key, const char *flag, const char *text)

@@ -6,11 +6,11 @@
  */
 #include "args.h"
 
-static void human(json_t *r)
+static void human(struct hout *o, json_t *r)
 {
-	printf("%s %s shared pool %s\n", json_string_value(json_object_get(r, "client")),
-	       json_is_true(json_object_get(r, "authorised")) ? "may join" : "may no longer join",
-	       json_string_value(json_object_get(r, "uuid")));
+	fprintf(o->f, "%s %s shared pool %s\n", hstr(o, r, "client"),
+		hbool(o, r, "authorised") ? "may join" : "may no longer join",
+		hstr(o, r, "uuid"));
 }
 
 int cmd_shared_auth(const struct tmemctl_opts *gopts, int argc, char **argv)

@@ -2,19 +2,16 @@
 /* tmemctl status: is tmemd there, and how full is its pool. */
 #include "args.h"
 
-static void human(json_t *r)
+static void human(struct hout *o, json_t *r)
 {
-	json_t *d = json_object_get(r, "daemon");
-
-	printf("tmemd %s, pid %llu, up %llus, transport %s\n",
-	       json_string_value(json_object_get(d, "version")),
-	       (unsigned long long)jget_u64(d, "pid"),
-	       (unsigned long long)jget_u64(d, "uptime_seconds"),
-	       json_string_value(json_object_get(d, "transport")));
-	printf("runtime %s, state %s\n", json_string_value(json_object_get(d, "runtime_dir")),
-	       json_string_value(json_object_get(d, "state_dir")));
-	print_pool_summary(stdout, json_object_get(r, "pool"));
-	printf("clients: %llu\n", (unsigned long long)jget_u64(r, "clients"));
+	fprintf(o->f, "tmemd %s, pid %llu, up %llus, transport %s\n",
+		hstr(o, r, "daemon.version"), (unsigned long long)hu64(o, r, "daemon.pid"),
+		(unsigned long long)hu64(o, r, "daemon.uptime_seconds"),
+		hstr(o, r, "daemon.transport"));
+	fprintf(o->f, "runtime %s, state %s\n", hstr(o, r, "daemon.runtime_dir"),
+		hstr(o, r, "daemon.state_dir"));
+	print_pool_summary(o, r);
+	fprintf(o->f, "clients: %llu\n", (unsigned long long)hu64(o, r, "clients"));
 }
 
 int cmd_status(const struct tmemctl_opts *gopts, int argc, char **argv)

@@ -46,48 +46,46 @@ static const struct sample *find_prev(const struct top *t, const char *name)
 	return NULL;
 }
 
-static void frame(struct top *t, json_t *stats)
+static void frame(struct hout *o, json_t *stats)
 {
-	json_t *clients = json_object_get(stats, "clients"), *c;
+	struct top *t = o->ctx;
+	json_t *clients = harray(o, stats, "clients"), *c;
 	double now = now_s(), dt = t->prev_time ? now - t->prev_time : 0;
 	struct sample cur[TOP_MAX_CLIENTS];
 	size_t i, n = 0;
 
 	if (t->tty)
-		fputs("\033[H\033[2J", stdout);
-	print_pool_summary(stdout, json_object_get(stats, "pool"));
-	printf("\n%-20s %-6s %9s %9s %10s %10s %6s %9s %-6s\n", "NAME", "DOMID", "EPH",
+		fputs("\033[H\033[2J", o->f);
+	print_pool_summary(o, stats);
+	fprintf(o->f, "\n%-20s %-6s %9s %9s %10s %10s %6s %9s %-6s\n", "NAME", "DOMID", "EPH",
 	       "PERS", "PUTS/s", "GETS/s", "HIT%", "EVICT", "FROZEN");
 	json_array_foreach(clients, i, c) {
-		const char *name = json_string_value(json_object_get(c, "name"));
-		struct sample s = { .puts = jget_u64(c, "ops.puts"),
-				    .gets = jget_u64(c, "ops.gets"),
-				    .succ_gets = jget_u64(c, "ops.succ_gets") };
-		const struct sample *p = find_prev(t, name ? name : "");
+		const char *name = hstr(o, c, "name");
+		struct sample s = { .puts = hu64(o, c, "ops.puts"),
+				    .gets = hu64(o, c, "ops.gets"),
+				    .succ_gets = hu64(o, c, "ops.succ_gets") };
+		const struct sample *p = find_prev(t, name);
 		char eph[16], pers[16], dom[16];
 		double puts = 0, gets = 0;
 
-		snprintf(s.name, sizeof(s.name), "%s", name ? name : "");
+		snprintf(s.name, sizeof(s.name), "%s", name);
 		if (p && dt > 0) {
 			puts = (double)(s.puts - p->puts) / dt;
 			gets = (double)(s.gets - p->gets) / dt;
 		}
-		fmt_pages(eph, sizeof(eph), jget_u64(c, "pages.ephemeral"));
-		fmt_pages(pers, sizeof(pers), jget_u64(c, "pages.persistent"));
-		if (json_is_integer(json_object_get(c, "domid")))
-			snprintf(dom, sizeof(dom), "%llu", (unsigned long long)jget_u64(c, "domid"));
-		else
-			snprintf(dom, sizeof(dom), "local");
-		printf("%-20s %-6s %9s %9s %10.0f %10.0f %6.1f %9llu %-6s\n", s.name, dom, eph,
-		       pers, puts, gets, s.gets ? 100.0 * (double)s.succ_gets / (double)s.gets : 0.0,
-		       (unsigned long long)jget_u64(c, "ops.evictions"),
-		       json_is_true(json_object_get(c, "frozen")) ? "yes" : "no");
+		hpages(o, eph, sizeof(eph), c, "pages.ephemeral");
+		hpages(o, pers, sizeof(pers), c, "pages.persistent");
+		hdomid(o, dom, sizeof(dom), c);
+		fprintf(o->f, "%-20s %-6s %9s %9s %10.0f %10.0f %6.1f %9llu %-6s\n", s.name, dom,
+			eph, pers, puts, gets,
+			s.gets ? 100.0 * (double)s.succ_gets / (double)s.gets : 0.0,
+			(unsigned long long)hu64(o, c, "ops.evictions"),
+			hbool(o, c, "frozen") ? "yes" : "no");
 		if (n < TOP_MAX_CLIENTS)
 			cur[n++] = s;
 	}
 	if (t->tty)
-		printf("\n(q to quit)\n");
-	fflush(stdout);
+		fprintf(o->f, "\n(q to quit)\n");
 	memcpy(t->prev, cur, n * sizeof(cur[0]));
 	t->nr_prev = n;
 	t->prev_time = now;
@@ -156,9 +154,12 @@ int cmd_top(const struct tmemctl_opts *gopts, int argc, char **argv)
 			putchar('\n');
 			fflush(stdout);
 		} else {
-			frame(&t, stats);
+			rc = print_reply_ctx("top", stats, frame, &t);
+			fflush(stdout);
 		}
 		json_decref(stats);
+		if (rc)
+			break;
 		if ((!iterations || i + 1 < iterations) && wait_key(t.tty))
 			break;
 	}

@@ -85,14 +85,37 @@ void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int print_json(json_t *doc);    /* to stdout, indented; steals doc; EXIT_OK */
 /* Follows a dotted path ("ops.failed_puts.quota"); NULL if absent. */
 json_t *jpath(json_t *obj, const char *path);
-/* Integer member as uint64 (0 when absent or not an integer). */
-uint64_t jget_u64(json_t *obj, const char *path);
+/*
+ * A human printer's output: text goes to f; the first key (dotted path)
+ * the reply lacks, or holds with the wrong type, is kept in missing.
+ * The h*() getters read a key and record it there when it is not right
+ * (returning 0, "?", false or NULL).
+ */
+struct hout {
+	FILE *f;
+	char missing[96];
+	void *ctx;            /* the printer's own, from print_reply_ctx() */
+};
+typedef void (*human_fn)(struct hout *o, json_t *result);
+uint64_t hu64(struct hout *o, json_t *obj, const char *path);  /* integer >= 0 */
+const char *hstr(struct hout *o, json_t *obj, const char *path);
+bool hbool(struct hout *o, json_t *obj, const char *path);
+json_t *harray(struct hout *o, json_t *obj, const char *path);
+json_t *hval(struct hout *o, json_t *obj, const char *path, bool (*is)(const json_t *));
+/* Human sizes of a page count / a cap (null: "-") / a domid (null: "local"). */
+void hpages(struct hout *o, char *buf, size_t len, json_t *obj, const char *path);
+void hcap(struct hout *o, char *buf, size_t len, json_t *obj, const char *path);
+void hdomid(struct hout *o, char *buf, size_t len, json_t *client);
+/* Runs human on result into a buffer and prints it: EXIT_OK; or, when a
+ * key was missing, prints nothing but "tmemctl: CMD: ... lacks KEY" on
+ * stderr and returns EXIT_FAILED. */
+int print_reply(const char *cmd, json_t *result, human_fn human);
+int print_reply_ctx(const char *cmd, json_t *result, human_fn human, void *ctx);
 /* Human size of pages: "12.0M" etc. */
 void fmt_pages(char *buf, size_t len, uint64_t pages);
-/* A cap: "-" for null, else the size. */
-void fmt_cap(char *buf, size_t len, json_t *cap);
-void print_clients_table(FILE *out, json_t *clients);
-void print_pool_summary(FILE *out, json_t *pool);
+void print_clients_table(struct hout *o, json_t *clients);
+/* The "pool" object of a status or stats reply. */
+void print_pool_summary(struct hout *o, json_t *doc);
 
 /* prom.c: the stats document in the Prometheus text format.  0 or -EINVAL. */
 int prom_write(FILE *out, json_t *stats);
