@@ -17,7 +17,7 @@
 
 struct parse_ctx {
 	struct tmemd_config *cfg;
-	char reason[160];
+	char reason[320];
 };
 
 void tmemd_config_init(struct tmemd_config *cfg)
@@ -55,19 +55,15 @@ int tmemd_check_client_name(const char *name)
 	return 0;
 }
 
-/* A cap: a size (rounded down to pages) or "none"/"unlimited". */
-static int parse_cap(const char *v, uint64_t *pages)
+/* A cap: a size or "none"/"unlimited" (proto/tmem_size.h, as tmemctl). */
+static enum tmem_size_result parse_cap(const char *v, uint64_t *pages)
 {
-	uint64_t bytes;
+	struct tmem_size sz;
+	enum tmem_size_result r = tmem_size_parse(v, TMEM_SIZE_ALLOW_NONE, &sz);
 
-	if (!strcmp(v, "none") || !strcmp(v, "unlimited")) {
-		*pages = TMEM_NO_CAP;
-		return 0;
-	}
-	if (tmemd_parse_size(v, false, &bytes))
-		return -EINVAL;
-	*pages = bytes / TMEM_PAGE_SIZE;
-	return 0;
+	if (!r)
+		*pages = sz.none ? TMEM_NO_CAP : sz.pages;
+	return r;
 }
 
 static int parse_uint(const char *v, unsigned long min, unsigned long max,
@@ -134,12 +130,16 @@ static int control_key(struct parse_ctx *ctx, const char *key, const char *v)
 static int tmemd_key(struct parse_ctx *ctx, const char *key, const char *v)
 {
 	struct tmemd_config *cfg = ctx->cfg;
+	enum tmem_size_result r;
 	unsigned long n;
 
 	if (!strcmp(key, "memory")) {
-		if (tmemd_parse_size(v, true, &cfg->memory_bytes) ||
-		    cfg->memory_bytes < 16 * TMEM_PAGE_SIZE)
-			FAIL(ctx, "memory: bad size '%s' (want e.g. 256M, 2G or 10%%, at least 64K)", v);
+		r = tmemd_parse_size(v, true, &cfg->memory_bytes);
+		if (!r && cfg->memory_bytes < 16 * TMEM_PAGE_SIZE)
+			r = TMEM_SIZE_RANGE;
+		if (r)
+			FAIL(ctx, "memory: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR
+			     ", or N%% of RAM; at least 64K)", v, tmem_size_strerror(r));
 	} else if (!strcmp(key, "workers")) {
 		if (parse_uint(v, 1, TMEMD_MAX_WORKERS, &n))
 			FAIL(ctx, "workers: want 1..%d, got '%s'", TMEMD_MAX_WORKERS, v);
@@ -174,17 +174,22 @@ static int settings_key(struct parse_ctx *ctx, struct tmemd_client_conf *cc,
 			const char *section, const char *key, const char *v)
 {
 	struct tmem_client_settings *s = cc ? &cc->settings : &ctx->cfg->defaults;
+	enum tmem_size_result r;
 	unsigned long n;
 	bool b;
 
 	if (!strcmp(key, "ephemeral-max")) {
-		if (parse_cap(v, &s->ephemeral_max))
-			FAIL(ctx, "%s: bad size '%s' (want e.g. 64M or none)", key, v);
+		r = parse_cap(v, &s->ephemeral_max);
+		if (r)
+			FAIL(ctx, "%s: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR ", or none)",
+			     key, v, tmem_size_strerror(r));
 		if (cc)
 			cc->has_ephemeral_max = true;
 	} else if (!strcmp(key, "persistent-max")) {
-		if (parse_cap(v, &s->persistent_max))
-			FAIL(ctx, "%s: bad size '%s' (want e.g. 64M or none)", key, v);
+		r = parse_cap(v, &s->persistent_max);
+		if (r)
+			FAIL(ctx, "%s: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR ", or none)",
+			     key, v, tmem_size_strerror(r));
 		if (cc)
 			cc->has_persistent_max = true;
 	} else if (!strcmp(key, "weight")) {

@@ -225,6 +225,18 @@ static void stop_all(struct tmemd *d)
 	tmemd_config_free(&d->cfg);
 }
 
+/* tmemd --check-config -c FILE: what a start or a reload would say about
+ * FILE, without starting (systemctl reload runs it first). */
+static int check_config(struct tmemd_config *cfg, const struct tmemd_options *o)
+{
+	int rc = merge_settings(cfg, o);
+
+	if (!rc)
+		printf("%s: OK\n", o->config_path);
+	tmemd_config_free(cfg);
+	return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct tmemd_options opts;
@@ -244,6 +256,8 @@ int main(int argc, char **argv)
 		tmemd_log_level = TMEMD_LOG_DEBUG;
 	d.config_path = opts.config_path;
 	tmemd_config_init(&d.cfg);
+	if (opts.check_config)
+		return check_config(&d.cfg, &opts);
 	/* The loop blocks the signals first, so every thread inherits the mask. */
 	rc = merge_settings(&d.cfg, &opts);
 	if (!rc)

@@ -22,6 +22,7 @@ struct tmemd_options {
 	unsigned workers;          /* --workers; 0: from config */
 	bool foreground;           /* --foreground */
 	bool verbose;              /* -v */
+	bool check_config;         /* --check-config: parse -c FILE, then exit */
 };
 
 enum tmemd_options_result {

@@ -114,6 +114,39 @@ START_TEST(test_status_shows_pool_figures)
 }
 END_TEST
 
+/* ---- sizes: one grammar and one reason in tmemd.conf and tmemctl ------- */
+
+START_TEST(test_size_not_page_multiple_same_reason_everywhere)
+{
+	static const char reason[] = "bad size '1000': not a whole number of 4 KiB pages";
+	char conf[160], run2[160];
+	FILE *f;
+	struct run r;
+
+	start();
+	r = ctl(&H, "set", "vm1", "--ephemeral-max", "1000", NULL);
+	ck_assert_msg(r.status == 2 && strstr(r.err, reason), "tmemctl: %d %s", r.status, r.err);
+	run_free(&r);
+	r = ctl(&H, "pool-size", "1000", NULL);
+	ck_assert_msg(r.status == 2 && strstr(r.err, reason), "tmemctl: %d %s", r.status, r.err);
+	run_free(&r);
+
+	snprintf(conf, sizeof(conf), "%s/bad.conf", H.dir);
+	snprintf(run2, sizeof(run2), "%s/run2", H.dir);
+	f = fopen(conf, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[client vm1]\nephemeral-max = 1000\n", f);
+	fclose(f);
+	{
+		const char *argv[] = { tmemd_bin(), "--check-config", "-c", conf, NULL };
+
+		r = run_argv(argv, NULL);
+	}
+	ck_assert_msg(r.status == 1 && strstr(r.err, reason), "tmemd: %d %s", r.status, r.err);
+	run_free(&r);
+}
+END_TEST
+
 static Suite *admin_suite(void)
 {
 	Suite *s = suite_create("admin-integration");
@@ -124,6 +157,7 @@ static Suite *admin_suite(void)
 	tcase_add_test(tc, test_second_tmemd_keeps_live_control_socket);
 	tcase_add_test(tc, test_second_tmemd_refuses_a_state_dir_in_use);
 	tcase_add_test(tc, test_status_shows_pool_figures);
+	tcase_add_test(tc, test_size_not_page_multiple_same_reason_everywhere);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -19,6 +19,7 @@
 #include "control/ctl_proto.h"
 #include "control/ctl_state.h"
 #include "tmemctl/tmemctl.h"
+#include "tmem_size.h"
 
 static int parse(const char *text, struct ctl_request *req, struct ctl_err *err)
 {
@@ -332,14 +333,14 @@ START_TEST(test_sizes)
 	ck_assert_uint_eq(p, 0);
 	ck_assert_int_eq(parse_size_pages("none", true, &p), 0);
 	ck_assert_uint_eq(p, UINT64_MAX);
-	ck_assert_int_eq(parse_size_pages("none", false, &p), -EINVAL);
-	ck_assert_int_eq(parse_size_pages("1000", false, &p), -EINVAL); /* not whole pages */
-	ck_assert_int_eq(parse_size_pages("1X", false, &p), -EINVAL);
-	ck_assert_int_eq(parse_size_pages("-1M", false, &p), -EINVAL);
-	ck_assert_int_eq(parse_size_pages("M", false, &p), -EINVAL);
-	ck_assert_int_eq(parse_size_pages("", false, &p), -EINVAL);
-	ck_assert_int_eq(parse_size_pages("99999999999999999999", false, &p), -EINVAL);
-	ck_assert_int_eq(parse_size_pages("17179869184T", false, &p), -EINVAL);
+	ck_assert_int_eq(parse_size_pages("none", false, &p), TMEM_SIZE_SYNTAX);
+	ck_assert_int_eq(parse_size_pages("1000", false, &p), TMEM_SIZE_NOT_PAGES); /* not whole pages */
+	ck_assert_int_eq(parse_size_pages("1X", false, &p), TMEM_SIZE_SYNTAX);
+	ck_assert_int_eq(parse_size_pages("-1M", false, &p), TMEM_SIZE_SYNTAX);
+	ck_assert_int_eq(parse_size_pages("M", false, &p), TMEM_SIZE_SYNTAX);
+	ck_assert_int_eq(parse_size_pages("", false, &p), TMEM_SIZE_SYNTAX);
+	ck_assert_int_eq(parse_size_pages("99999999999999999999", false, &p), TMEM_SIZE_RANGE);
+	ck_assert_int_eq(parse_size_pages("17179869184T", false, &p), TMEM_SIZE_RANGE);
 	ck_assert_int_eq(parse_uint("12", 100, &p), 0);
 	ck_assert_uint_eq(p, 12);
 	ck_assert_int_eq(parse_uint("101", 100, &p), -EINVAL);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tmemctl pool-size SIZE: grow or shrink the pool (not persistent). */
 #include "args.h"
+#include "tmem_size.h"
 
 static void human(struct hout *o, json_t *r)
 {
@@ -21,9 +22,12 @@ int cmd_pool_size(const struct tmemctl_opts *gopts, int argc, char **argv)
 
 	if (!cmd_args(&opts, argc, argv, NULL, 1, 1, &pos, &rc))
 		return rc;
-	if (parse_size_pages(pos.argv[0], false, &pages) || pages == 0) {
-		usage_error("pool-size: bad size \"%s\" (e.g. 256M, 2G, 1000p; bytes must "
-			    "be whole 4 KiB pages)", pos.argv[0]);
+	rc = parse_size_pages(pos.argv[0], false, &pages);
+	if (!rc && pages == 0)
+		rc = TMEM_SIZE_RANGE;
+	if (rc) {
+		usage_error("pool-size: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR ")",
+			    pos.argv[0], tmem_size_strerror(rc));
 		return EXIT_USAGE;
 	}
 	return run_request(&opts, "pool-size",

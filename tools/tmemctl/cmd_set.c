@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "tmem_size.h"
 
 #define MAX_WEIGHT 10000 /* TMEM_MAX_WEIGHT in policy/ */
 
@@ -20,10 +21,11 @@ static void human(struct hout *o, json_t *r)
 static int add_size(json_t *args, const char *key, const char *flag, const char *text)
 {
 	uint64_t pages;
+	int r = parse_size_pages(text, true, &pages);
 
-	if (parse_size_pages(text, true, &pages)) {
-		usage_error("set: %s: bad size \"%s\" (e.g. 64M, 1G, 100p, none; bytes "
-			    "must be whole 4 KiB pages)", flag, text);
+	if (r) {
+		usage_error("set: %s: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR ", or none)",
+			    flag, text, tmem_size_strerror(r));
 		return EXIT_USAGE;
 	}
 	json_object_set_new(args, key, pages == UINT64_MAX ? json_null() :

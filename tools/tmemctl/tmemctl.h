@@ -74,8 +74,10 @@ int ctl_call(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
 const char *ctl_default_socket(char *buf, size_t len);
 
 /* size.c: "4096", "64K", "512M", "2G", "1T" (bytes, powers of 1024) or
- * "100p" (pages) into pages.  Bytes must be a whole number of pages.
- * With allow_none, "none"/"unlimited" give UINT64_MAX.  0 or -EINVAL. */
+ * "100p" (pages) into pages (proto/tmem_size.h's grammar, as tmemd.conf).
+ * Bytes must be a whole number of pages.  With allow_none,
+ * "none"/"unlimited" give UINT64_MAX.  0, or a TMEM_SIZE_* reason for
+ * tmem_size_strerror(). */
 int parse_size_pages(const char *text, bool allow_none, uint64_t *pages);
 /* 0..TMEM_MAX_WEIGHT style unsigned integer; 0 or -EINVAL. */
 int parse_uint(const char *text, uint64_t max, uint64_t *out);
