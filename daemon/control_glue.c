@@ -182,6 +182,16 @@ int tmemd_ctl_glue_write_stats(struct tmemd_ctl_glue *g, const char *path)
 	return tmemd_control_write_stats(g->ctl, path);
 }
 
+bool tmemd_ctl_glue_auth_stored(void *g, const struct tmem_uuid *uuid, const char *client)
+{
+	return tmemd_control_auth_stored(((struct tmemd_ctl_glue *)g)->ctl, uuid, client);
+}
+
+void tmemd_ctl_glue_note_reload(struct tmemd_ctl_glue *g, int rc, const char *message)
+{
+	tmemd_control_note_reload(g->ctl, rc, message);
+}
+
 void tmemd_ctl_glue_stop(struct tmemd_ctl_glue *g)
 {
 	if (!g)

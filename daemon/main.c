@@ -178,15 +178,25 @@ static int start_services(struct tmemd *d)
 
 static void reload(struct tmemd *d)
 {
-	char err[512] = "";
+	const struct tmemd_reload_keep keep = {
+		.auth_stored = tmemd_ctl_glue_auth_stored, .ctx = d->control,
+	};
+	char err[512] = "", msg[600];
 	int rc;
 
 	tmemd_service_reloading(&d->service);
-	rc = tmemd_reload(&d->cfg, d->config_path, d->clients, err, sizeof(err));
+	rc = tmemd_reload(&d->cfg, d->config_path, d->clients, &keep, err, sizeof(err));
 	if (rc)
-		log_err("reload: %s; keeping the settings in force", err[0] ? err : strerror(-rc));
+		snprintf(msg, sizeof(msg), "%s; keeping the settings in force",
+			 err[0] ? err : strerror(-rc));
 	else
-		log_info("reloaded %s", d->config_path ? d->config_path : "(no config file)");
+		snprintf(msg, sizeof(msg), "reloaded %s",
+			 d->config_path ? d->config_path : "(no config file)");
+	if (rc)
+		log_err("reload: %s", msg);
+	else
+		log_info("%s", msg);
+	tmemd_ctl_glue_note_reload(d->control, rc, msg);
 	tmemd_service_ready(&d->service);
 }
 

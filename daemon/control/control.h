@@ -138,6 +138,14 @@ int tmemd_control_settings_for(const struct tmemd_control *ctl,
  */
 int tmemd_control_write_stats(struct tmemd_control *ctl, const char *path);
 
+/* True when an admin stored the authorisation of principal for uuid
+ * (tmemctl shared-auth): a config reload must not revoke it. */
+bool tmemd_control_auth_stored(const struct tmemd_control *ctl,
+			       const struct tmem_uuid *uuid, const char *principal);
+/* Records the daemon's last config reload (rc 0 or -errno, a one-line
+ * message) for "status". */
+void tmemd_control_note_reload(struct tmemd_control *ctl, int rc, const char *message);
+
 /* Closes every connection, unlinks the socket.  Accepts NULL. */
 void tmemd_control_stop(struct tmemd_control *ctl);
 

@@ -219,12 +219,13 @@ static int cmd_status(struct tmemd_control *ctl, const struct ctl_request *req,
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ctl->hooks.for_each_client(ctl->ctx, count_client, &clients);
 	*result = json_pack(
-		"{s:i, s:{s:s, s:i, s:I, s:s, s:s, s:s, s:s}, s:o, s:i, s:i}",
+		"{s:i, s:{s:s, s:i, s:I, s:s, s:s, s:s, s:s, s:o}, s:o, s:i, s:i}",
 		"version", TMEMD_CONTROL_PROTO_VERSION,
 		"daemon", "version", ctl->version, "pid", (int)getpid(),
 		"uptime_seconds", (json_int_t)(now.tv_sec - ctl->started.tv_sec),
 		"transport", ctl->transport, "runtime_dir", ctl->runtime_dir,
 		"state_dir", ctl->state_dir, "control_socket", ctl->sock_path,
+		"last_reload", ctl_reload_json(ctl),
 		"pool", ctl_pool_json(ctl),
 		"clients", (int)clients, "control_connections", (int)ctl->nr_conns);
 	return 0;

@@ -49,6 +49,12 @@ struct tmemd_control {
 	unsigned nr_conns;
 	struct timespec started;  /* CLOCK_MONOTONIC */
 	struct ctl_state state;
+	struct {                  /* the daemon's last config reload */
+		bool done;
+		int rc;           /* 0 or -errno */
+		struct timespec when; /* CLOCK_MONOTONIC */
+		char message[512];
+	} reload;
 };
 
 void ctl_log(struct tmemd_control *ctl, int prio, const char *fmt, ...)
@@ -66,6 +72,9 @@ int ctl_cmd_run(struct tmemd_control *ctl, const struct ctl_request *req,
  * socket at path (1 yes, 0 no, -errno). */
 int ctl_claim_state_dir(const char *dir, int *lock_fd);
 int ctl_socket_in_use(const char *path);
+
+/* ctl_reload.c: "status"'s last_reload object. */
+json_t *ctl_reload_json(const struct tmemd_control *ctl);
 
 /* ctl_stats.c */
 json_t *ctl_stats_document(struct tmemd_control *ctl);

@@ -6,6 +6,8 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,63 @@ static struct run second_tmemd(const char *run, const char *state)
 	};
 
 	return run_argv(argv, NULL);
+}
+
+/* Writes text as the host's tmemd.conf (host_start() reads <dir>/tmemd.conf). */
+static void write_host_conf(const char *text)
+{
+	char path[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/tmemd.conf", H.dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* How many reloads (good or bad) tmemd has logged so far. */
+static int reloads_logged(void)
+{
+	char path[160], line[1024];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/host.err", H.dir);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "reloaded ") || strstr(line, "error: reload: ");
+	fclose(f);
+	return n;
+}
+
+/* SIGHUP, then waits until tmemd has logged the reload. */
+static void sighup(void)
+{
+	int before = reloads_logged();
+
+	ck_assert_int_eq(kill(H.pid, SIGHUP), 0);
+	for (int i = 0; i < 500 && reloads_logged() == before; i++)
+		usleep(10000);
+	ck_assert_msg(reloads_logged() > before, "no reload logged, see %s/host.err", H.dir);
+}
+
+/* True when tmemd's stderr so far has a line with both a and b. */
+static bool logged(const char *a, const char *b)
+{
+	char path[160], line[1024];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/host.err", H.dir);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, a) && strstr(line, b);
+	fclose(f);
+	return found;
 }
 
 /* ---- a second tmemd --------------------------------------------------- */
@@ -147,6 +206,74 @@ START_TEST(test_size_not_page_multiple_same_reason_everywhere)
 }
 END_TEST
 
+/* ---- reloads ----------------------------------------------------------- */
+
+#define UUID1 "00112233-4455-6677-8899-aabbccddeeff"
+
+/* The bug: a grant made with tmemctl shared-auth was revoked by a reload
+ * whose file no longer had it, although stored settings take precedence
+ * (and a restart brought it back). */
+START_TEST(test_reload_keeps_tmemctl_shared_auth)
+{
+	struct run r;
+
+	start();
+	write_host_conf("[client vm1]\nshared-auth = " UUID1 "\n");
+	sighup();
+	r = ctl(&H, "shared-auth", UUID1, "vm1", NULL);
+	ck_assert_msg(r.status == 0, "shared-auth: %s", r.err);
+	run_free(&r);
+	write_host_conf("[client vm2]\nweight = 50\n");
+	sighup();
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
+	ck_assert_int_ge(host_cmd(&H, "pool vm1 shared " UUID1), 0);
+	/* A grant only the file made does go with the file. */
+	ck_assert_int_eq(host_cmd(&H, "add vm2"), 0);
+	write_host_conf("[client vm2]\nshared-auth = " UUID1 "\n");
+	sighup();
+	ck_assert_int_ge(host_cmd(&H, "pool vm2 shared " UUID1), 0);
+	ck_assert_int_eq(host_cmd(&H, "remove vm2"), 0);
+	write_host_conf("");
+	sighup();
+	ck_assert_int_eq(host_cmd(&H, "add vm2"), 0);
+	ck_assert_int_eq(host_cmd(&H, "pool vm2 shared " UUID1), -EPERM);
+}
+END_TEST
+
+START_TEST(test_reload_says_memory_needs_restart)
+{
+	start();
+	write_host_conf("[tmemd]\nmemory = 8M\n");
+	sighup();
+	ck_assert_msg(logged("memory", "needs a restart"), "see %s/host.err", H.dir);
+}
+END_TEST
+
+START_TEST(test_status_shows_last_reload)
+{
+	json_t *doc;
+	struct run r;
+
+	start();
+	r = ctl(&H, "status", NULL);
+	ck_assert_msg(strstr(r.out, "last reload: none"), "%s", r.out);
+	run_free(&r);
+	write_host_conf("[defaults]\nweight = 0\n");
+	sighup();
+	r = ctl(&H, "status", NULL);
+	ck_assert_msg(strstr(r.out, "last reload: failed") && strstr(r.out, "weight"),
+		      "%s", r.out);
+	run_free(&r);
+	write_host_conf("[defaults]\nweight = 10\n");
+	sighup();
+	doc = ctl_json(&H, "status", NULL);
+	ck_assert_str_eq(json_string_value(jpath(doc, "daemon.last_reload.result")), "ok");
+	ck_assert_ptr_nonnull(strstr(json_string_value(jpath(doc, "daemon.last_reload.message")),
+				     "reloaded"));
+	json_decref(doc);
+}
+END_TEST
+
 static Suite *admin_suite(void)
 {
 	Suite *s = suite_create("admin-integration");
@@ -158,6 +285,9 @@ static Suite *admin_suite(void)
 	tcase_add_test(tc, test_second_tmemd_refuses_a_state_dir_in_use);
 	tcase_add_test(tc, test_status_shows_pool_figures);
 	tcase_add_test(tc, test_size_not_page_multiple_same_reason_everywhere);
+	tcase_add_test(tc, test_reload_keeps_tmemctl_shared_auth);
+	tcase_add_test(tc, test_reload_says_memory_needs_restart);
+	tcase_add_test(tc, test_status_shows_last_reload);
 	suite_add_tcase(s, tc);
 	return s;
 }

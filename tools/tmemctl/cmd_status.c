@@ -1,6 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /* tmemctl status: is tmemd there, and how full is its pool. */
+#include <string.h>
+
 #include "args.h"
+
+/* "last reload: ok, 12 s ago: reloaded /etc/tmemd/tmemd.conf", or none. */
+static void print_last_reload(struct hout *o, json_t *r)
+{
+	const char *result = hstr(o, r, "daemon.last_reload.result");
+
+	if (!strcmp(result, "none")) {
+		fprintf(o->f, "last reload: none since the start\n");
+		return;
+	}
+	fprintf(o->f, "last reload: %s, %llu s ago: %s\n", result,
+		(unsigned long long)hu64(o, r, "daemon.last_reload.seconds_ago"),
+		hstr(o, r, "daemon.last_reload.message"));
+}
 
 static void human(struct hout *o, json_t *r)
 {
@@ -12,6 +28,7 @@ static void human(struct hout *o, json_t *r)
 		hstr(o, r, "daemon.state_dir"));
 	print_pool_summary(o, r);
 	fprintf(o->f, "clients: %llu\n", (unsigned long long)hu64(o, r, "clients"));
+	print_last_reload(o, r);
 }
 
 int cmd_status(const struct tmemctl_opts *gopts, int argc, char **argv)
