@@ -190,8 +190,8 @@ static int cmd_pool_size(struct tmemd_control *ctl, const struct ctl_request *re
 				   "persistent pages alone need more",
 				   (unsigned long long)req->pages);
 	if (rc == -EINVAL)
-		return ctl_err_set(err, EINVAL, "%llu pages is above the most this "
-				   "tmemd can grow to (its max memory)",
+		return ctl_err_set(err, EINVAL, "%llu pages is more than the host's RAM, "
+				   "the most tmemd can grow its pool to",
 				   (unsigned long long)req->pages);
 	if (rc)
 		return ctl_err_set(err, -rc, "pool-size: %s", strerror(-rc));

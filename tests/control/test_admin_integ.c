@@ -274,6 +274,27 @@ START_TEST(test_status_shows_last_reload)
 }
 END_TEST
 
+/* ---- pool-size: the limit is the host's RAM, as tmemctl(8) says -------- */
+
+START_TEST(test_pool_size_grows_to_ram_not_start_size)
+{
+	unsigned long long ram = (unsigned long long)sysconf(_SC_PHYS_PAGES) *
+				 (unsigned long long)sysconf(_SC_PAGESIZE);
+	char beyond[32];
+	json_t *doc;
+	struct run r;
+
+	start();  /* with --memory 4M */
+	doc = ctl_json(&H, "pool-size", "16M", NULL);
+	ck_assert_int_eq(json_integer_value(json_object_get(doc, "total_pages")), 4096);
+	json_decref(doc);
+	snprintf(beyond, sizeof(beyond), "%lluM", (ram >> 20) + 64);
+	r = ctl(&H, "pool-size", beyond, NULL);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "host's RAM"), "%d %s", r.status, r.err);
+	run_free(&r);
+}
+END_TEST
+
 static Suite *admin_suite(void)
 {
 	Suite *s = suite_create("admin-integration");
@@ -288,6 +309,7 @@ static Suite *admin_suite(void)
 	tcase_add_test(tc, test_reload_keeps_tmemctl_shared_auth);
 	tcase_add_test(tc, test_reload_says_memory_needs_restart);
 	tcase_add_test(tc, test_status_shows_last_reload);
+	tcase_add_test(tc, test_pool_size_grows_to_ram_not_start_size);
 	suite_add_tcase(s, tc);
 	return s;
 }
