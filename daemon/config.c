@@ -14,6 +14,7 @@
 #include "config.h"
 #include "control/ctl_proto.h"
 #include "size.h"
+#include "tmem_names.h"
 
 struct parse_ctx {
 	struct tmemd_config *cfg;
@@ -42,17 +43,7 @@ void tmemd_config_free(struct tmemd_config *cfg)
 
 int tmemd_check_client_name(const char *name)
 {
-	size_t n = name ? strlen(name) : 0;
-
-	if (n == 0 || n >= TMEM_CLIENT_NAME_MAX)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)name[i];
-
-		if (!isalnum(ch) && !strchr("._:-", ch))
-			return -EINVAL;
-	}
-	return 0;
+	return tmem_name_valid(name) ? 0 : -EINVAL;
 }
 
 /* A cap: a size or "none"/"unlimited" (proto/tmem_size.h, as tmemctl). */
@@ -251,7 +242,7 @@ static int handler(void *user, const char *section, const char *key,
 		const char *name = section + 7;
 
 		if (tmemd_check_client_name(name))
-			FAIL(ctx, "[%s]: bad client name (1..63 of A-Z a-z 0-9 . _ : -)", section);
+			FAIL(ctx, "[%s]: bad client name (want " TMEM_NAME_RULE ")", section);
 		cc = client_section(ctx, name);
 		if (!cc)
 			FAIL(ctx, "[%s]: too many client sections (max %d)", section, TMEMD_MAX_CLIENT_CONF);

@@ -14,6 +14,7 @@
 
 #include "control.h"
 #include "ctl_proto.h"
+#include "tmem_names.h"
 
 enum ctl_field_type {
 	F_NAME,    /* string, ctl_name_valid(), into char[TMEM_CLIENT_NAME_MAX] */
@@ -141,14 +142,7 @@ bool ctl_cmd_writes(enum ctl_cmd cmd)
 
 bool ctl_name_valid(const char *s)
 {
-	size_t n = strlen(s);
-
-	if (n == 0 || n >= TMEM_CLIENT_NAME_MAX)
-		return false;
-	for (; *s; s++)
-		if (*s <= 0x20 || *s >= 0x7f)
-			return false;
-	return true;
+	return tmem_name_valid(s);
 }
 
 static int hexval(char c)
@@ -235,8 +229,7 @@ static int parse_field(const struct ctl_field *f, json_t *v, void *base,
 	case F_NAME:
 		if (!json_is_string(v) || !ctl_name_valid(json_string_value(v)))
 			return ctl_err_set(err, EINVAL,
-					   "%s: expected a name of 1..%d printable characters",
-					   f->key, TMEM_CLIENT_NAME_MAX - 1);
+					   "%s: expected a name of " TMEM_NAME_RULE, f->key);
 		strcpy(dst, json_string_value(v));
 		return 0;
 	case F_WEIGHT:

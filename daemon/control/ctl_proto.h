@@ -101,7 +101,7 @@ int ctl_settings_parse(json_t *obj, bool allow_frozen, struct ctl_settings *s,
 /* Adds the fields set in s to obj (caps of TMEM_NO_CAP as null). */
 int ctl_settings_dump(const struct ctl_settings *s, json_t *obj);
 
-/* A client name or CLIENT spec: 1..63 printable non-space ASCII bytes. */
+/* A client name or CLIENT spec: proto/tmem_names.h's rule, as tmemd.conf. */
 bool ctl_name_valid(const char *s);
 
 /* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (any case) <-> tmem_uuid, with

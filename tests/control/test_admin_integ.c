@@ -295,6 +295,70 @@ START_TEST(test_pool_size_grows_to_ram_not_start_size)
 }
 END_TEST
 
+/* ---- exit codes and messages ------------------------------------------ */
+
+static void expect(struct run r, int status, const char *in_err)
+{
+	ck_assert_msg(r.status == status, "exit %d, wanted %d; stderr: %s", r.status, status,
+		      r.err);
+	ck_assert_msg(!in_err || strstr(r.err, in_err), "stderr lacks \"%s\": %s", in_err,
+		      r.err);
+	run_free(&r);
+}
+
+/* The bug: these reached tmemd, which refused them: exit 1, and a
+ * message ("printable") that did not match tmemd.conf's name rule. */
+START_TEST(test_malformed_args_exit_2)
+{
+	start();
+	expect(ctl(&H, "shared-auth", "not-a-uuid", "vm1", NULL), 2, "bad UUID");
+	expect(ctl(&H, "shared-auth", UUID1, "bad name!", NULL), 2, "[A-Za-z0-9._:-]");
+	expect(ctl(&H, "set", "bad name!", "--weight", "5", NULL), 2, "[A-Za-z0-9._:-]");
+	expect(ctl(&H, "freeze", "x/y", NULL), 2, "[A-Za-z0-9._:-]");
+	/* A valid name is still fine ("domid:5" included). */
+	expect(ctl(&H, "set", "domid:5", "--weight", "5", NULL), 0, NULL);
+}
+END_TEST
+
+/* tmemd's own reply, for a client that skips tmemctl: the same rule. */
+START_TEST(test_server_name_rule_message)
+{
+	static const char req[] = "{\"version\":1,\"cmd\":\"freeze\",\"args\":"
+				  "{\"client\":\"vm!\"}}\n";
+	json_t *reply;
+	int fd;
+
+	start();
+	fd = raw_connect(&H);
+	raw_send(fd, req, sizeof(req) - 1);
+	reply = raw_reply(fd);
+	ck_assert_int_eq(reply_errno(reply), EINVAL);
+	ck_assert_ptr_nonnull(strstr(json_string_value(jpath(reply, "error.message")),
+				     "[A-Za-z0-9._:-]"));
+	json_decref(reply);
+	close(fd);
+}
+END_TEST
+
+/* The bug: getopt printed "set: unrecognized option", without tmemctl. */
+START_TEST(test_option_errors_name_the_program)
+{
+	struct run r;
+
+	start();
+	r = ctl(&H, "set", "vm1", "--colour", "red", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(!strncmp(r.err, "tmemctl: set: unrecognized option '--colour'", 44),
+		      "%s", r.err);
+	run_free(&r);
+	r = ctl(&H, "set", "vm1", "--weight", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(!strncmp(r.err, "tmemctl: set: option needs a value: '--weight'", 46),
+		      "%s", r.err);
+	run_free(&r);
+}
+END_TEST
+
 static Suite *admin_suite(void)
 {
 	Suite *s = suite_create("admin-integration");
@@ -310,6 +374,9 @@ static Suite *admin_suite(void)
 	tcase_add_test(tc, test_reload_says_memory_needs_restart);
 	tcase_add_test(tc, test_status_shows_last_reload);
 	tcase_add_test(tc, test_pool_size_grows_to_ram_not_start_size);
+	tcase_add_test(tc, test_malformed_args_exit_2);
+	tcase_add_test(tc, test_server_name_rule_message);
+	tcase_add_test(tc, test_option_errors_name_the_program);
 	suite_add_tcase(s, tc);
 	return s;
 }

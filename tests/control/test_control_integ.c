@@ -538,7 +538,7 @@ START_TEST(test_shared_auth)
 	ck_assert_int_eq(host_cmd(&H, "remove vm1"), 0);
 	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 shared " UUID1), -EPERM);
-	expect_exit(ctl(&H, "shared-auth", "not-a-uuid", "vm1", NULL), 1, "uuid");
+	expect_exit(ctl(&H, "shared-auth", "not-a-uuid", "vm1", NULL), 2, "UUID");
 	host_stop(&H);
 	start();
 	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);

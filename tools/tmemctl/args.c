@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "tmem_names.h"
 
 const struct tmemctl_cmd *find_cmd(const char *name);
 
@@ -28,7 +29,8 @@ bool cmd_args(struct tmemctl_opts *opts, int argc, char **argv,
 	for (const struct cmd_opt *o = extra; o && o->name && n < MAX_OPTS + 2; o++, n++)
 		longopts[n] = (struct option){ o->name, o->value ? required_argument :
 					       no_argument, NULL, 'x' };
-	while ((c = getopt_long(argc, argv, "", longopts, &idx)) != -1) {
+	opterr = 0;  /* our messages name the program and the subcommand */
+	while ((c = getopt_long(argc, argv, ":", longopts, &idx)) != -1) {
 		if (c == 'j') {
 			opts->json = true;
 		} else if (c == 'h') {
@@ -43,6 +45,8 @@ bool cmd_args(struct tmemctl_opts *opts, int argc, char **argv,
 			if (o->flag)
 				*o->flag = true;
 		} else {
+			usage_error("%s: %s '%s'", cmd->name, c == ':' ? "option needs a value:" :
+				    "unrecognized option", argv[optind - 1]);
 			fprintf(stderr, "Usage: tmemctl %s %s\n", cmd->name, cmd->usage);
 			*exit_code = EXIT_USAGE;
 			return false;
@@ -56,6 +60,15 @@ bool cmd_args(struct tmemctl_opts *opts, int argc, char **argv,
 		return false;
 	}
 	return true;
+}
+
+bool check_client(const char *cmd, const char *client)
+{
+	if (tmem_name_valid(client))
+		return true;
+	usage_error("%s: bad client \"%s\": want a domid or a name of " TMEM_NAME_RULE,
+		    cmd, client);
+	return false;
 }
 
 int run_request(const struct tmemctl_opts *opts, const char *cmd, json_t *args,

@@ -28,6 +28,11 @@ bool cmd_args(struct tmemctl_opts *opts, int argc, char **argv,
 
 
 
+/* A CLIENT argument: true, or false with a usage error printed (the
+ * caller exits EXIT_USAGE), so a name tmemd would refuse is a usage error
+ * here, with tmemd.conf's rule. */
+bool check_client(const char *cmd, const char *client);
+
 /*
  * The common shape of a subcommand: parse (extra options, positionals),
  * then the caller builds args and calls run_request(), which prints the

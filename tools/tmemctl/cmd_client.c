@@ -28,6 +28,8 @@ static int client_verb(const struct tmemctl_opts *gopts, int argc, char **argv,
 
 	if (!cmd_args(&opts, argc, argv, NULL, 1, 1, &pos, &rc))
 		return rc;
+	if (!check_client(argv[0], pos.argv[0]))
+		return EXIT_USAGE;
 	return run_request(&opts, argv[0], json_pack("{s:s}", "client", pos.argv[0]),
 			   human);
 }

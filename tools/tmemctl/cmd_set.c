@@ -80,6 +80,8 @@ int cmd_set(const struct tmemctl_opts *gopts, int argc, char **argv)
 
 	if (!cmd_args(&opts, argc, argv, extra, 1, 1, &pos, &rc))
 		return rc;
+	if (!check_client("set", pos.argv[0]))
+		return EXIT_USAGE;
 	args = json_pack("{s:s}", "client", pos.argv[0]);
 	rc = build_args(args, weight, eph, pers, compress);
 	if (rc) {
