@@ -133,7 +133,8 @@ int tmemd_control_settings_for(const struct tmemd_control *ctl,
 
 /*
  * Writes the "stats" document (the schema man/tmemctl.8 documents, the
- * one "tmemctl stats --json" prints) to path atomically, mode 0644.
+ * one "tmemctl stats --json" prints) to path atomically, with
+ * control.sock's mode (less x bits) and group.
  * tmemd's SIGUSR1 dump.  0 or -errno.
  */
 int tmemd_control_write_stats(struct tmemd_control *ctl, const char *path);

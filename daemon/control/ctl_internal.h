@@ -42,6 +42,7 @@ struct tmemd_control {
 	char version[32];
 	bool has_admin_gid;
 	gid_t admin_gid;
+	unsigned sock_mode;       /* control.sock's mode; stats.json gets it too */
 	unsigned max_per_uid, max_conns;
 	int epfd, lfd;
 	int state_lock;           /* flock'd state dir fd, -1 before */

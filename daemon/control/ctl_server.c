@@ -447,7 +447,8 @@ static int do_start(struct tmemd_control *ctl, const struct tmemd_control_config
 	ctl->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (ctl->epfd < 0)
 		return err_out(errbuf, errlen, -errno, "control: epoll: %s", strerror(errno));
-	rc = open_listener(ctl, cfg->socket_mode ? cfg->socket_mode : 0660);
+	ctl->sock_mode = cfg->socket_mode ? cfg->socket_mode : 0660;
+	rc = open_listener(ctl, ctl->sock_mode);
 	if (rc == -EADDRINUSE)
 		return err_out(errbuf, errlen, rc, "control: socket %s: another tmemd is "
 			       "serving it", ctl->sock_path);

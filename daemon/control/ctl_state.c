@@ -273,7 +273,7 @@ static int fsync_dir_of(const char *path)
 	return rc;
 }
 
-int ctl_write_json_atomic(const char *path, json_t *doc, mode_t mode)
+int ctl_write_json_atomic(const char *path, json_t *doc, mode_t mode, gid_t gid)
 {
 	char tmp[PATH_MAX];
 	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -291,6 +291,8 @@ int ctl_write_json_atomic(const char *path, json_t *doc, mode_t mode)
 		goto out;
 	}
 	rc = fchmod(fd, mode) ? -errno : 0;
+	if (rc == 0 && gid != (gid_t)-1 && fchown(fd, (uid_t)-1, gid))
+		rc = -errno;
 	if (rc == 0)
 		rc = write_all(fd, text, strlen(text));
 	if (rc == 0)
@@ -319,7 +321,7 @@ int ctl_state_save(const struct ctl_state *st, const char *path,
 
 	if (!doc)
 		return ctl_err_set(err, ENOMEM, "out of memory");
-	rc = ctl_write_json_atomic(path, doc, 0600);
+	rc = ctl_write_json_atomic(path, doc, 0600, (gid_t)-1);
 	json_decref(doc);
 	if (rc)
 		ctl_err_set(err, -rc, "state file %s: %s", path, strerror(-rc));

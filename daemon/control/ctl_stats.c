@@ -279,7 +279,10 @@ int tmemd_control_write_stats(struct tmemd_control *ctl, const char *path)
 
 	if (!doc)
 		return -ENOMEM;
-	rc = ctl_write_json_atomic(path, doc, 0644);
+	/* Whoever may read stats through control.sock may read them here,
+	 * and nobody else: the socket's mode (without x bits) and group. */
+	rc = ctl_write_json_atomic(path, doc, ctl->sock_mode & 0666,
+				   ctl->has_admin_gid ? ctl->admin_gid : (gid_t)-1);
 	json_decref(doc);
 	return rc;
 }

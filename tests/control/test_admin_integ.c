@@ -359,6 +359,45 @@ START_TEST(test_option_errors_name_the_program)
 }
 END_TEST
 
+/* ---- stats.json: readable by whoever may read control.sock ------------- */
+
+/* SIGUSR1, then the stat of <run>/stats.json once it is there. */
+static struct stat stats_json_stat(void)
+{
+	char path[160];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/stats.json", H.run);
+	unlink(path);
+	ck_assert_int_eq(kill(H.pid, SIGUSR1), 0);
+	for (int i = 0; i < 500 && stat(path, &st) != 0; i++)
+		usleep(10000);
+	ck_assert_int_eq(stat(path, &st), 0);
+	return st;
+}
+
+/* The bug: stats.json was 0644 whatever control.sock's mode. */
+START_TEST(test_stats_json_has_socket_mode)
+{
+	struct stat st;
+
+	ck_assert_int_eq(host_start(&H, "--socket-mode", "0640", NULL), 0);
+	st = stats_json_stat();
+	ck_assert_uint_eq(st.st_mode & 0777, 0640);
+}
+END_TEST
+
+START_TEST(test_stats_json_has_socket_group)
+{
+	struct stat st;
+
+	ck_assert_int_eq(host_start(&H, "--admin-group", "adm", NULL), 0);
+	st = stats_json_stat();
+	ck_assert_uint_eq(st.st_mode & 0777, 0660);
+	ck_assert_uint_eq(st.st_gid, 4);
+}
+END_TEST
+
 static Suite *admin_suite(void)
 {
 	Suite *s = suite_create("admin-integration");
@@ -377,6 +416,12 @@ static Suite *admin_suite(void)
 	tcase_add_test(tc, test_malformed_args_exit_2);
 	tcase_add_test(tc, test_server_name_rule_message);
 	tcase_add_test(tc, test_option_errors_name_the_program);
+	tcase_add_test(tc, test_stats_json_has_socket_mode);
+	/* chgrp to adm needs root. */
+	if (geteuid() == 0)
+		tcase_add_test(tc, test_stats_json_has_socket_group);
+	else
+		printf("SKIP: test_stats_json_has_socket_group needs root\n");
 	suite_add_tcase(s, tc);
 	return s;
 }
