@@ -41,6 +41,17 @@ void tmemd_config_free(struct tmemd_config *cfg)
 	cfg->nr_clients = 0;
 }
 
+bool tmemd_config_grants(const struct tmemd_config *cfg, const char *name,
+			 const struct tmem_uuid *u)
+{
+	const struct tmemd_client_conf *cc = tmemd_config_client(cfg, name);
+
+	for (unsigned i = 0; cc && i < cc->nr_auth; i++)
+		if (cc->auth[i].lo == u->lo && cc->auth[i].hi == u->hi)
+			return true;
+	return false;
+}
+
 int tmemd_check_client_name(const char *name)
 {
 	return tmem_name_valid(name) ? 0 : -EINVAL;

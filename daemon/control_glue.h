@@ -9,6 +9,7 @@
 #define TMEMD_CONTROL_GLUE_H
 
 #include "clients.h"
+#include "config.h"
 #include "loop.h"
 
 struct tmemd_ctl_glue;
@@ -21,6 +22,7 @@ struct tmemd_ctl_glue_config {
 	const char *admin_group;   /* NULL or "": root only */
 	unsigned socket_mode;      /* 0: 0660 */
 	unsigned max_conns_per_uid; /* 0: the server's default */
+	const struct tmemd_config *daemon_cfg; /* the running config (file grants) */
 };
 
 /* Starts the server; logs and returns -errno on failure. */

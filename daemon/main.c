@@ -153,6 +153,7 @@ static int start_services(struct tmemd *d)
 		.admin_group = d->cfg.control_admin_group,
 		.socket_mode = d->cfg.control_socket_mode,
 		.max_conns_per_uid = d->cfg.control_max_per_uid,
+		.daemon_cfg = &d->cfg,
 	};
 	const char *why = NULL;
 	int rc;

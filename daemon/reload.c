@@ -6,17 +6,6 @@
 #include "log.h"
 #include "reload.h"
 
-static bool has_auth(const struct tmemd_config *cfg, const char *name,
-		     const struct tmem_uuid *u)
-{
-	const struct tmemd_client_conf *cc = tmemd_config_client(cfg, name);
-
-	for (unsigned i = 0; cc && i < cc->nr_auth; i++)
-		if (cc->auth[i].lo == u->lo && cc->auth[i].hi == u->hi)
-			return true;
-	return false;
-}
-
 /*
  * Grants in to what from lacks (allow), or revokes (allow = false).  A
  * revoke spares what an admin stored with tmemctl shared-auth (keep):
@@ -32,7 +21,7 @@ static int apply_auth(struct tmem_store *store, const struct tmemd_config *in,
 		for (unsigned j = 0; j < cc->nr_auth; j++) {
 			int rc;
 
-			if (has_auth(from, cc->name, &cc->auth[j]))
+			if (tmemd_config_grants(from, cc->name, &cc->auth[j]))
 				continue;
 			if (!allow && keep && keep->auth_stored &&
 			    keep->auth_stored(keep->ctx, &cc->auth[j], cc->name))

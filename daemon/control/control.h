@@ -93,6 +93,10 @@ struct tmemd_control_hooks {
 	/* Optional (NULL = silent): one log line, priority as syslog(3).
 	 * Used for refused connections and peers dropped for bad input. */
 	void (*log)(void *ctx, int priority, const char *fmt, va_list ap);
+	/* Optional (NULL = none): whether the daemon's config file grants
+	 * principal the shared pool uuid.  "forget" leaves such a grant in
+	 * force (it removes what tmemctl stored, not what the file says). */
+	bool (*file_grants)(void *ctx, const struct tmem_uuid *uuid, const char *principal);
 };
 
 /*

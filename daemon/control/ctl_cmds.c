@@ -231,21 +231,46 @@ static int cmd_status(struct tmemd_control *ctl, const struct ctl_request *req,
 	return 0;
 }
 
+/* The client "list CLIENT" or "stats CLIENT" names (NULL: every one),
+ * or -ENOENT with err when it names none. */
+static int only_client(struct tmemd_control *ctl, const struct ctl_request *req,
+		       const char **only, struct ctl_err *err)
+{
+	struct client_op op = { 0 };
+
+	*only = NULL;
+	if (!(req->has & CTL_HAS_CLIENT))
+		return 0;
+	if (ctl->hooks.with_client(ctl->ctx, req->client, name_cb, &op) == -ENOENT)
+		return ctl_err_set(err, ENOENT, "no connected client \"%s\"", req->client);
+	*only = req->client;
+	return 0;
+}
+
 static int cmd_stats(struct tmemd_control *ctl, const struct ctl_request *req,
 		     json_t **result, struct ctl_err *err)
 {
-	(void)req;
-	(void)err;
-	*result = ctl_stats_document(ctl);
-	return 0;
+	const char *only;
+	int rc = only_client(ctl, req, &only, err);
+
+	if (!rc)
+		*result = ctl_stats_document(ctl, only);
+	return rc;
 }
 
 static int cmd_list(struct tmemd_control *ctl, const struct ctl_request *req,
 		    json_t **result, struct ctl_err *err)
 {
-	(void)req;
-	(void)err;
-	*result = ctl_list_document(ctl);
+	const char *only;
+	int rc = only_client(ctl, req, &only, err);
+
+	if (rc)
+		return rc;
+	*result = ctl_list_document(ctl, only);
+	if (*result && req->all && json_object_set_new(*result, "stored", ctl_stored_json(ctl))) {
+		json_decref(*result);
+		*result = NULL;
+	}
 	return 0;
 }
 
@@ -259,6 +284,7 @@ static const ctl_handler handlers[CTL_CMD_NR] = {
 	[CTL_FLUSH] = cmd_flush,
 	[CTL_SHARED_AUTH] = cmd_shared_auth,
 	[CTL_POOL_SIZE] = cmd_pool_size,
+	[CTL_FORGET] = ctl_cmd_forget,
 };
 
 int ctl_cmd_run(struct tmemd_control *ctl, const struct ctl_request *req,

@@ -74,12 +74,18 @@ int ctl_cmd_run(struct tmemd_control *ctl, const struct ctl_request *req,
 int ctl_claim_state_dir(const char *dir, int *lock_fd);
 int ctl_socket_in_use(const char *path);
 
+/* ctl_stored.c: "list"'s stored array (--all) and "forget". */
+json_t *ctl_stored_json(struct tmemd_control *ctl);
+int ctl_cmd_forget(struct tmemd_control *ctl, const struct ctl_request *req,
+		   json_t **result, struct ctl_err *err);
+
 /* ctl_reload.c: "status"'s last_reload object. */
 json_t *ctl_reload_json(const struct tmemd_control *ctl);
 
 /* ctl_stats.c */
-json_t *ctl_stats_document(struct tmemd_control *ctl);
-json_t *ctl_list_document(struct tmemd_control *ctl);
+/* The documents of every client, or of the one only names (NULL: all). */
+json_t *ctl_stats_document(struct tmemd_control *ctl, const char *only);
+json_t *ctl_list_document(struct tmemd_control *ctl, const char *only);
 /* The stats document's "pool" object; "status" sends the same one. */
 json_t *ctl_pool_json(struct tmemd_control *ctl);
 /* The fields of one client that "list" and "stats" share. */

@@ -36,6 +36,7 @@ enum ctl_cmd {
 	CTL_FLUSH,
 	CTL_SHARED_AUTH,
 	CTL_POOL_SIZE,
+	CTL_FORGET,
 	CTL_CMD_NR,
 };
 
@@ -51,6 +52,7 @@ enum {
 	CTL_HAS_UUID = 1u << 6,
 	CTL_HAS_REVOKE = 1u << 7,
 	CTL_HAS_PAGES = 1u << 8,
+	CTL_HAS_ALL = 1u << 9,
 };
 
 /* Some of a client's settings: only the fields named in has are set. */
@@ -67,6 +69,7 @@ struct ctl_request {
 	struct tmem_uuid uuid;     /* for "shared-auth" */
 	bool revoke;
 	uint64_t pages;            /* for "pool-size" */
+	bool all;                  /* for "list": stored settings too */
 };
 
 /* An error to send back: an errno value and a one-line message. */

@@ -118,6 +118,28 @@ int ctl_state_auth(struct ctl_state *st, const struct tmem_uuid *uuid,
 	return 0;
 }
 
+int ctl_state_forget(struct ctl_state *st, const char *name)
+{
+	bool found = false;
+
+	for (size_t i = 0; i < st->nr_clients; i++) {
+		if (strcmp(st->clients[i].name, name) == 0) {
+			st->clients[i] = st->clients[--st->nr_clients];
+			found = true;
+			break;
+		}
+	}
+	for (size_t i = 0; i < st->nr_auths;) {
+		if (strcmp(st->auths[i].principal, name) != 0) {
+			i++;
+			continue;
+		}
+		st->auths[i] = st->auths[--st->nr_auths];
+		found = true;
+	}
+	return found ? 0 : -ENOENT;
+}
+
 static int load_clients(struct ctl_state *st, json_t *clients, struct ctl_err *err)
 {
 	const char *name;

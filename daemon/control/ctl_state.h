@@ -68,6 +68,9 @@ void ctl_settings_apply(const struct ctl_settings *s,
 /* Merges the fields set in delta into name's entry (created if new). */
 int ctl_state_update(struct ctl_state *st, const char *name,
 		     const struct ctl_settings *delta);
+/* Removes name's stored settings and every authorisation stored for it
+ * as principal.  0, or -ENOENT when nothing was stored for name. */
+int ctl_state_forget(struct ctl_state *st, const char *name);
 /* Adds (allow) or removes an authorisation.  0, -ENOSPC when full. */
 int ctl_state_auth(struct ctl_state *st, const struct tmem_uuid *uuid,
 		   const char *principal, bool allow);

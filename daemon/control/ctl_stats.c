@@ -161,11 +161,20 @@ static int client_cb(const struct tmemd_control_client *cl, void *arg)
 	return doc ? json_array_append_new(w->arr, doc) : -ENOMEM;
 }
 
-static json_t *clients_json(struct tmemd_control *ctl, bool full)
+/* fn on every client, or only on the one spec names (NULL: all). */
+static int walk(struct tmemd_control *ctl, const char *only, tmemd_control_client_fn fn,
+		void *arg)
+{
+	if (only)
+		return ctl->hooks.with_client(ctl->ctx, only, fn, arg);
+	return ctl->hooks.for_each_client(ctl->ctx, fn, arg);
+}
+
+static json_t *clients_json(struct tmemd_control *ctl, bool full, const char *only)
 {
 	struct client_walk w = { .ctl = ctl, .arr = json_array(), .full = full };
 
-	if (w.arr && ctl->hooks.for_each_client(ctl->ctx, client_cb, &w) != 0) {
+	if (w.arr && walk(ctl, only, client_cb, &w) != 0) {
 		json_decref(w.arr);
 		return NULL;
 	}
@@ -225,11 +234,11 @@ static int shared_client_cb(const struct tmemd_control_client *cl, void *arg)
 					 shared_pool_cb, arg);
 }
 
-static json_t *shared_json(struct tmemd_control *ctl)
+static json_t *shared_json(struct tmemd_control *ctl, const char *only)
 {
 	struct shared_walk w = { .ctl = ctl, .arr = json_array() };
 
-	if (w.arr && ctl->hooks.for_each_client(ctl->ctx, shared_client_cb, &w) != 0) {
+	if (w.arr && walk(ctl, only, shared_client_cb, &w) != 0) {
 		json_decref(w.arr);
 		return NULL;
 	}
@@ -259,22 +268,22 @@ json_t *ctl_pool_json(struct tmemd_control *ctl)
 			 "evictions", jint(si.evictions));
 }
 
-json_t *ctl_stats_document(struct tmemd_control *ctl)
+json_t *ctl_stats_document(struct tmemd_control *ctl, const char *only)
 {
 	return json_pack("{s:i, s:o, s:o, s:o}", "version", TMEMD_CONTROL_PROTO_VERSION,
-			 "pool", ctl_pool_json(ctl), "clients", clients_json(ctl, true),
-			 "shared_pools", shared_json(ctl));
+			 "pool", ctl_pool_json(ctl), "clients", clients_json(ctl, true, only),
+			 "shared_pools", shared_json(ctl, only));
 }
 
-json_t *ctl_list_document(struct tmemd_control *ctl)
+json_t *ctl_list_document(struct tmemd_control *ctl, const char *only)
 {
 	return json_pack("{s:i, s:o}", "version", TMEMD_CONTROL_PROTO_VERSION,
-			 "clients", clients_json(ctl, false));
+			 "clients", clients_json(ctl, false, only));
 }
 
 int tmemd_control_write_stats(struct tmemd_control *ctl, const char *path)
 {
-	json_t *doc = ctl_stats_document(ctl);
+	json_t *doc = ctl_stats_document(ctl, NULL);
 	int rc;
 
 	if (!doc)

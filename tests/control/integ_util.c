@@ -286,6 +286,27 @@ void host_cleanup(struct host *h)
 	}
 }
 
+void host_teardown(struct host *h)
+{
+	if (h->pid) {
+		host_stop(h);
+		ck_assert_msg(h->exit_status == 0, "host exited %d, see %s/host.err",
+			      h->exit_status, h->dir);
+	}
+	host_cleanup(h);
+}
+
+int run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 /* Reads all of fd into a NUL-terminated malloc'd string. */
 static char *slurp(int fd)
 {

@@ -11,6 +11,7 @@
 #ifndef TESTS_CONTROL_INTEG_UTIL_H
 #define TESTS_CONTROL_INTEG_UTIL_H
 
+#include <check.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -63,6 +64,11 @@ long host_cmd(struct host *h, const char *fmt, ...) __attribute__((format(printf
 void host_stop(struct host *h);
 /* host_stop if running, removes the temp dirs. */
 void host_cleanup(struct host *h);
+/* A checked fixture's teardown: a tmemd still running must stop with
+ * status 0 (asserted), then host_cleanup. */
+void host_teardown(struct host *h);
+/* Runs suite s (CK_NORMAL); EXIT_SUCCESS when nothing failed.  main(). */
+int run_suite(Suite *s);
 
 struct run {
 	int status;         /* exit code, or 128+signal */

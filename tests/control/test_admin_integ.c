@@ -27,12 +27,7 @@ static void setup(void)
 /* A tmemd still running must exit cleanly (status 0). */
 static void teardown(void)
 {
-	if (H.pid) {
-		host_stop(&H);
-		ck_assert_msg(H.exit_status == 0, "host exited %d, see %s/host.err",
-			      H.exit_status, H.dir);
-	}
-	host_cleanup(&H);
+	host_teardown(&H);
 }
 
 static void start(void)
@@ -428,11 +423,5 @@ static Suite *admin_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(admin_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(admin_suite());
 }

@@ -32,12 +32,7 @@ static void setup(void)
 /* A tmemd still running must exit cleanly (status 0). */
 static void teardown(void)
 {
-	if (H.pid) {
-		host_stop(&H);
-		ck_assert_msg(H.exit_status == 0, "host exited %d, see %s/host.err",
-			      H.exit_status, H.dir);
-	}
-	host_cleanup(&H);
+	host_teardown(&H);
 }
 
 static void start(void)
@@ -877,11 +872,5 @@ static Suite *integ_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(integ_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(integ_suite());
 }

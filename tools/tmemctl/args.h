@@ -5,11 +5,13 @@
 
 #include "tmemctl.h"
 
-/* A long option: value != NULL takes an argument, flag != NULL is set to true. */
+/* A long option: value != NULL takes an argument, flag != NULL is set to
+ * true; short_name (0: none) is its one-letter form, e.g. 'a' for --all. */
 struct cmd_opt {
 	const char *name;
 	const char **value;
 	bool *flag;
+	char short_name;
 };
 
 struct cmd_pos {
@@ -18,8 +20,9 @@ struct cmd_pos {
 };
 
 /*
- * Parses argv (argv[0] = the subcommand) with --json, --help and extra
- * (NULL-name terminated).  true to go on; false with *exit_code set
+ * Parses argv (argv[0] = the subcommand) with --json, --help, the global
+ * --socket and --runtime-dir (accepted after the subcommand too) and
+ * extra (NULL-name terminated, at most 8).  true to go on; false with *exit_code set
  * (after --help, or a usage error already printed).
  */
 bool cmd_args(struct tmemctl_opts *opts, int argc, char **argv,

@@ -48,3 +48,13 @@ int cmd_flush(const struct tmemctl_opts *opts, int argc, char **argv)
 {
 	return client_verb(opts, argc, argv, human_flush);
 }
+
+static void human_forget(struct hout *o, json_t *r)
+{
+	fprintf(o->f, "%s: stored settings and authorisations removed\n", hstr(o, r, "client"));
+}
+
+int cmd_forget(const struct tmemctl_opts *opts, int argc, char **argv)
+{
+	return client_verb(opts, argc, argv, human_forget);
+}

@@ -67,18 +67,21 @@ int cmd_stats(const struct tmemctl_opts *gopts, int argc, char **argv)
 		{ NULL },
 	};
 	struct cmd_pos pos;
-	json_t *result;
+	json_t *result, *args;
 	int rc;
 
-	if (!cmd_args(&opts, argc, argv, extra, 0, 0, &pos, &rc))
+	if (!cmd_args(&opts, argc, argv, extra, 0, 1, &pos, &rc))
 		return rc;
 	if (prometheus && opts.json) {
 		usage_error("stats: --json and --prometheus exclude each other");
 		return EXIT_USAGE;
 	}
+	if (pos.argc && !check_client("stats", pos.argv[0]))
+		return EXIT_USAGE;
+	args = pos.argc ? json_pack("{s:s}", "client", pos.argv[0]) : NULL;
 	if (!prometheus)
-		return run_request(&opts, "stats", NULL, human);
-	rc = ctl_call(&opts, "stats", NULL, &result);
+		return run_request(&opts, "stats", args, human);
+	rc = ctl_call(&opts, "stats", args, &result);
 	if (rc)
 		return rc;
 	rc = prom_write(stdout, result);

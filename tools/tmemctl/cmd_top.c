@@ -135,7 +135,7 @@ int cmd_top(const struct tmemctl_opts *gopts, int argc, char **argv)
 		usage_error("top: --iterations: expected a positive number");
 		return EXIT_USAGE;
 	}
-	rc = ctl_open(opts.socket, &conn);
+	rc = ctl_open(&opts, &conn);
 	if (rc)
 		return rc;
 	t.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&

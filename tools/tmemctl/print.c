@@ -168,6 +168,11 @@ void hdomid(struct hout *o, char *buf, size_t len, json_t *client)
 		snprintf(buf, len, "local");
 }
 
+bool json_is_object_fn(const json_t *v)
+{
+	return json_is_object(v);
+}
+
 static bool is_array(const json_t *v)
 {
 	return json_is_array(v);

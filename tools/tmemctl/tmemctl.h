@@ -25,8 +25,9 @@ enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
 /* Global options, parsed once in main.c. */
 struct tmemctl_opts {
-	const char *socket;   /* control socket path */
-	bool json;            /* --json: print one JSON document */
+	const char *socket;      /* --socket PATH */
+	const char *runtime_dir; /* --runtime-dir DIR: DIR/control.sock */
+	bool json;               /* --json: print one JSON document */
 };
 
 /* One subcommand: argv[0] is its name; returns an exit code. */
@@ -47,6 +48,7 @@ int cmd_flush(const struct tmemctl_opts *, int, char **);
 int cmd_shared_auth(const struct tmemctl_opts *, int, char **);
 int cmd_pool_size(const struct tmemctl_opts *, int, char **);
 int cmd_top(const struct tmemctl_opts *, int, char **);
+int cmd_forget(const struct tmemctl_opts *, int, char **);
 
 /* conn.c: a connection to the control socket. */
 struct ctl_conn {
@@ -54,8 +56,9 @@ struct ctl_conn {
 	char *buf;            /* received bytes not yet returned */
 	size_t len, cap;
 };
-/* 0, or an exit code with the reason printed to stderr. */
-int ctl_open(const char *path, struct ctl_conn *conn);
+/* Connects to --socket, else --runtime-dir's control.sock, else the
+ * default.  0, or an exit code with the reason printed to stderr. */
+int ctl_open(const struct tmemctl_opts *opts, struct ctl_conn *conn);
 void ctl_close(struct ctl_conn *conn);
 /*
  * Sends {"version":1,"cmd":cmd,"args":args} (steals args, may be NULL)
@@ -104,6 +107,7 @@ const char *hstr(struct hout *o, json_t *obj, const char *path);
 bool hbool(struct hout *o, json_t *obj, const char *path);
 json_t *harray(struct hout *o, json_t *obj, const char *path);
 json_t *hval(struct hout *o, json_t *obj, const char *path, bool (*is)(const json_t *));
+bool json_is_object_fn(const json_t *v);  /* json_is_object, for hval() */
 /* Human sizes of a page count / a cap (null: "-") / a domid (null: "local"). */
 void hpages(struct hout *o, char *buf, size_t len, json_t *obj, const char *path);
 void hcap(struct hout *o, char *buf, size_t len, json_t *obj, const char *path);

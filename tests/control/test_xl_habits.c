@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What an administrator coming from "xl tmem-*" expects of tmemctl (issue
+ * 14, part 3): stored settings shown and forgotten, one client's list and
+ * stats, -a/--all, freeable, --runtime-dir, global options anywhere, an
+ * audit line per state change.  The real tmemctl against a real tmemd.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "integ_util.h"
+#include "tmemctl/tmemctl.h"
+
+#define UUID1 "00112233-4455-6677-8899-aabbccddeeff"
+
+static struct host H;
+
+static void setup(void)
+{
+	host_init(&H);
+	ck_assert_msg(host_start(&H, NULL) == 0, "host did not start, see %s/host.err", H.dir);
+}
+
+static void teardown(void)
+{
+	host_teardown(&H);
+}
+
+static void expect(struct run r, int status, const char *in_out, const char *in_err)
+{
+	ck_assert_msg(r.status == status, "exit %d, wanted %d; stderr: %s", r.status, status,
+		      r.err);
+	ck_assert_msg(!in_out || strstr(r.out, in_out), "stdout lacks \"%s\": %s", in_out,
+		      r.out);
+	ck_assert_msg(!in_err || strstr(r.err, in_err), "stderr lacks \"%s\": %s", in_err,
+		      r.err);
+	run_free(&r);
+}
+
+/* The stored entry called name in a "list --all --json" document. */
+static json_t *stored_entry(json_t *doc, const char *name)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(json_object_get(doc, "stored"), i, e)
+		if (!strcmp(json_string_value(json_object_get(e, "name")), name))
+			return e;
+	return NULL;
+}
+
+START_TEST(test_list_all_shows_stored_and_forget_removes)
+{
+	json_t *doc, *e;
+
+	expect(ctl(&H, "set", "typo-vm", "--weight", "7", NULL), 0, NULL, NULL);
+	expect(ctl(&H, "shared-auth", UUID1, "typo-vm", NULL), 0, NULL, NULL);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
+	expect(ctl(&H, "set", "vm1", "--weight", "9", NULL), 0, NULL, NULL);
+	/* Plain list: only attached clients, as before. */
+	doc = ctl_json(&H, "list", NULL);
+	ck_assert_ptr_null(json_object_get(doc, "stored"));
+	json_decref(doc);
+	doc = ctl_json(&H, "list", "--all", NULL);
+	e = stored_entry(doc, "typo-vm");
+	ck_assert_ptr_nonnull(e);
+	ck_assert(json_is_false(json_object_get(e, "attached")));
+	ck_assert_int_eq(json_integer_value(jpath(e, "settings.weight")), 7);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(e, "shared_auth"), 0)),
+			 UUID1);
+	ck_assert(json_is_true(json_object_get(stored_entry(doc, "vm1"), "attached")));
+	json_decref(doc);
+	expect(ctl(&H, "list", "-a", NULL), 0, "typo-vm", NULL);
+
+	expect(ctl(&H, "forget", "vm1", NULL), 1, NULL, "attached");
+	expect(ctl(&H, "forget", "typo-vm", NULL), 0, "removed", NULL);
+	expect(ctl(&H, "forget", "typo-vm", NULL), 1, NULL, "nothing is stored");
+	doc = ctl_json(&H, "list", "--all", NULL);
+	ck_assert_ptr_null(stored_entry(doc, "typo-vm"));
+	json_decref(doc);
+	/* Forgotten for good: not back after a restart, and the grant went too. */
+	host_stop(&H);
+	ck_assert_int_eq(host_start(&H, NULL), 0);
+	doc = ctl_json(&H, "list", "--all", NULL);
+	ck_assert_ptr_null(stored_entry(doc, "typo-vm"));
+	ck_assert_ptr_nonnull(stored_entry(doc, "vm1"));
+	json_decref(doc);
+	ck_assert_int_eq(host_cmd(&H, "add typo-vm"), 0);
+	ck_assert_int_eq(host_cmd(&H, "pool typo-vm shared " UUID1), -EPERM);
+}
+END_TEST
+
+START_TEST(test_list_and_stats_of_one_client)
+{
+	json_t *doc;
+
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm2"), 0);
+	doc = ctl_json(&H, "list", "vm2", NULL);
+	ck_assert_uint_eq(json_array_size(json_object_get(doc, "clients")), 1);
+	ck_assert_str_eq(json_string_value(jpath(json_array_get(json_object_get(doc, "clients"),
+								 0), "name")), "vm2");
+	json_decref(doc);
+	doc = ctl_json(&H, "stats", "vm1", NULL);
+	ck_assert_uint_eq(json_array_size(json_object_get(doc, "clients")), 1);
+	json_decref(doc);
+	expect(ctl(&H, "stats", "vm1", NULL), 0, "vm1", NULL);
+	expect(ctl(&H, "stats", "nosuch", NULL), 1, NULL, "no connected client");
+}
+END_TEST
+
+START_TEST(test_global_options_anywhere_and_runtime_dir)
+{
+	const char *argv[] = { tmemctl_bin(), "status", "--runtime-dir", H.run, NULL };
+	const char *nodir[] = { tmemctl_bin(), "--runtime-dir", "/nonexistent-tmemd",
+				"status", NULL };
+	struct run r;
+
+	expect(run_argv(argv, NULL), 0, "tmemd", NULL);
+	r = run_argv(nodir, NULL);
+	expect(r, 1, NULL, "/nonexistent-tmemd/control.sock (--runtime-dir)");
+	r = run_argv(nodir, NULL);
+	ck_assert_ptr_nonnull(strstr(r.err, "--socket"));
+	run_free(&r);
+	/* --json and --socket after the command and its arguments. */
+	expect(ctl(&H, "set", "vm1", "--weight", "5", "--json", NULL), 0, "\"client\"", NULL);
+}
+END_TEST
+
+static Suite *xl_suite(void)
+{
+	Suite *s = suite_create("xl-habits");
+	TCase *tc = tcase_create("tmemctl");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_list_all_shows_stored_and_forget_removes);
+	tcase_add_test(tc, test_list_and_stats_of_one_client);
+	tcase_add_test(tc, test_global_options_anywhere_and_runtime_dir);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return run_suite(xl_suite());
+}
