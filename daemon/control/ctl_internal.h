@@ -79,6 +79,11 @@ json_t *ctl_stored_json(struct tmemd_control *ctl);
 int ctl_cmd_forget(struct tmemd_control *ctl, const struct ctl_request *req,
 		   json_t **result, struct ctl_err *err);
 
+/* ctl_audit.c: logs a state-changing request, its peer and its result
+ * (rc 0, or -errno with err). */
+void ctl_audit(struct tmemd_control *ctl, const struct ctl_conn *conn,
+	       const struct ctl_request *req, int rc, const struct ctl_err *err);
+
 /* ctl_reload.c: "status"'s last_reload object. */
 json_t *ctl_reload_json(const struct tmemd_control *ctl);
 

@@ -116,6 +116,7 @@ static char *answer(struct tmemd_control *ctl, struct ctl_conn *conn,
 	struct ctl_request req;
 	struct ctl_err err;
 	json_t *result = NULL;
+	int rc;
 
 	if (ctl_request_parse(buf, len, &req, &err))
 		return ctl_reply_error(&err);
@@ -126,7 +127,10 @@ static char *answer(struct tmemd_control *ctl, struct ctl_conn *conn,
 			    "of the admin group may do that", ctl_cmd_name(req.cmd));
 		return ctl_reply_error(&err);
 	}
-	if (ctl_cmd_run(ctl, &req, &result, &err))
+	rc = ctl_cmd_run(ctl, &req, &result, &err);
+	if (ctl_cmd_writes(req.cmd))
+		ctl_audit(ctl, conn, &req, rc, &err);
+	if (rc)
 		return ctl_reply_error(&err);
 	return ctl_reply_result(result);
 }

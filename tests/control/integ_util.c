@@ -296,6 +296,21 @@ void host_teardown(struct host *h)
 	host_cleanup(h);
 }
 
+bool host_logged(struct host *h, const char *a, const char *b)
+{
+	char path[160], line[1024];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/host.err", h->dir);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, a) && strstr(line, b);
+	fclose(f);
+	return found;
+}
+
 int run_suite(Suite *s)
 {
 	SRunner *sr = srunner_create(s);

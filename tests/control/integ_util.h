@@ -12,6 +12,7 @@
 #define TESTS_CONTROL_INTEG_UTIL_H
 
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -67,6 +68,9 @@ void host_cleanup(struct host *h);
 /* A checked fixture's teardown: a tmemd still running must stop with
  * status 0 (asserted), then host_cleanup. */
 void host_teardown(struct host *h);
+/* True when tmemd's stderr so far (<dir>/host.err) has a line holding
+ * both a and b. */
+bool host_logged(struct host *h, const char *a, const char *b);
 /* Runs suite s (CK_NORMAL); EXIT_SUCCESS when nothing failed.  main(). */
 int run_suite(Suite *s);
 

@@ -87,22 +87,6 @@ static void sighup(void)
 	ck_assert_msg(reloads_logged() > before, "no reload logged, see %s/host.err", H.dir);
 }
 
-/* True when tmemd's stderr so far has a line with both a and b. */
-static bool logged(const char *a, const char *b)
-{
-	char path[160], line[1024];
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/host.err", H.dir);
-	f = fopen(path, "r");
-	ck_assert_ptr_nonnull(f);
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, a) && strstr(line, b);
-	fclose(f);
-	return found;
-}
-
 /* ---- a second tmemd --------------------------------------------------- */
 
 START_TEST(test_second_tmemd_keeps_live_control_socket)
@@ -240,7 +224,7 @@ START_TEST(test_reload_says_memory_needs_restart)
 	start();
 	write_host_conf("[tmemd]\nmemory = 8M\n");
 	sighup();
-	ck_assert_msg(logged("memory", "needs a restart"), "see %s/host.err", H.dir);
+	ck_assert_msg(host_logged(&H, "memory", "needs a restart"), "see %s/host.err", H.dir);
 }
 END_TEST
 

@@ -131,6 +131,38 @@ START_TEST(test_global_options_anywhere_and_runtime_dir)
 }
 END_TEST
 
+/* Every state change is logged with the peer's uid, done or failed. */
+START_TEST(test_audit_log_names_peer_uid)
+{
+	static const char *const done[][2] = {
+		{ "set vm1 weight=5", NULL }, { "freeze vm1", NULL }, { "thaw vm1", NULL },
+		{ "shared-auth " UUID1 " vm1", NULL }, { "pool-size pages=2048", NULL },
+		{ "forget gone", NULL },
+	};
+	char uid[32];
+
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
+	expect(ctl(&H, "set", "vm1", "--weight", "5", NULL), 0, NULL, NULL);
+	expect(ctl(&H, "freeze", "vm1", NULL), 0, NULL, NULL);
+	expect(ctl(&H, "thaw", "vm1", NULL), 0, NULL, NULL);
+	expect(ctl(&H, "flush", "vm1", NULL), 0, NULL, NULL);
+	expect(ctl(&H, "shared-auth", UUID1, "vm1", NULL), 0, NULL, NULL);
+	expect(ctl(&H, "pool-size", "8M", NULL), 0, NULL, NULL);
+	expect(ctl(&H, "set", "gone", "--weight", "3", NULL), 0, NULL, NULL);
+	expect(ctl(&H, "forget", "gone", NULL), 0, NULL, NULL);
+	expect(ctl(&H, "forget", "vm1", NULL), 1, NULL, NULL);
+	snprintf(uid, sizeof(uid), "audit: uid %u (pid", (unsigned)geteuid());
+	for (size_t i = 0; i < sizeof(done) / sizeof(done[0]); i++)
+		ck_assert_msg(host_logged(&H, uid, done[i][0]) && host_logged(&H, done[i][0], "done"),
+			      "no audit line for %s, see %s/host.err", done[i][0], H.dir);
+	ck_assert(host_logged(&H, "audit: uid", "flush vm1: done"));
+	ck_assert(host_logged(&H, "audit: uid", "forget vm1: failed: "));
+	/* Reads are not state changes. */
+	expect(ctl(&H, "stats", NULL), 0, NULL, NULL);
+	ck_assert(!host_logged(&H, "audit:", "stats"));
+}
+END_TEST
+
 static Suite *xl_suite(void)
 {
 	Suite *s = suite_create("xl-habits");
@@ -141,6 +173,7 @@ static Suite *xl_suite(void)
 	tcase_add_test(tc, test_list_all_shows_stored_and_forget_removes);
 	tcase_add_test(tc, test_list_and_stats_of_one_client);
 	tcase_add_test(tc, test_global_options_anywhere_and_runtime_dir);
+	tcase_add_test(tc, test_audit_log_names_peer_uid);
 	suite_add_tcase(s, tc);
 	return s;
 }
