@@ -163,6 +163,50 @@ START_TEST(test_audit_log_names_peer_uid)
 }
 END_TEST
 
+/* The field of client name in a list/stats document. */
+static json_t *field_of(json_t *doc, const char *name, const char *path)
+{
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(json_object_get(doc, "clients"), i, c)
+		if (!strcmp(json_string_value(json_object_get(c, "name")), name))
+			return jpath(c, path);
+	return NULL;
+}
+
+/* xl tmem-freeze -a and friends: every connected client. */
+START_TEST(test_all_flag_reaches_every_client)
+{
+	json_t *doc;
+
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm2"), 0);
+	ck_assert_int_eq(host_cmd(&H, "pool vm1 eph"), 0);
+	ck_assert_int_eq(host_cmd(&H, "puts vm1 0 1 4"), 4);
+	expect(ctl(&H, "freeze", "-a", NULL), 0, "vm2: done", NULL);
+	doc = ctl_json(&H, "list", NULL);
+	ck_assert(json_is_true(field_of(doc, "vm1", "frozen")));
+	ck_assert(json_is_true(field_of(doc, "vm2", "frozen")));
+	json_decref(doc);
+	expect(ctl(&H, "thaw", "--all", NULL), 0, "vm1: done", NULL);
+	expect(ctl(&H, "set", "--all", "--weight", "42", NULL), 0, "vm2: settings saved", NULL);
+	doc = ctl_json(&H, "list", NULL);
+	ck_assert(json_is_false(field_of(doc, "vm1", "frozen")));
+	ck_assert_int_eq(json_integer_value(field_of(doc, "vm1", "weight")), 42);
+	ck_assert_int_eq(json_integer_value(field_of(doc, "vm2", "weight")), 42);
+	json_decref(doc);
+	doc = ctl_json(&H, "flush", "-a", NULL);
+	ck_assert_uint_eq(json_array_size(doc), 2);
+	json_decref(doc);
+	doc = ctl_json(&H, "list", NULL);
+	ck_assert_int_eq(json_integer_value(field_of(doc, "vm1", "pages.ephemeral")), 0);
+	json_decref(doc);
+	expect(ctl(&H, "freeze", "-a", "vm1", NULL), 2, NULL, "not both");
+	expect(ctl(&H, "set", "vm1", "-a", "--weight", "3", NULL), 2, NULL, "not both");
+}
+END_TEST
+
 static Suite *xl_suite(void)
 {
 	Suite *s = suite_create("xl-habits");
@@ -174,6 +218,7 @@ static Suite *xl_suite(void)
 	tcase_add_test(tc, test_list_and_stats_of_one_client);
 	tcase_add_test(tc, test_global_options_anywhere_and_runtime_dir);
 	tcase_add_test(tc, test_audit_log_names_peer_uid);
+	tcase_add_test(tc, test_all_flag_reaches_every_client);
 	suite_add_tcase(s, tc);
 	return s;
 }

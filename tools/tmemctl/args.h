@@ -42,4 +42,8 @@ bool check_client(const char *cmd, const char *client);
  * result as JSON (--json) or with human(). */
 int run_request(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
 		human_fn human);
+/* all.c: run_request() once per connected client (-a/--all), args (may
+ * be NULL, stolen) with "client" set to each; the worst exit code. */
+int run_request_all(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
+		    human_fn human);
 #endif /* TMEMCTL_ARGS_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tmemctl freeze|thaw|flush CLIENT: the three verbs that take only a
- * client.  flush drops the client's ephemeral pages only; persistent
+ * tmemctl freeze|thaw|flush CLIENT|-a and forget CLIENT: the verbs that
+ * take only a client (-a/--all: every connected one).  flush drops the client's ephemeral pages only; persistent
  * pages are never dropped by an admin (tmemctl(8)).
  */
 #include "args.h"
@@ -19,15 +19,28 @@ static void human_flush(struct hout *o, json_t *r)
 		(unsigned long long)hu64(o, r, "persistent_pages_kept"));
 }
 
+/* verb CLIENT, or verb -a|--all (all_ok: freeze, thaw, flush). */
 static int client_verb(const struct tmemctl_opts *gopts, int argc, char **argv,
-		       human_fn human)
+		       human_fn human, bool all_ok)
 {
 	struct tmemctl_opts opts = *gopts;
+	bool all = false;
+	const struct cmd_opt extra[] = {
+		{ .name = "all", .flag = &all, .short_name = 'a' },
+		{ NULL },
+	};
 	struct cmd_pos pos;
 	int rc;
 
-	if (!cmd_args(&opts, argc, argv, NULL, 1, 1, &pos, &rc))
+	if (!cmd_args(&opts, argc, argv, all_ok ? extra : NULL, 0, 1, &pos, &rc))
 		return rc;
+	if (all && pos.argc == 0)
+		return run_request_all(&opts, argv[0], NULL, human);
+	if (all || pos.argc == 0) {
+		usage_error("%s: expected %s", argv[0], all ? "CLIENT or --all, not both" :
+			    all_ok ? "CLIENT or --all" : "CLIENT");
+		return EXIT_USAGE;
+	}
 	if (!check_client(argv[0], pos.argv[0]))
 		return EXIT_USAGE;
 	return run_request(&opts, argv[0], json_pack("{s:s}", "client", pos.argv[0]),
@@ -36,17 +49,17 @@ static int client_verb(const struct tmemctl_opts *gopts, int argc, char **argv,
 
 int cmd_freeze(const struct tmemctl_opts *opts, int argc, char **argv)
 {
-	return client_verb(opts, argc, argv, human_state);
+	return client_verb(opts, argc, argv, human_state, true);
 }
 
 int cmd_thaw(const struct tmemctl_opts *opts, int argc, char **argv)
 {
-	return client_verb(opts, argc, argv, human_state);
+	return client_verb(opts, argc, argv, human_state, true);
 }
 
 int cmd_flush(const struct tmemctl_opts *opts, int argc, char **argv)
 {
-	return client_verb(opts, argc, argv, human_flush);
+	return client_verb(opts, argc, argv, human_flush, true);
 }
 
 static void human_forget(struct hout *o, json_t *r)
@@ -56,5 +69,5 @@ static void human_forget(struct hout *o, json_t *r)
 
 int cmd_forget(const struct tmemctl_opts *opts, int argc, char **argv)
 {
-	return client_verb(opts, argc, argv, human_forget);
+	return client_verb(opts, argc, argv, human_forget, false);
 }

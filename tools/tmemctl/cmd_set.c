@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tmemctl set CLIENT [--weight N] [--ephemeral-max SIZE]
+ * tmemctl set CLIENT|-a [--weight N] [--ephemeral-max SIZE]
  *                    [--persistent-max SIZE] [--compress on|off]
  * A client that is not connected yet gets the settings when it connects;
  * either way they survive a tmemd restart.
@@ -67,7 +67,9 @@ int cmd_set(const struct tmemctl_opts *gopts, int argc, char **argv)
 {
 	struct tmemctl_opts opts = *gopts;
 	const char *weight = NULL, *eph = NULL, *pers = NULL, *compress = NULL;
+	bool all = false;
 	const struct cmd_opt extra[] = {
+		{ .name = "all", .flag = &all, .short_name = 'a' },
 		{ .name = "weight", .value = &weight },
 		{ .name = "ephemeral-max", .value = &eph },
 		{ .name = "persistent-max", .value = &pers },
@@ -78,15 +80,21 @@ int cmd_set(const struct tmemctl_opts *gopts, int argc, char **argv)
 	json_t *args;
 	int rc;
 
-	if (!cmd_args(&opts, argc, argv, extra, 1, 1, &pos, &rc))
+	if (!cmd_args(&opts, argc, argv, extra, 0, 1, &pos, &rc))
 		return rc;
-	if (!check_client("set", pos.argv[0]))
+	if (all == (pos.argc == 1)) {
+		usage_error("set: expected CLIENT or --all%s", all ? ", not both" : "");
 		return EXIT_USAGE;
-	args = json_pack("{s:s}", "client", pos.argv[0]);
+	}
+	if (!all && !check_client("set", pos.argv[0]))
+		return EXIT_USAGE;
+	args = json_pack("{s:s}", "client", all ? "" : pos.argv[0]);
 	rc = build_args(args, weight, eph, pers, compress);
 	if (rc) {
 		json_decref(args);
 		return rc;
 	}
+	if (all)
+		return run_request_all(&opts, "set", args, human);
 	return run_request(&opts, "set", args, human);
 }

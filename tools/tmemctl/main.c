@@ -13,11 +13,11 @@ static const struct tmemctl_cmd commands[] = {
 	  "the full statistics (of one client)" },
 	{ "list", cmd_list, "[-a|--all] [--json] [CLIENT]",
 	  "connected clients and their settings; --all: stored ones too" },
-	{ "set", cmd_set, "CLIENT [--weight N] [--ephemeral-max SIZE] "
+	{ "set", cmd_set, "CLIENT|-a [--weight N] [--ephemeral-max SIZE] "
 	  "[--persistent-max SIZE] [--compress on|off]", "change a client's settings" },
-	{ "freeze", cmd_freeze, "CLIENT", "refuse the client's puts" },
-	{ "thaw", cmd_thaw, "CLIENT", "accept the client's puts again" },
-	{ "flush", cmd_flush, "CLIENT", "drop the client's ephemeral pages" },
+	{ "freeze", cmd_freeze, "CLIENT|-a", "refuse the client's puts (-a: every client's)" },
+	{ "thaw", cmd_thaw, "CLIENT|-a", "accept the client's puts again" },
+	{ "flush", cmd_flush, "CLIENT|-a", "drop the client's ephemeral pages" },
 	{ "shared-auth", cmd_shared_auth, "UUID CLIENT [--revoke]",
 	  "allow (or stop) CLIENT joining shared pool UUID" },
 	{ "pool-size", cmd_pool_size, "SIZE", "resize the pool" },
