@@ -255,7 +255,9 @@ json_t *ctl_pool_json(struct tmemd_control *ctl)
 	stored = a->ephemeral + a->persistent;
 	/* zero_pages: no zero-page detection yet; stored_bytes: no
 	 * compression yet, so every stored page holds TMEM_PAGE_SIZE bytes. */
-	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:i, s:o, s:o, s:o}",
+	/* freeable, as xl tmem-freeable: what the host could take back, the
+	 * free pages and the ephemeral ones (pool-size could shrink by that). */
+	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:i, s:o, s:o, s:o, s:o}",
 			 "page_size", (int)TMEM_PAGE_SIZE,
 			 "total_pages", jint(a->total_pages),
 			 "used_pages", jint(a->total_pages - a->free_pages),
@@ -265,7 +267,8 @@ json_t *ctl_pool_json(struct tmemd_control *ctl)
 			 "zero_pages", 0,
 			 "stored_bytes", jint(stored * TMEM_PAGE_SIZE),
 			 "metadata_bytes", jint(si.metadata_bytes),
-			 "evictions", jint(si.evictions));
+			 "evictions", jint(si.evictions),
+			 "freeable_pages", jint(a->free_pages + a->ephemeral));
 }
 
 json_t *ctl_stats_document(struct tmemd_control *ctl, const char *only)

@@ -96,7 +96,7 @@ static const struct key pool_keys[] = {
 	K("page_size", INT), K("total_pages", INT), K("used_pages", INT),
 	K("free_pages", INT), K("ephemeral_pages", INT), K("persistent_pages", INT),
 	K("zero_pages", INT), K("stored_bytes", INT), K("metadata_bytes", INT),
-	K("evictions", INT), { NULL },
+	K("evictions", INT), K("freeable_pages", INT), { NULL },
 };
 static const struct key stats_keys[] = {
 	K("version", INT), KS("pool", OBJ, pool_keys), KS("clients", ARR, client_keys),

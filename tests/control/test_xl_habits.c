@@ -207,6 +207,32 @@ START_TEST(test_all_flag_reaches_every_client)
 }
 END_TEST
 
+/* xl tmem-freeable: free pages plus ephemeral ones; persistent stay. */
+START_TEST(test_freeable)
+{
+	json_t *doc;
+	json_int_t free_pages, freeable;
+
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
+	ck_assert_int_eq(host_cmd(&H, "pool vm1 eph"), 0);
+	ck_assert_int_eq(host_cmd(&H, "pool vm1 pers"), 1);
+	ck_assert_int_eq(host_cmd(&H, "puts vm1 0 1 10"), 10);
+	ck_assert_int_eq(host_cmd(&H, "puts vm1 1 1 6"), 6);
+	doc = ctl_json(&H, "status", NULL);
+	free_pages = json_integer_value(jpath(doc, "pool.free_pages"));
+	freeable = json_integer_value(jpath(doc, "pool.freeable_pages"));
+	ck_assert_int_eq(freeable, free_pages + 10);
+	json_decref(doc);
+	doc = ctl_json(&H, "freeable", NULL);
+	ck_assert_int_eq(json_integer_value(json_object_get(doc, "freeable_pages")), freeable);
+	ck_assert_int_eq(json_integer_value(json_object_get(doc, "freeable_bytes")),
+			 freeable * 4096);
+	json_decref(doc);
+	/* 4 MiB pool, 6 persistent pages: 1018 pages, 3 MiB. */
+	expect(ctl(&H, "freeable", NULL), 0, "freeable: 3 MiB (1018 pages)", NULL);
+}
+END_TEST
+
 static Suite *xl_suite(void)
 {
 	Suite *s = suite_create("xl-habits");
@@ -219,6 +245,7 @@ static Suite *xl_suite(void)
 	tcase_add_test(tc, test_global_options_anywhere_and_runtime_dir);
 	tcase_add_test(tc, test_audit_log_names_peer_uid);
 	tcase_add_test(tc, test_all_flag_reaches_every_client);
+	tcase_add_test(tc, test_freeable);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -21,6 +21,7 @@ static const struct tmemctl_cmd commands[] = {
 	{ "shared-auth", cmd_shared_auth, "UUID CLIENT [--revoke]",
 	  "allow (or stop) CLIENT joining shared pool UUID" },
 	{ "pool-size", cmd_pool_size, "SIZE", "resize the pool" },
+	{ "freeable", cmd_freeable, "[--json]", "memory tmemd could give back (free + ephemeral)" },
 	{ "forget", cmd_forget, "CLIENT", "remove what is stored for a client not attached" },
 	{ "top", cmd_top, "[--iterations N] [--json]", "live per-client view, once a second" },
 };

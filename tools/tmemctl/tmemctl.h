@@ -49,6 +49,7 @@ int cmd_shared_auth(const struct tmemctl_opts *, int, char **);
 int cmd_pool_size(const struct tmemctl_opts *, int, char **);
 int cmd_top(const struct tmemctl_opts *, int, char **);
 int cmd_forget(const struct tmemctl_opts *, int, char **);
+int cmd_freeable(const struct tmemctl_opts *, int, char **);
 
 /* conn.c: a connection to the control socket. */
 struct ctl_conn {
