@@ -219,10 +219,11 @@ static int cmd_status(struct tmemd_control *ctl, const struct ctl_request *req,
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ctl->hooks.for_each_client(ctl->ctx, count_client, &clients);
 	*result = json_pack(
-		"{s:i, s:{s:s, s:i, s:I, s:s, s:s, s:s, s:s, s:o}, s:o, s:i, s:i}",
+		"{s:i, s:{s:s, s:i, s:I, s:I, s:s, s:s, s:s, s:s, s:o}, s:o, s:i, s:i}",
 		"version", TMEMD_CONTROL_PROTO_VERSION,
 		"daemon", "version", ctl->version, "pid", (int)getpid(),
 		"uptime_seconds", (json_int_t)(now.tv_sec - ctl->started.tv_sec),
+		"start_time_seconds", (json_int_t)ctl->started_wall,
 		"transport", ctl->transport, "runtime_dir", ctl->runtime_dir,
 		"state_dir", ctl->state_dir, "control_socket", ctl->sock_path,
 		"last_reload", ctl_reload_json(ctl),

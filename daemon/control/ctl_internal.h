@@ -49,6 +49,7 @@ struct tmemd_control {
 	struct ctl_conn *conns;
 	unsigned nr_conns;
 	struct timespec started;  /* CLOCK_MONOTONIC */
+	time_t started_wall;      /* the same moment, for "status" */
 	struct ctl_state state;
 	struct {                  /* the daemon's last config reload */
 		bool done;

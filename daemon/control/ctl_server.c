@@ -486,6 +486,7 @@ int tmemd_control_start(const struct tmemd_control_config *cfg,
 			   TMEMD_CONTROL_DEFAULT_PER_UID;
 	ctl->max_conns = cfg->max_conns ? cfg->max_conns : TMEMD_CONTROL_DEFAULT_MAX_CONNS;
 	clock_gettime(CLOCK_MONOTONIC, &ctl->started);
+	ctl->started_wall = time(NULL);
 	rc = do_start(ctl, cfg, errbuf, errlen);
 	if (rc) {
 		tmemd_control_stop(ctl);

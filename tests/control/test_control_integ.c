@@ -289,8 +289,11 @@ START_TEST(test_prometheus_promtool)
 	populate();
 	r = ctl(&H, "stats", "--prometheus", NULL);
 	ck_assert_int_eq(r.status, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, "tmem_client_pages{client=\"vm1\",domid=\"\","
-				     "kind=\"persistent\"} 3\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "tmem_client_stored_bytes{client=\"vm1\",domid=\"\","
+				     "kind=\"persistent\"} 12288\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\ntmem_build_info{version=\"0.1\","));
+	ck_assert_ptr_nonnull(strstr(r.out, "\ntmem_start_time_seconds "));
+	ck_assert_ptr_null(strstr(r.out, "_pages"));
 	snprintf(path, sizeof(path), "%s/metrics.prom", H.dir);
 	f = fopen(path, "w");
 	fputs(r.out, f);

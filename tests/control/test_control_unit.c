@@ -353,7 +353,7 @@ END_TEST
 static const char *stats_doc =
 	"{\"version\":1,\"pool\":{\"page_size\":4096,\"total_pages\":100,\"used_pages\":3,"
 	"\"free_pages\":97,\"ephemeral_pages\":2,\"persistent_pages\":1,\"zero_pages\":0,"
-	"\"stored_bytes\":12288,\"metadata_bytes\":10,\"evictions\":4},"
+	"\"stored_bytes\":12288,\"metadata_bytes\":10,\"evictions\":4,\"freeable_pages\":99},"
 	"\"clients\":[{\"id\":1,\"name\":\"we\\\"ird\\\\name\",\"domid\":null,\"weight\":100,"
 	"\"frozen\":true,\"compress\":false,\"caps\":{\"ephemeral_max_pages\":null,"
 	"\"persistent_max_pages\":8},\"pages\":{\"ephemeral\":2,\"persistent\":1},"
@@ -426,44 +426,55 @@ static void check_exposition(char *text)
 	regfree(&sample);
 }
 
+static const char status_doc[] =
+	"{\"version\":1,\"daemon\":{\"version\":\"0.1\",\"start_time_seconds\":1796400000}}";
+
 START_TEST(test_prometheus)
 {
-	json_t *doc = json_loads(stats_doc, 0, NULL);
+	json_t *doc = json_loads(stats_doc, 0, NULL), *status = json_loads(status_doc, 0, NULL);
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
 
 	ck_assert_ptr_nonnull(doc);
-	ck_assert_int_eq(prom_write(out, doc), 0);
+	ck_assert_int_eq(prom_write(out, doc, status), 0);
 	fclose(out);
-	ck_assert_ptr_nonnull(strstr(text, "tmem_pool_total_pages 100\n"));
-	ck_assert_ptr_nonnull(strstr(text, "tmem_client_failed_puts_total{client=\"vm\","
-				     "domid=\"3\",reason=\"quota\"} 0\n"));
+	/* Base units: bytes, not pages. */
+	ck_assert_ptr_nonnull(strstr(text, "tmem_pool_size_bytes 409600\n"));
+	ck_assert_ptr_null(strstr(text, "_pages"));
+	ck_assert_ptr_nonnull(strstr(text, "tmem_build_info{version=\"0.1\",tmemctl_version=\""));
+	ck_assert_ptr_nonnull(strstr(text, "tmem_start_time_seconds 1796400000\n"));
+	ck_assert_ptr_nonnull(strstr(text, "tmem_client_reject_quota_total{client=\"vm\","
+				     "domid=\"3\"} 0\n"));
+	ck_assert_ptr_nonnull(strstr(text, "tmem_client_pool_limit_hit_total{client=\"vm\","));
 	ck_assert_ptr_nonnull(strstr(text, "tmem_client_frozen{client=\"we\\\"ird\\\\name\","
 				     "domid=\"\"} 1\n"));
-	ck_assert_ptr_nonnull(strstr(text, "tmem_client_persistent_max_pages{client="
-				     "\"we\\\"ird\\\\name\",domid=\"\"} 8\n"));
-	ck_assert_ptr_null(strstr(text, "tmem_client_persistent_max_pages{client=\"vm\""));
+	ck_assert_ptr_nonnull(strstr(text, "tmem_client_persistent_max_bytes{client="
+				     "\"we\\\"ird\\\\name\",domid=\"\"} 32768\n"));
+	ck_assert_ptr_null(strstr(text, "tmem_client_persistent_max_bytes{client=\"vm\""));
 	ck_assert_ptr_nonnull(strstr(text, "tmem_shared_pool_sharers{uuid=\"00112233-4455-"
 				     "6677-8899-aabbccddeeff\"} 2\n"));
 	ck_assert_ptr_nonnull(strstr(text, "tmem_frontswap_succ_stores_total{client="));
 	check_exposition(text);
 	free(text);
 	json_decref(doc);
+	json_decref(status);
 }
 END_TEST
 
 START_TEST(test_prometheus_rejects_bad_doc)
 {
-	json_t *doc = json_loads(stats_doc, 0, NULL);
+	json_t *doc = json_loads(stats_doc, 0, NULL), *status = json_loads(status_doc, 0, NULL);
 	FILE *null = fopen("/dev/null", "w");
 
+	ck_assert_int_eq(prom_write(null, doc, json_object()), -EINVAL); /* no version */
 	json_object_set_new(json_object_get(doc, "pool"), "total_pages", json_string("x"));
-	ck_assert_int_eq(prom_write(null, doc), -EINVAL);
+	ck_assert_int_eq(prom_write(null, doc, status), -EINVAL);
 	json_object_set_new(doc, "version", json_integer(2));
-	ck_assert_int_eq(prom_write(null, doc), -EINVAL);
+	ck_assert_int_eq(prom_write(null, doc, status), -EINVAL);
 	fclose(null);
 	json_decref(doc);
+	json_decref(status);
 }
 END_TEST
 

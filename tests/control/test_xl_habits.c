@@ -233,6 +233,23 @@ START_TEST(test_freeable)
 }
 END_TEST
 
+/* tmemctl(8)'s node_exporter recipe, as printed there, then promtool. */
+START_TEST(test_prometheus_textfile_recipe)
+{
+	char cmd[1024];
+
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "dir=%s; tmemctl() { %s --socket %s \"$@\"; }; "
+		 "tmemctl stats --prometheus >\"$dir/tmem.prom.$$\" && "
+		 "mv \"$dir/tmem.prom.$$\" \"$dir/tmem.prom\" || rm -f \"$dir/tmem.prom.$$\"; "
+		 "test -s \"$dir/tmem.prom\" && ! ls \"$dir\" | grep -q 'prom\\.' && "
+		 "promtool check metrics < \"$dir/tmem.prom\" && "
+		 "grep -q '^tmem_build_info{' \"$dir/tmem.prom\"", H.dir, tmemctl_bin(), H.sock);
+	ck_assert_msg(system(cmd) == 0, "recipe failed: %s", cmd);
+}
+END_TEST
+
 static Suite *xl_suite(void)
 {
 	Suite *s = suite_create("xl-habits");
@@ -246,6 +263,7 @@ static Suite *xl_suite(void)
 	tcase_add_test(tc, test_audit_log_names_peer_uid);
 	tcase_add_test(tc, test_all_flag_reaches_every_client);
 	tcase_add_test(tc, test_freeable);
+	tcase_add_test(tc, test_prometheus_textfile_recipe);
 	suite_add_tcase(s, tc);
 	return s;
 }

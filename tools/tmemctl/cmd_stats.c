@@ -58,6 +58,30 @@ static void human(struct hout *o, json_t *r)
 	print_shared(o, harray(o, r, "shared_pools"));
 }
 
+/* Both replies on one connection: --prometheus needs the daemon's version
+ * and start time from "status" beside the stats document. */
+static int stats_and_status(const struct tmemctl_opts *opts, json_t *args, json_t **stats,
+			    json_t **status)
+{
+	struct ctl_conn conn;
+	int rc = ctl_open(opts, &conn);
+
+	*stats = *status = NULL;
+	if (rc) {
+		json_decref(args);
+		return rc;
+	}
+	rc = ctl_request(&conn, "stats", args, stats);
+	if (!rc)
+		rc = ctl_request(&conn, "status", NULL, status);
+	ctl_close(&conn);
+	if (rc) {
+		json_decref(*stats);
+		*stats = NULL;
+	}
+	return rc;
+}
+
 int cmd_stats(const struct tmemctl_opts *gopts, int argc, char **argv)
 {
 	struct tmemctl_opts opts = *gopts;
@@ -67,7 +91,7 @@ int cmd_stats(const struct tmemctl_opts *gopts, int argc, char **argv)
 		{ NULL },
 	};
 	struct cmd_pos pos;
-	json_t *result, *args;
+	json_t *result, *args, *status;
 	int rc;
 
 	if (!cmd_args(&opts, argc, argv, extra, 0, 1, &pos, &rc))
@@ -81,11 +105,12 @@ int cmd_stats(const struct tmemctl_opts *gopts, int argc, char **argv)
 	args = pos.argc ? json_pack("{s:s}", "client", pos.argv[0]) : NULL;
 	if (!prometheus)
 		return run_request(&opts, "stats", args, human);
-	rc = ctl_call(&opts, "stats", args, &result);
+	rc = stats_and_status(&opts, args, &result, &status);
 	if (rc)
 		return rc;
-	rc = prom_write(stdout, result);
+	rc = prom_write(stdout, result, status);
 	json_decref(result);
+	json_decref(status);
 	if (rc) {
 		fprintf(stderr, "tmemctl: stats: unexpected stats document from tmemd\n");
 		return EXIT_FAILED;

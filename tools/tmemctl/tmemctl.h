@@ -124,7 +124,8 @@ void print_clients_table(struct hout *o, json_t *clients);
 /* The "pool" object of a status or stats reply. */
 void print_pool_summary(struct hout *o, json_t *doc);
 
-/* prom.c: the stats document in the Prometheus text format.  0 or -EINVAL. */
-int prom_write(FILE *out, json_t *stats);
+/* prom.c: the stats document (and from the status reply, the version and
+ * start time) in the Prometheus text format.  0 or -EINVAL. */
+int prom_write(FILE *out, json_t *stats, json_t *status);
 
 #endif /* TMEMCTL_H */
