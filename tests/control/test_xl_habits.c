@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "integ_util.h"
@@ -250,6 +251,43 @@ START_TEST(test_prometheus_textfile_recipe)
 }
 END_TEST
 
+/* xentop's -d and sort keys; HIT% over the same interval as PUTS/s. */
+START_TEST(test_top_delay_sort_and_interval_hit_rate)
+{
+	struct timespec a, b;
+	const char *frame2;
+	double secs;
+	struct run r;
+
+	ck_assert_int_eq(host_cmd(&H, "add vm-a"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm-b"), 0);
+	ck_assert_int_eq(host_cmd(&H, "pool vm-a eph"), 0);
+	ck_assert_int_eq(host_cmd(&H, "pool vm-b eph"), 0);
+	ck_assert_int_eq(host_cmd(&H, "puts vm-a 0 1 4"), 4);
+	ck_assert_int_eq(host_cmd(&H, "puts vm-b 0 1 8"), 8);
+	ck_assert_int_eq(host_cmd(&H, "gets vm-a 0 1 8"), 4);  /* 50 % since start */
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	r = ctl(&H, "top", "--iterations", "2", "--delay", "0.2", "--sort", "eph", NULL);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(secs >= 0.2 && secs < 0.9, "two frames 0.2 s apart took %.2f s", secs);
+	/* Sorted by ephemeral pages: vm-b (8 pages) above vm-a (0 left). */
+	ck_assert(strstr(r.out, "vm-b") && strstr(r.out, "vm-a") &&
+		  strstr(r.out, "vm-b") < strstr(r.out, "vm-a"));
+	/* The second frame's interval saw no gets: no hit rate, not 50.0. */
+	frame2 = strstr(strstr(r.out, "HIT%") + 1, "HIT%");
+	ck_assert_ptr_nonnull(frame2);
+	ck_assert_msg(!strstr(frame2, "50.0"), "cumulative hit rate shown: %s", frame2);
+	run_free(&r);
+	r = ctl(&H, "top", "--iterations", "1", "--sort", "name", NULL);
+	ck_assert(strstr(r.out, "vm-a") && strstr(r.out, "vm-a") < strstr(r.out, "vm-b"));
+	run_free(&r);
+	expect(ctl(&H, "top", "--sort", "bogus", NULL), 2, NULL, "--sort");
+	expect(ctl(&H, "top", "--delay", "0", NULL), 2, NULL, "--delay");
+}
+END_TEST
+
 static Suite *xl_suite(void)
 {
 	Suite *s = suite_create("xl-habits");
@@ -264,6 +302,7 @@ static Suite *xl_suite(void)
 	tcase_add_test(tc, test_all_flag_reaches_every_client);
 	tcase_add_test(tc, test_freeable);
 	tcase_add_test(tc, test_prometheus_textfile_recipe);
+	tcase_add_test(tc, test_top_delay_sort_and_interval_hit_rate);
 	suite_add_tcase(s, tc);
 	return s;
 }

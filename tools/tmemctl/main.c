@@ -23,7 +23,8 @@ static const struct tmemctl_cmd commands[] = {
 	{ "pool-size", cmd_pool_size, "SIZE", "resize the pool" },
 	{ "freeable", cmd_freeable, "[--json]", "memory tmemd could give back (free + ephemeral)" },
 	{ "forget", cmd_forget, "CLIENT", "remove what is stored for a client not attached" },
-	{ "top", cmd_top, "[--iterations N] [--json]", "live per-client view, once a second" },
+	{ "top", cmd_top, "[--delay S] [--sort name|eph|pers|puts|gets|hit|evict] "
+	  "[--iterations N] [--json]", "live per-client view, like xentop" },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
