@@ -465,9 +465,11 @@ END_TEST
 START_TEST(test_prometheus_rejects_bad_doc)
 {
 	json_t *doc = json_loads(stats_doc, 0, NULL), *status = json_loads(status_doc, 0, NULL);
+	json_t *empty = json_object();
 	FILE *null = fopen("/dev/null", "w");
 
-	ck_assert_int_eq(prom_write(null, doc, json_object()), -EINVAL); /* no version */
+	ck_assert_int_eq(prom_write(null, doc, empty), -EINVAL); /* no daemon version */
+	json_decref(empty);
 	json_object_set_new(json_object_get(doc, "pool"), "total_pages", json_string("x"));
 	ck_assert_int_eq(prom_write(null, doc, status), -EINVAL);
 	json_object_set_new(doc, "version", json_integer(2));
