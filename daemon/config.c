@@ -14,10 +14,11 @@
 #include "config.h"
 #include "control/ctl_proto.h"
 #include "size.h"
+#include "tmem_names.h"
 
 struct parse_ctx {
 	struct tmemd_config *cfg;
-	char reason[160];
+	char reason[320];
 };
 
 void tmemd_config_init(struct tmemd_config *cfg)
@@ -41,34 +42,31 @@ void tmemd_config_free(struct tmemd_config *cfg)
 	cfg->nr_clients = 0;
 }
 
-int tmemd_check_client_name(const char *name)
+bool tmemd_config_grants(const struct tmemd_config *cfg, const char *name,
+			 const struct tmem_uuid *u)
 {
-	size_t n = name ? strlen(name) : 0;
+	const struct tmemd_client_conf *cc = tmemd_config_client(cfg, name);
 
-	if (n == 0 || n >= TMEM_CLIENT_NAME_MAX)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)name[i];
-
-		if (!isalnum(ch) && !strchr("._:-", ch))
-			return -EINVAL;
-	}
-	return 0;
+	for (unsigned i = 0; cc && i < cc->nr_auth; i++)
+		if (cc->auth[i].lo == u->lo && cc->auth[i].hi == u->hi)
+			return true;
+	return false;
 }
 
-/* A cap: a size (rounded down to pages) or "none"/"unlimited". */
-static int parse_cap(const char *v, uint64_t *pages)
+int tmemd_check_client_name(const char *name)
 {
-	uint64_t bytes;
+	return tmem_name_valid(name) ? 0 : -EINVAL;
+}
 
-	if (!strcmp(v, "none") || !strcmp(v, "unlimited")) {
-		*pages = TMEM_NO_CAP;
-		return 0;
-	}
-	if (tmemd_parse_size(v, false, &bytes))
-		return -EINVAL;
-	*pages = bytes / TMEM_PAGE_SIZE;
-	return 0;
+/* A cap: a size or "none"/"unlimited" (proto/tmem_size.h, as tmemctl). */
+static enum tmem_size_result parse_cap(const char *v, uint64_t *pages)
+{
+	struct tmem_size sz;
+	enum tmem_size_result r = tmem_size_parse(v, TMEM_SIZE_ALLOW_NONE, &sz);
+
+	if (!r)
+		*pages = sz.none ? TMEM_NO_CAP : sz.pages;
+	return r;
 }
 
 static int parse_uint(const char *v, unsigned long min, unsigned long max,
@@ -174,12 +172,16 @@ static int restart_key(struct parse_ctx *ctx, const char *key, const char *v)
 static int tmemd_key(struct parse_ctx *ctx, const char *key, const char *v)
 {
 	struct tmemd_config *cfg = ctx->cfg;
+	enum tmem_size_result r;
 	unsigned long n;
 
 	if (!strcmp(key, "memory")) {
-		if (tmemd_parse_size(v, true, &cfg->memory_bytes) ||
-		    cfg->memory_bytes < 16 * TMEM_PAGE_SIZE)
-			FAIL(ctx, "memory: bad size '%s' (want e.g. 256M, 2G or 10%%, at least 64K)", v);
+		r = tmemd_parse_size(v, true, &cfg->memory_bytes);
+		if (!r && cfg->memory_bytes < 16 * TMEM_PAGE_SIZE)
+			r = TMEM_SIZE_RANGE;
+		if (r)
+			FAIL(ctx, "memory: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR
+			     ", or N%% of RAM; at least 64K)", v, tmem_size_strerror(r));
 	} else if (!strcmp(key, "workers")) {
 		if (parse_uint(v, 1, TMEMD_MAX_WORKERS, &n))
 			FAIL(ctx, "workers: want 1..%d, got '%s'", TMEMD_MAX_WORKERS, v);
@@ -214,17 +216,22 @@ static int settings_key(struct parse_ctx *ctx, struct tmemd_client_conf *cc,
 			const char *section, const char *key, const char *v)
 {
 	struct tmem_client_settings *s = cc ? &cc->settings : &ctx->cfg->defaults;
+	enum tmem_size_result r;
 	unsigned long n;
 	bool b;
 
 	if (!strcmp(key, "ephemeral-max")) {
-		if (parse_cap(v, &s->ephemeral_max))
-			FAIL(ctx, "%s: bad size '%s' (want e.g. 64M or none)", key, v);
+		r = parse_cap(v, &s->ephemeral_max);
+		if (r)
+			FAIL(ctx, "%s: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR ", or none)",
+			     key, v, tmem_size_strerror(r));
 		if (cc)
 			cc->has_ephemeral_max = true;
 	} else if (!strcmp(key, "persistent-max")) {
-		if (parse_cap(v, &s->persistent_max))
-			FAIL(ctx, "%s: bad size '%s' (want e.g. 64M or none)", key, v);
+		r = parse_cap(v, &s->persistent_max);
+		if (r)
+			FAIL(ctx, "%s: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR ", or none)",
+			     key, v, tmem_size_strerror(r));
 		if (cc)
 			cc->has_persistent_max = true;
 	} else if (!strcmp(key, "weight")) {
@@ -286,7 +293,7 @@ static int handler(void *user, const char *section, const char *key,
 		const char *name = section + 7;
 
 		if (tmemd_check_client_name(name))
-			FAIL(ctx, "[%s]: bad client name (1..63 of A-Z a-z 0-9 . _ : -)", section);
+			FAIL(ctx, "[%s]: bad client name (want " TMEM_NAME_RULE ")", section);
 		cc = client_section(ctx, name);
 		if (!cc)
 			FAIL(ctx, "[%s]: too many client sections (max %d)", section, TMEMD_MAX_CLIENT_CONF);

@@ -74,6 +74,10 @@ int tmemd_config_load_file(struct tmemd_config *cfg, const char *path,
 int tmemd_config_load_string(struct tmemd_config *cfg, const char *path,
 			     const char *text, char *err, size_t errlen);
 
+/* True when [client name] has shared-auth = uuid. */
+bool tmemd_config_grants(const struct tmemd_config *cfg, const char *name,
+			 const struct tmem_uuid *uuid);
+
 /* The section for name, or NULL. */
 const struct tmemd_client_conf *
 tmemd_config_client(const struct tmemd_config *cfg, const char *name);

@@ -17,6 +17,7 @@ struct tmemd_ctl_glue {
 	struct tmemd_watch w;
 	struct tmemd_loop *loop;
 	struct tmemd_clients *reg;
+	const struct tmemd_config *cfg;  /* main's; reloads change it in place */
 };
 
 struct each_ctx {
@@ -91,6 +92,13 @@ static int with_client(void *ctx, const char *spec,
 	return e.found ? e.rc : -ENOENT;
 }
 
+static bool file_grants(void *ctx, const struct tmem_uuid *uuid, const char *principal)
+{
+	struct tmemd_ctl_glue *g = ctx;
+
+	return g->cfg && tmemd_config_grants(g->cfg, principal, uuid);
+}
+
 static void ctl_log(void *ctx, int priority, const char *fmt, va_list ap)
 {
 	char line[400];
@@ -141,6 +149,7 @@ int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 		.for_each_client = for_each_client,
 		.with_client = with_client,
 		.log = ctl_log,
+		.file_grants = file_grants,
 	};
 	int rc;
 
@@ -148,6 +157,7 @@ int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 		return -ENOMEM;
 	g->loop = loop;
 	g->reg = reg;
+	g->cfg = cfg->daemon_cfg;
 	if (!cc.state_dir) {
 		rc = tmemd_control_default_state_dir(state_dir, sizeof(state_dir));
 		if (rc) {
@@ -180,6 +190,16 @@ fail:
 int tmemd_ctl_glue_write_stats(struct tmemd_ctl_glue *g, const char *path)
 {
 	return tmemd_control_write_stats(g->ctl, path);
+}
+
+bool tmemd_ctl_glue_auth_stored(void *g, const struct tmem_uuid *uuid, const char *client)
+{
+	return tmemd_control_auth_stored(((struct tmemd_ctl_glue *)g)->ctl, uuid, client);
+}
+
+void tmemd_ctl_glue_note_reload(struct tmemd_ctl_glue *g, int rc, const char *message)
+{
+	tmemd_control_note_reload(g->ctl, rc, message);
 }
 
 void tmemd_ctl_glue_stop(struct tmemd_ctl_glue *g)

@@ -9,6 +9,7 @@
 #define TMEMD_CONTROL_GLUE_H
 
 #include "clients.h"
+#include "config.h"
 #include "loop.h"
 
 struct tmemd_ctl_glue;
@@ -21,6 +22,7 @@ struct tmemd_ctl_glue_config {
 	const char *admin_group;   /* NULL or "": root only */
 	unsigned socket_mode;      /* 0: 0660 */
 	unsigned max_conns_per_uid; /* 0: the server's default */
+	const struct tmemd_config *daemon_cfg; /* the running config (file grants) */
 };
 
 /* Starts the server; logs and returns -errno on failure. */
@@ -30,6 +32,10 @@ int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 /* The SIGUSR1 dump: the control server's "stats" document, written to
  * path atomically.  0 or -errno. */
 int tmemd_ctl_glue_write_stats(struct tmemd_ctl_glue *g, const char *path);
+/* For tmemd_reload(): the stored authorisations a reload must keep. */
+bool tmemd_ctl_glue_auth_stored(void *g, const struct tmem_uuid *uuid, const char *client);
+/* Records a reload's result (rc 0 or -errno) for tmemctl status. */
+void tmemd_ctl_glue_note_reload(struct tmemd_ctl_glue *g, int rc, const char *message);
 /* Stops it (before clients, policy and store go).  Accepts NULL. */
 void tmemd_ctl_glue_stop(struct tmemd_ctl_glue *g);
 

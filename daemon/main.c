@@ -156,6 +156,7 @@ static int start_services(struct tmemd *d)
 		.admin_group = d->cfg.control_admin_group,
 		.socket_mode = d->cfg.control_socket_mode,
 		.max_conns_per_uid = d->cfg.control_max_per_uid,
+		.daemon_cfg = &d->cfg,
 	};
 	const char *why = NULL;
 	int rc;
@@ -184,15 +185,25 @@ static int start_services(struct tmemd *d)
 
 static void reload(struct tmemd *d)
 {
-	char err[512] = "";
+	const struct tmemd_reload_keep keep = {
+		.auth_stored = tmemd_ctl_glue_auth_stored, .ctx = d->control,
+	};
+	char err[512] = "", msg[600];
 	int rc;
 
 	tmemd_service_reloading(&d->service);
-	rc = tmemd_reload(&d->cfg, d->config_path, d->clients, err, sizeof(err));
+	rc = tmemd_reload(&d->cfg, d->config_path, d->clients, &keep, err, sizeof(err));
 	if (rc)
-		log_err("reload: %s; keeping the settings in force", err[0] ? err : strerror(-rc));
+		snprintf(msg, sizeof(msg), "%s; keeping the settings in force",
+			 err[0] ? err : strerror(-rc));
 	else
-		log_info("reloaded %s", d->config_path ? d->config_path : "(no config file)");
+		snprintf(msg, sizeof(msg), "reloaded %s",
+			 d->config_path ? d->config_path : "(no config file)");
+	if (rc)
+		log_err("reload: %s", msg);
+	else
+		log_info("%s", msg);
+	tmemd_ctl_glue_note_reload(d->control, rc, msg);
 	tmemd_service_ready(&d->service);
 }
 
@@ -235,6 +246,18 @@ static void stop_all(struct tmemd *d)
 	tmemd_config_free(&d->cfg);
 }
 
+/* tmemd --check-config -c FILE: what a start or a reload would say about
+ * FILE, without starting (systemctl reload runs it first). */
+static int check_config(struct tmemd_config *cfg, const struct tmemd_options *o)
+{
+	int rc = merge_settings(cfg, o);
+
+	if (!rc)
+		printf("%s: OK\n", o->config_path);
+	tmemd_config_free(cfg);
+	return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct tmemd_options opts;
@@ -257,6 +280,8 @@ int main(int argc, char **argv)
 	d.restart.grace.fd = -1;
 	d.restart.arena.fd = -1;
 	tmemd_config_init(&d.cfg);
+	if (opts.check_config)
+		return check_config(&d.cfg, &opts);
 	/* The loop blocks the signals first, so every thread inherits the mask. */
 	rc = merge_settings(&d.cfg, &opts);
 	if (!rc)

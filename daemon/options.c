@@ -27,6 +27,8 @@ static void usage(FILE *f)
 		"                          store when run by systemd, else nothing survives)\n"
 		"      --discard-arena     throw away the pages a previous tmemd left\n"
 		"  -v, --verbose           log debug messages\n"
+		"      --check-config      read the -c FILE and exit: 0 when tmemd would\n"
+		"                          accept it, 1 with the reason (for ExecReload)\n"
 		"  -h, --help              print this help\n"
 		"  -V, --version           print the version\n\n"
 		"Signals: SIGTERM/SIGINT stop cleanly; SIGUSR1 writes <runtime>/stats.json.\n"
@@ -55,6 +57,7 @@ enum tmemd_options_result tmemd_options_parse(int argc, char **argv,
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "check-config", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -90,7 +93,8 @@ enum tmemd_options_result tmemd_options_parse(int argc, char **argv,
 		case 'm':
 			if (tmemd_parse_size(optarg, true, &o->memory_bytes) ||
 			    o->memory_bytes < 16 * 4096)
-				return bad("--memory wants a size such as 256M, 2G or 10% (at least 64K)", optarg);
+				return bad("--memory wants " TMEM_SIZE_GRAMMAR
+					   ", or N% of RAM (at least 64K)", optarg);
 			break;
 		case 'w':
 			n = strtol(optarg, &end, 10);
@@ -109,6 +113,9 @@ enum tmemd_options_result tmemd_options_parse(int argc, char **argv,
 		case 'v':
 			o->verbose = true;
 			break;
+		case 'C':
+			o->check_config = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return TMEMD_OPTS_EXIT_OK;
@@ -122,5 +129,7 @@ enum tmemd_options_result tmemd_options_parse(int argc, char **argv,
 	}
 	if (optind < argc)
 		return bad("unexpected argument", argv[optind]);
+	if (o->check_config && !o->config_path)
+		return bad("--check-config needs a file to check", "-c FILE");
 	return TMEMD_OPTS_RUN;
 }

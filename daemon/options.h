@@ -24,6 +24,7 @@ struct tmemd_options {
 	bool discard_arena;        /* --discard-arena */
 	bool foreground;           /* --foreground */
 	bool verbose;              /* -v */
+	bool check_config;         /* --check-config: parse -c FILE, then exit */
 };
 
 enum tmemd_options_result {

@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include <ctype.h>
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
+/* Sizes: proto/tmem_size.h's grammar, plus the host's RAM for "N%". */
 #include <unistd.h>
 
 #include "size.h"
@@ -18,51 +14,21 @@ uint64_t tmemd_host_ram_bytes(void)
 	return (uint64_t)pages * (uint64_t)psz;
 }
 
-static int suffix_shift(const char *s, unsigned *shift)
+enum tmem_size_result tmemd_parse_size(const char *s, bool allow_percent, uint64_t *bytes)
 {
-	static const char units[] = "KMGT";
-	const char *u;
+	struct tmem_size sz;
+	enum tmem_size_result r;
 
-	if (*s == '\0') {
-		*shift = 0;
-		return 0;
+	r = tmem_size_parse(s, allow_percent ? TMEM_SIZE_ALLOW_PERCENT : 0, &sz);
+	if (r)
+		return r;
+	if (sz.percent) {
+		/* A share of RAM, rounded down to whole pages. */
+		*bytes = tmemd_host_ram_bytes() / 100 * sz.percent / TMEM_PAGE_SIZE * TMEM_PAGE_SIZE;
+		return *bytes ? TMEM_SIZE_OK : TMEM_SIZE_RANGE;
 	}
-	if (!strcasecmp(s, "B")) {
-		*shift = 0;
-		return 0;
-	}
-	u = strchr(units, toupper((unsigned char)*s));
-	if (!u)
-		return -EINVAL;
-	*shift = 10 * (unsigned)(u - units + 1);
-	s++;
-	if (*s == '\0' || !strcasecmp(s, "B") || !strcasecmp(s, "iB"))
-		return 0;
-	return -EINVAL;
-}
-
-int tmemd_parse_size(const char *s, bool allow_percent, uint64_t *bytes)
-{
-	unsigned long long v;
-	unsigned shift;
-	char *end;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
-	if (allow_percent && end[0] == '%' && end[1] == '\0') {
-		if (v == 0 || v > 100)
-			return -EINVAL;
-		*bytes = tmemd_host_ram_bytes() / 100 * v;
-		return *bytes ? 0 : -EINVAL;
-	}
-	if (suffix_shift(end, &shift))
-		return -EINVAL;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -EINVAL;
-	*bytes = (uint64_t)v << shift;
-	return 0;
+	if (sz.pages > UINT64_MAX / TMEM_PAGE_SIZE)
+		return TMEM_SIZE_RANGE;
+	*bytes = sz.pages * TMEM_PAGE_SIZE;
+	return TMEM_SIZE_OK;
 }

@@ -6,13 +6,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "tmem_size.h"
+
 /*
- * Parses s into bytes.  Suffixes K, M, G, T (powers of 1024, case
- * insensitive, an optional trailing "B"/"iB").  With allow_percent,
- * "N%" (1..100) means that share of the host's RAM.  Returns 0 or
- * -EINVAL (garbage, empty, overflow, 0%).
+ * Parses s into bytes with proto/tmem_size.h's grammar, the one tmemctl
+ * uses (whole 4 KiB pages).  With allow_percent, "N%" (1..100) means that
+ * share of the host's RAM, rounded down to pages.  TMEM_SIZE_OK, or the
+ * reason (tmem_size_strerror()).
  */
-int tmemd_parse_size(const char *s, bool allow_percent, uint64_t *bytes);
+enum tmem_size_result tmemd_parse_size(const char *s, bool allow_percent, uint64_t *bytes);
 
 /* Bytes of physical RAM, from sysconf(). */
 uint64_t tmemd_host_ram_bytes(void);

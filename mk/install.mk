@@ -37,9 +37,11 @@ DKMS_NAME := tmem-shim
 LIBTMEM_SONAME := libtmem.so.0
 LIBTMEM_REALNAME := libtmem.so.$(VERSION)
 ifeq ($(origin SYSTEMDUNITDIR),undefined)
-SYSTEMDUNITDIR := $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system)
+SYSTEMDUNITDIR = $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system)
 endif
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+# bash-completion looks here (its pkg-config completionsdir on Debian).
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DKMSDIR ?= /usr/src/$(DKMS_NAME)-$(VERSION)
 INSTALL ?= install
 
@@ -80,7 +82,7 @@ endef
 
 install: $(INSTALL_SBIN) $(INSTALL_BIN) $(INSTALL_LIBS) $(INSTALL_HEADERS) \
 		$(INSTALL_MAN) $(INSTALL_UNITS) systemd/tmemd.conf \
-		mk/libtmem.pc.in mk/dkms.conf.in
+		mk/libtmem.pc.in mk/dkms.conf.in tools/tmemctl/tmemctl.bash
 	$(Q)soname=$$(readelf -d $(BUILD)/libtmem.so | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p'); \
 	if [[ "$$soname" != $(LIBTMEM_SONAME) ]]; then \
 		echo "install: $(BUILD)/libtmem.so has SONAME '$$soname', want $(LIBTMEM_SONAME)" \
@@ -91,6 +93,7 @@ install: $(INSTALL_SBIN) $(INSTALL_BIN) $(INSTALL_LIBS) $(INSTALL_HEADERS) \
 	$(Q)$(INSTALL) -d '$(DESTDIR)$(SBINDIR)' '$(DESTDIR)$(BINDIR)' \
 		'$(DESTDIR)$(LIBDIR)' '$(DESTDIR)$(PKGCONFIGDIR)' '$(DESTDIR)$(INCLUDEDIR)' \
 		'$(DESTDIR)$(SYSTEMDUNITDIR)' '$(DESTDIR)$(SYSCONFDIR)/tmemd' \
+		'$(DESTDIR)$(BASHCOMPDIR)' \
 		$(foreach s,$(sort $(subst .,,$(suffix $(INSTALL_MAN)))),'$(DESTDIR)$(MANDIR)/man$(s)')
 	$(Q)$(call inst,0755,$(INSTALL_SBIN),$(SBINDIR))
 	$(Q)$(call inst,0755,$(INSTALL_BIN),$(BINDIR))
@@ -102,6 +105,7 @@ install: $(INSTALL_SBIN) $(INSTALL_BIN) $(INSTALL_LIBS) $(INSTALL_HEADERS) \
 	$(Q)$(call inst,0644,$(INSTALL_HEADERS),$(INCLUDEDIR))
 	$(Q)$(foreach m,$(INSTALL_MAN),$(call inst,0644,$(m),$(MANDIR)/man$(subst .,,$(suffix $(m)))) &&) true
 	$(Q)$(call inst,0644,$(INSTALL_UNITS),$(SYSTEMDUNITDIR))
+	$(Q)$(INSTALL) -m 0644 tools/tmemctl/tmemctl.bash '$(DESTDIR)$(BASHCOMPDIR)/tmemctl'
 	$(Q)[[ -e '$(DESTDIR)$(SYSCONFDIR)/tmemd/tmemd.conf' ]] || \
 		$(INSTALL) -m 0644 systemd/tmemd.conf '$(DESTDIR)$(SYSCONFDIR)/tmemd/tmemd.conf'
 	$(call install_dkms_tree,$(DESTDIR)$(DKMSDIR))
@@ -116,7 +120,8 @@ uninstall:
 		'$(DESTDIR)$(PKGCONFIGDIR)/libtmem.pc' \
 		$(foreach f,$(INSTALL_HEADERS),'$(DESTDIR)$(INCLUDEDIR)/$(notdir $(f))') \
 		$(foreach f,$(INSTALL_MAN),'$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(f)))/$(notdir $(f))') \
-		$(foreach f,$(INSTALL_UNITS),'$(DESTDIR)$(SYSTEMDUNITDIR)/$(notdir $(f))')
+		$(foreach f,$(INSTALL_UNITS),'$(DESTDIR)$(SYSTEMDUNITDIR)/$(notdir $(f))') \
+		'$(DESTDIR)$(BASHCOMPDIR)/tmemctl'
 	$(Q)! cmp -s systemd/tmemd.conf '$(DESTDIR)$(SYSCONFDIR)/tmemd/tmemd.conf' || \
 		rm -f '$(DESTDIR)$(SYSCONFDIR)/tmemd/tmemd.conf'
 	$(Q)rmdir '$(DESTDIR)$(SYSCONFDIR)/tmemd' 2>/dev/null || true

@@ -93,6 +93,10 @@ struct tmemd_control_hooks {
 	/* Optional (NULL = silent): one log line, priority as syslog(3).
 	 * Used for refused connections and peers dropped for bad input. */
 	void (*log)(void *ctx, int priority, const char *fmt, va_list ap);
+	/* Optional (NULL = none): whether the daemon's config file grants
+	 * principal the shared pool uuid.  "forget" leaves such a grant in
+	 * force (it removes what tmemctl stored, not what the file says). */
+	bool (*file_grants)(void *ctx, const struct tmem_uuid *uuid, const char *principal);
 };
 
 /*
@@ -133,10 +137,19 @@ int tmemd_control_settings_for(const struct tmemd_control *ctl,
 
 /*
  * Writes the "stats" document (the schema man/tmemctl.8 documents, the
- * one "tmemctl stats --json" prints) to path atomically, mode 0644.
+ * one "tmemctl stats --json" prints) to path atomically, with
+ * control.sock's mode (less x bits) and group.
  * tmemd's SIGUSR1 dump.  0 or -errno.
  */
 int tmemd_control_write_stats(struct tmemd_control *ctl, const char *path);
+
+/* True when an admin stored the authorisation of principal for uuid
+ * (tmemctl shared-auth): a config reload must not revoke it. */
+bool tmemd_control_auth_stored(const struct tmemd_control *ctl,
+			       const struct tmem_uuid *uuid, const char *principal);
+/* Records the daemon's last config reload (rc 0 or -errno, a one-line
+ * message) for "status". */
+void tmemd_control_note_reload(struct tmemd_control *ctl, int rc, const char *message);
 
 /* Closes every connection, unlinks the socket.  Accepts NULL. */
 void tmemd_control_stop(struct tmemd_control *ctl);

@@ -190,8 +190,8 @@ static int cmd_pool_size(struct tmemd_control *ctl, const struct ctl_request *re
 				   "persistent pages alone need more",
 				   (unsigned long long)req->pages);
 	if (rc == -EINVAL)
-		return ctl_err_set(err, EINVAL, "%llu pages is above the most this "
-				   "tmemd can grow to (its max memory)",
+		return ctl_err_set(err, EINVAL, "%llu pages is more than the host's RAM, "
+				   "the most tmemd can grow its pool to",
 				   (unsigned long long)req->pages);
 	if (rc)
 		return ctl_err_set(err, -rc, "pool-size: %s", strerror(-rc));
@@ -212,44 +212,67 @@ static int cmd_status(struct tmemd_control *ctl, const struct ctl_request *req,
 		      json_t **result, struct ctl_err *err)
 {
 	struct timespec now;
-	struct tmem_arena_counts a;
 	unsigned clients = 0;
 
 	(void)req;
 	(void)err;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	tmem_store_arena_counts(ctl->hooks.store, &a);
 	ctl->hooks.for_each_client(ctl->ctx, count_client, &clients);
 	*result = json_pack(
-		"{s:i, s:{s:s, s:i, s:I, s:s, s:s, s:s, s:s}, s:{s:I, s:I, s:I}, s:i, s:i, s:o}",
+		"{s:i, s:{s:s, s:i, s:I, s:I, s:s, s:s, s:s, s:s, s:o}, s:o, s:i, s:i, s:o}",
 		"version", TMEMD_CONTROL_PROTO_VERSION,
 		"daemon", "version", ctl->version, "pid", (int)getpid(),
 		"uptime_seconds", (json_int_t)(now.tv_sec - ctl->started.tv_sec),
+		"start_time_seconds", (json_int_t)ctl->started_wall,
 		"transport", ctl->transport, "runtime_dir", ctl->runtime_dir,
 		"state_dir", ctl->state_dir, "control_socket", ctl->sock_path,
-		"pool", "total_pages", (json_int_t)a.total_pages,
-		"used_pages", (json_int_t)(a.total_pages - a.free_pages),
-		"free_pages", (json_int_t)a.free_pages,
+		"last_reload", ctl_reload_json(ctl),
+		"pool", ctl_pool_json(ctl),
 		"clients", (int)clients, "control_connections", (int)ctl->nr_conns,
 		"restart", ctl_restart_json(ctl));
+	return 0;
+}
+
+/* The client "list CLIENT" or "stats CLIENT" names (NULL: every one),
+ * or -ENOENT with err when it names none. */
+static int only_client(struct tmemd_control *ctl, const struct ctl_request *req,
+		       const char **only, struct ctl_err *err)
+{
+	struct client_op op = { 0 };
+
+	*only = NULL;
+	if (!(req->has & CTL_HAS_CLIENT))
+		return 0;
+	if (ctl->hooks.with_client(ctl->ctx, req->client, name_cb, &op) == -ENOENT)
+		return ctl_err_set(err, ENOENT, "no connected client \"%s\"", req->client);
+	*only = req->client;
 	return 0;
 }
 
 static int cmd_stats(struct tmemd_control *ctl, const struct ctl_request *req,
 		     json_t **result, struct ctl_err *err)
 {
-	(void)req;
-	(void)err;
-	*result = ctl_stats_document(ctl);
-	return 0;
+	const char *only;
+	int rc = only_client(ctl, req, &only, err);
+
+	if (!rc)
+		*result = ctl_stats_document(ctl, only);
+	return rc;
 }
 
 static int cmd_list(struct tmemd_control *ctl, const struct ctl_request *req,
 		    json_t **result, struct ctl_err *err)
 {
-	(void)req;
-	(void)err;
-	*result = ctl_list_document(ctl);
+	const char *only;
+	int rc = only_client(ctl, req, &only, err);
+
+	if (rc)
+		return rc;
+	*result = ctl_list_document(ctl, only);
+	if (*result && req->all && json_object_set_new(*result, "stored", ctl_stored_json(ctl))) {
+		json_decref(*result);
+		*result = NULL;
+	}
 	return 0;
 }
 
@@ -263,6 +286,7 @@ static const ctl_handler handlers[CTL_CMD_NR] = {
 	[CTL_FLUSH] = cmd_flush,
 	[CTL_SHARED_AUTH] = cmd_shared_auth,
 	[CTL_POOL_SIZE] = cmd_pool_size,
+	[CTL_FORGET] = ctl_cmd_forget,
 };
 
 int ctl_cmd_run(struct tmemd_control *ctl, const struct ctl_request *req,

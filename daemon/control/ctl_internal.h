@@ -42,12 +42,21 @@ struct tmemd_control {
 	char version[32];
 	bool has_admin_gid;
 	gid_t admin_gid;
+	unsigned sock_mode;       /* control.sock's mode; stats.json gets it too */
 	unsigned max_per_uid, max_conns;
 	int epfd, lfd;
+	int state_lock;           /* flock'd state dir fd, -1 before */
 	struct ctl_conn *conns;
 	unsigned nr_conns;
 	struct timespec started;  /* CLOCK_MONOTONIC */
+	time_t started_wall;      /* the same moment, for "status" */
 	struct ctl_state state;
+	struct {                  /* the daemon's last config reload */
+		bool done;
+		int rc;           /* 0 or -errno */
+		struct timespec when; /* CLOCK_MONOTONIC */
+		char message[512];
+	} reload;
 };
 
 void ctl_log(struct tmemd_control *ctl, int prio, const char *fmt, ...)
@@ -60,11 +69,32 @@ int ctl_peer_identify(const struct tmemd_control *ctl, struct ctl_conn *conn);
 int ctl_cmd_run(struct tmemd_control *ctl, const struct ctl_request *req,
 		json_t **result, struct ctl_err *err);
 
-/* ctl_stats.c */
-json_t *ctl_stats_document(struct tmemd_control *ctl);
-json_t *ctl_list_document(struct tmemd_control *ctl);
+/* ctl_claim.c: an exclusive flock on the state dir (0 and *lock_fd, or
+ * -EBUSY when another process holds it); whether a process listens on the
+ * socket at path (1 yes, 0 no, -errno). */
+int ctl_claim_state_dir(const char *dir, int *lock_fd);
+int ctl_socket_in_use(const char *path);
+
+/* ctl_stored.c: "list"'s stored array (--all) and "forget". */
+json_t *ctl_stored_json(struct tmemd_control *ctl);
+int ctl_cmd_forget(struct tmemd_control *ctl, const struct ctl_request *req,
+		   json_t **result, struct ctl_err *err);
+
+/* ctl_audit.c: logs a state-changing request, its peer and its result
+ * (rc 0, or -errno with err). */
+void ctl_audit(struct tmemd_control *ctl, const struct ctl_conn *conn,
+	       const struct ctl_request *req, int rc, const struct ctl_err *err);
+
+/* ctl_reload.c: "status"'s last_reload object. */
+json_t *ctl_reload_json(const struct tmemd_control *ctl);
+
 /* ctl_restart.c: the "restart" object of stats and status. */
 json_t *ctl_restart_json(struct tmemd_control *ctl);
+/* ctl_stats.c: the documents of every client, or of the one only names (NULL: all). */
+json_t *ctl_stats_document(struct tmemd_control *ctl, const char *only);
+json_t *ctl_list_document(struct tmemd_control *ctl, const char *only);
+/* The stats document's "pool" object; "status" sends the same one. */
+json_t *ctl_pool_json(struct tmemd_control *ctl);
 /* The fields of one client that "list" and "stats" share. */
 json_t *ctl_client_summary(struct tmemd_control *ctl,
 			   const struct tmemd_control_client *cl);

@@ -14,6 +14,7 @@
 
 #include "control.h"
 #include "ctl_proto.h"
+#include "tmem_names.h"
 
 enum ctl_field_type {
 	F_NAME,    /* string, ctl_name_valid(), into char[TMEM_CLIENT_NAME_MAX] */
@@ -58,6 +59,16 @@ static const struct ctl_field pool_size_args[] = {
 	{ NULL },
 };
 static const struct ctl_field no_args[] = { { NULL } };
+/* "list" and "stats" of one client (CLIENT as "xl tmem-list DOM" took). */
+static const struct ctl_field list_args[] = {
+	{ "client", F_NAME, RQ(client), CTL_HAS_CLIENT, false },
+	{ "all", F_BOOL, RQ(all), CTL_HAS_ALL, false },
+	{ NULL },
+};
+static const struct ctl_field stats_args[] = {
+	{ "client", F_NAME, RQ(client), CTL_HAS_CLIENT, false },
+	{ NULL },
+};
 
 /* The settings as stored in the state file (frozen included). */
 static const struct ctl_field settings_fields[] = {
@@ -75,14 +86,15 @@ static const struct {
 	const struct ctl_field *args;
 } commands[CTL_CMD_NR] = {
 	[CTL_STATUS] = { .name = "status", .writes = false, .args = no_args },
-	[CTL_STATS] = { .name = "stats", .writes = false, .args = no_args },
-	[CTL_LIST] = { .name = "list", .writes = false, .args = no_args },
+	[CTL_STATS] = { .name = "stats", .writes = false, .args = stats_args },
+	[CTL_LIST] = { .name = "list", .writes = false, .args = list_args },
 	[CTL_SET] = { .name = "set", .writes = true, .args = set_args },
 	[CTL_FREEZE] = { .name = "freeze", .writes = true, .args = client_args },
 	[CTL_THAW] = { .name = "thaw", .writes = true, .args = client_args },
 	[CTL_FLUSH] = { .name = "flush", .writes = true, .args = client_args },
 	[CTL_SHARED_AUTH] = { .name = "shared-auth", .writes = true, .args = auth_args },
 	[CTL_POOL_SIZE] = { .name = "pool-size", .writes = true, .args = pool_size_args },
+	[CTL_FORGET] = { .name = "forget", .writes = true, .args = client_args },
 };
 
 int ctl_err_set(struct ctl_err *err, int errnum, const char *fmt, ...)
@@ -141,14 +153,7 @@ bool ctl_cmd_writes(enum ctl_cmd cmd)
 
 bool ctl_name_valid(const char *s)
 {
-	size_t n = strlen(s);
-
-	if (n == 0 || n >= TMEM_CLIENT_NAME_MAX)
-		return false;
-	for (; *s; s++)
-		if (*s <= 0x20 || *s >= 0x7f)
-			return false;
-	return true;
+	return tmem_name_valid(s);
 }
 
 static int hexval(char c)
@@ -235,8 +240,7 @@ static int parse_field(const struct ctl_field *f, json_t *v, void *base,
 	case F_NAME:
 		if (!json_is_string(v) || !ctl_name_valid(json_string_value(v)))
 			return ctl_err_set(err, EINVAL,
-					   "%s: expected a name of 1..%d printable characters",
-					   f->key, TMEM_CLIENT_NAME_MAX - 1);
+					   "%s: expected a name of " TMEM_NAME_RULE, f->key);
 		strcpy(dst, json_string_value(v));
 		return 0;
 	case F_WEIGHT:

@@ -36,6 +36,7 @@ enum ctl_cmd {
 	CTL_FLUSH,
 	CTL_SHARED_AUTH,
 	CTL_POOL_SIZE,
+	CTL_FORGET,
 	CTL_CMD_NR,
 };
 
@@ -51,6 +52,7 @@ enum {
 	CTL_HAS_UUID = 1u << 6,
 	CTL_HAS_REVOKE = 1u << 7,
 	CTL_HAS_PAGES = 1u << 8,
+	CTL_HAS_ALL = 1u << 9,
 };
 
 /* Some of a client's settings: only the fields named in has are set. */
@@ -67,6 +69,7 @@ struct ctl_request {
 	struct tmem_uuid uuid;     /* for "shared-auth" */
 	bool revoke;
 	uint64_t pages;            /* for "pool-size" */
+	bool all;                  /* for "list": stored settings too */
 };
 
 /* An error to send back: an errno value and a one-line message. */
@@ -101,7 +104,7 @@ int ctl_settings_parse(json_t *obj, bool allow_frozen, struct ctl_settings *s,
 /* Adds the fields set in s to obj (caps of TMEM_NO_CAP as null). */
 int ctl_settings_dump(const struct ctl_settings *s, json_t *obj);
 
-/* A client name or CLIENT spec: 1..63 printable non-space ASCII bytes. */
+/* A client name or CLIENT spec: proto/tmem_names.h's rule, as tmemd.conf. */
 bool ctl_name_valid(const char *s);
 
 /* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (any case) <-> tmem_uuid, with

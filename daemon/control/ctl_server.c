@@ -116,6 +116,7 @@ static char *answer(struct tmemd_control *ctl, struct ctl_conn *conn,
 	struct ctl_request req;
 	struct ctl_err err;
 	json_t *result = NULL;
+	int rc;
 
 	if (ctl_request_parse(buf, len, &req, &err))
 		return ctl_reply_error(&err);
@@ -126,7 +127,10 @@ static char *answer(struct tmemd_control *ctl, struct ctl_conn *conn,
 			    "of the admin group may do that", ctl_cmd_name(req.cmd));
 		return ctl_reply_error(&err);
 	}
-	if (ctl_cmd_run(ctl, &req, &result, &err))
+	rc = ctl_cmd_run(ctl, &req, &result, &err);
+	if (ctl_cmd_writes(req.cmd))
+		ctl_audit(ctl, conn, &req, rc, &err);
+	if (rc)
 		return ctl_reply_error(&err);
 	return ctl_reply_result(result);
 }
@@ -381,6 +385,10 @@ static int open_listener(struct tmemd_control *ctl, unsigned mode)
 	if (fd < 0)
 		return -errno;
 	strcpy(addr.sun_path, ctl->sock_path);
+	if (ctl_socket_in_use(ctl->sock_path) == 1) {
+		close(fd);
+		return -EADDRINUSE;
+	}
 	if (unlink(ctl->sock_path) != 0 && errno != ENOENT)
 		goto fail;
 	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0)
@@ -426,6 +434,13 @@ static int do_start(struct tmemd_control *ctl, const struct tmemd_control_config
 	if (rc)
 		return err_out(errbuf, errlen, rc, "control: state dir %s: %s",
 			       ctl->state_dir, strerror(-rc));
+	rc = ctl_claim_state_dir(ctl->state_dir, &ctl->state_lock);
+	if (rc == -EBUSY)
+		return err_out(errbuf, errlen, rc, "control: state dir %s is in use by "
+			       "another tmemd", ctl->state_dir);
+	if (rc)
+		return err_out(errbuf, errlen, rc, "control: state dir %s: %s",
+			       ctl->state_dir, strerror(-rc));
 	rc = ctl_state_load(&ctl->state, ctl->state_path, &err);
 	if (rc)
 		return err_out(errbuf, errlen, rc, "control: %s", err.msg);
@@ -436,7 +451,11 @@ static int do_start(struct tmemd_control *ctl, const struct tmemd_control_config
 	ctl->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (ctl->epfd < 0)
 		return err_out(errbuf, errlen, -errno, "control: epoll: %s", strerror(errno));
-	rc = open_listener(ctl, cfg->socket_mode ? cfg->socket_mode : 0660);
+	ctl->sock_mode = cfg->socket_mode ? cfg->socket_mode : 0660;
+	rc = open_listener(ctl, ctl->sock_mode);
+	if (rc == -EADDRINUSE)
+		return err_out(errbuf, errlen, rc, "control: socket %s: another tmemd is "
+			       "serving it", ctl->sock_path);
 	if (rc)
 		return err_out(errbuf, errlen, rc, "control: socket %s: %s",
 			       ctl->sock_path, strerror(-rc));
@@ -462,11 +481,12 @@ int tmemd_control_start(const struct tmemd_control_config *cfg,
 		return err_out(errbuf, errlen, -ENOMEM, "control: out of memory");
 	ctl->hooks = *hooks;
 	ctl->ctx = hooks_ctx;
-	ctl->epfd = ctl->lfd = -1;
+	ctl->epfd = ctl->lfd = ctl->state_lock = -1;
 	ctl->max_per_uid = cfg->max_conns_per_uid ? cfg->max_conns_per_uid :
 			   TMEMD_CONTROL_DEFAULT_PER_UID;
 	ctl->max_conns = cfg->max_conns ? cfg->max_conns : TMEMD_CONTROL_DEFAULT_MAX_CONNS;
 	clock_gettime(CLOCK_MONOTONIC, &ctl->started);
+	ctl->started_wall = time(NULL);
 	rc = do_start(ctl, cfg, errbuf, errlen);
 	if (rc) {
 		tmemd_control_stop(ctl);
@@ -488,6 +508,8 @@ void tmemd_control_stop(struct tmemd_control *ctl)
 	}
 	if (ctl->epfd >= 0)
 		close(ctl->epfd);
+	if (ctl->state_lock >= 0)
+		close(ctl->state_lock);
 	ctl_state_free(&ctl->state);
 	free(ctl);
 }

@@ -118,6 +118,28 @@ int ctl_state_auth(struct ctl_state *st, const struct tmem_uuid *uuid,
 	return 0;
 }
 
+int ctl_state_forget(struct ctl_state *st, const char *name)
+{
+	bool found = false;
+
+	for (size_t i = 0; i < st->nr_clients; i++) {
+		if (strcmp(st->clients[i].name, name) == 0) {
+			st->clients[i] = st->clients[--st->nr_clients];
+			found = true;
+			break;
+		}
+	}
+	for (size_t i = 0; i < st->nr_auths;) {
+		if (strcmp(st->auths[i].principal, name) != 0) {
+			i++;
+			continue;
+		}
+		st->auths[i] = st->auths[--st->nr_auths];
+		found = true;
+	}
+	return found ? 0 : -ENOENT;
+}
+
 static int load_clients(struct ctl_state *st, json_t *clients, struct ctl_err *err)
 {
 	const char *name;
@@ -273,7 +295,7 @@ static int fsync_dir_of(const char *path)
 	return rc;
 }
 
-int ctl_write_json_atomic(const char *path, json_t *doc, mode_t mode)
+int ctl_write_json_atomic(const char *path, json_t *doc, mode_t mode, gid_t gid)
 {
 	char tmp[PATH_MAX];
 	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -291,6 +313,8 @@ int ctl_write_json_atomic(const char *path, json_t *doc, mode_t mode)
 		goto out;
 	}
 	rc = fchmod(fd, mode) ? -errno : 0;
+	if (rc == 0 && gid != (gid_t)-1 && fchown(fd, (uid_t)-1, gid))
+		rc = -errno;
 	if (rc == 0)
 		rc = write_all(fd, text, strlen(text));
 	if (rc == 0)
@@ -319,7 +343,7 @@ int ctl_state_save(const struct ctl_state *st, const char *path,
 
 	if (!doc)
 		return ctl_err_set(err, ENOMEM, "out of memory");
-	rc = ctl_write_json_atomic(path, doc, 0600);
+	rc = ctl_write_json_atomic(path, doc, 0600, (gid_t)-1);
 	json_decref(doc);
 	if (rc)
 		ctl_err_set(err, -rc, "state file %s: %s", path, strerror(-rc));

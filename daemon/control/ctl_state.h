@@ -55,9 +55,9 @@ int ctl_state_save(const struct ctl_state *st, const char *path,
 		   struct ctl_err *err);
 
 /* Writes doc (indented, sorted keys, a final newline) to path with the
- * given mode, atomically: a temp file beside it, fsync, rename, fsync of
- * the dir.  0 or -errno. */
-int ctl_write_json_atomic(const char *path, json_t *doc, mode_t mode);
+ * given mode and group (gid (gid_t)-1: unchanged), atomically: a temp
+ * file beside it, fsync, rename, fsync of the dir.  0 or -errno. */
+int ctl_write_json_atomic(const char *path, json_t *doc, mode_t mode, gid_t gid);
 
 /* The stored settings of name, or NULL. */
 const struct ctl_settings *ctl_state_lookup(const struct ctl_state *st,
@@ -68,6 +68,9 @@ void ctl_settings_apply(const struct ctl_settings *s,
 /* Merges the fields set in delta into name's entry (created if new). */
 int ctl_state_update(struct ctl_state *st, const char *name,
 		     const struct ctl_settings *delta);
+/* Removes name's stored settings and every authorisation stored for it
+ * as principal.  0, or -ENOENT when nothing was stored for name. */
+int ctl_state_forget(struct ctl_state *st, const char *name);
 /* Adds (allow) or removes an authorisation.  0, -ENOSPC when full. */
 int ctl_state_auth(struct ctl_state *st, const struct tmem_uuid *uuid,
 		   const char *principal, bool allow);

@@ -161,11 +161,20 @@ static int client_cb(const struct tmemd_control_client *cl, void *arg)
 	return doc ? json_array_append_new(w->arr, doc) : -ENOMEM;
 }
 
-static json_t *clients_json(struct tmemd_control *ctl, bool full)
+/* fn on every client, or only on the one spec names (NULL: all). */
+static int walk(struct tmemd_control *ctl, const char *only, tmemd_control_client_fn fn,
+		void *arg)
+{
+	if (only)
+		return ctl->hooks.with_client(ctl->ctx, only, fn, arg);
+	return ctl->hooks.for_each_client(ctl->ctx, fn, arg);
+}
+
+static json_t *clients_json(struct tmemd_control *ctl, bool full, const char *only)
 {
 	struct client_walk w = { .ctl = ctl, .arr = json_array(), .full = full };
 
-	if (w.arr && ctl->hooks.for_each_client(ctl->ctx, client_cb, &w) != 0) {
+	if (w.arr && walk(ctl, only, client_cb, &w) != 0) {
 		json_decref(w.arr);
 		return NULL;
 	}
@@ -225,18 +234,18 @@ static int shared_client_cb(const struct tmemd_control_client *cl, void *arg)
 					 shared_pool_cb, arg);
 }
 
-static json_t *shared_json(struct tmemd_control *ctl)
+static json_t *shared_json(struct tmemd_control *ctl, const char *only)
 {
 	struct shared_walk w = { .ctl = ctl, .arr = json_array() };
 
-	if (w.arr && ctl->hooks.for_each_client(ctl->ctx, shared_client_cb, &w) != 0) {
+	if (w.arr && walk(ctl, only, shared_client_cb, &w) != 0) {
 		json_decref(w.arr);
 		return NULL;
 	}
 	return w.arr;
 }
 
-static json_t *pool_json(struct tmemd_control *ctl)
+json_t *ctl_pool_json(struct tmemd_control *ctl)
 {
 	struct tmem_store_info si;
 	const struct tmem_arena_counts *a = &si.arena;
@@ -246,7 +255,9 @@ static json_t *pool_json(struct tmemd_control *ctl)
 	stored = a->ephemeral + a->persistent;
 	/* zero_pages: no zero-page detection yet; stored_bytes: no
 	 * compression yet, so every stored page holds TMEM_PAGE_SIZE bytes. */
-	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:i, s:o, s:o, s:o}",
+	/* freeable, as xl tmem-freeable: what the host could take back, the
+	 * free pages and the ephemeral ones (pool-size could shrink by that). */
+	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:i, s:o, s:o, s:o, s:o}",
 			 "page_size", (int)TMEM_PAGE_SIZE,
 			 "total_pages", jint(a->total_pages),
 			 "used_pages", jint(a->total_pages - a->free_pages),
@@ -256,30 +267,34 @@ static json_t *pool_json(struct tmemd_control *ctl)
 			 "zero_pages", 0,
 			 "stored_bytes", jint(stored * TMEM_PAGE_SIZE),
 			 "metadata_bytes", jint(si.metadata_bytes),
-			 "evictions", jint(si.evictions));
+			 "evictions", jint(si.evictions),
+			 "freeable_pages", jint(a->free_pages + a->ephemeral));
 }
 
-json_t *ctl_stats_document(struct tmemd_control *ctl)
+json_t *ctl_stats_document(struct tmemd_control *ctl, const char *only)
 {
 	return json_pack("{s:i, s:o, s:o, s:o, s:o}", "version", TMEMD_CONTROL_PROTO_VERSION,
-			 "pool", pool_json(ctl), "clients", clients_json(ctl, true),
-			 "shared_pools", shared_json(ctl), "restart", ctl_restart_json(ctl));
+			 "pool", ctl_pool_json(ctl), "clients", clients_json(ctl, true, only),
+			 "shared_pools", shared_json(ctl, only), "restart", ctl_restart_json(ctl));
 }
 
-json_t *ctl_list_document(struct tmemd_control *ctl)
+json_t *ctl_list_document(struct tmemd_control *ctl, const char *only)
 {
 	return json_pack("{s:i, s:o}", "version", TMEMD_CONTROL_PROTO_VERSION,
-			 "clients", clients_json(ctl, false));
+			 "clients", clients_json(ctl, false, only));
 }
 
 int tmemd_control_write_stats(struct tmemd_control *ctl, const char *path)
 {
-	json_t *doc = ctl_stats_document(ctl);
+	json_t *doc = ctl_stats_document(ctl, NULL);
 	int rc;
 
 	if (!doc)
 		return -ENOMEM;
-	rc = ctl_write_json_atomic(path, doc, 0644);
+	/* Whoever may read stats through control.sock may read them here,
+	 * and nobody else: the socket's mode (without x bits) and group. */
+	rc = ctl_write_json_atomic(path, doc, ctl->sock_mode & 0666,
+				   ctl->has_admin_gid ? ctl->admin_gid : (gid_t)-1);
 	json_decref(doc);
 	return rc;
 }

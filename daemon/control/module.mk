@@ -5,7 +5,7 @@
 CONTROL_SRCS := $(wildcard daemon/control/*.c)
 CONTROL_OBJS := $(CONTROL_SRCS:%.c=$(BUILD)/%.o)
 CONTROL_SERVER_LIB := $(BUILD)/libtmemctl-server.a
-CONTROL_SERVER_LIBS := $(call pkg_libs,jansson)
+CONTROL_SERVER_LIBS = $(call pkg_libs,jansson)
 LIBS += $(CONTROL_SERVER_LIB)
 
 $(BUILD)/daemon/control/%.o: EXTRA_CFLAGS += $(call pkg_cflags,jansson)

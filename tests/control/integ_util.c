@@ -26,7 +26,7 @@ const char *tmemctl_bin(void)
 	return env ? env : TEST_BUILD_DIR "/tmemctl";
 }
 
-static const char *tmemd_bin(void)
+const char *tmemd_bin(void)
 {
 	const char *env = getenv("TMEMD_BIN");
 
@@ -284,6 +284,42 @@ void host_cleanup(struct host *h)
 		if (system(cmd) != 0)
 			fprintf(stderr, "cannot remove %s\n", h->dir);
 	}
+}
+
+void host_teardown(struct host *h)
+{
+	if (h->pid) {
+		host_stop(h);
+		ck_assert_msg(h->exit_status == 0, "host exited %d, see %s/host.err",
+			      h->exit_status, h->dir);
+	}
+	host_cleanup(h);
+}
+
+bool host_logged(struct host *h, const char *a, const char *b)
+{
+	char path[160], line[1024];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/host.err", h->dir);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, a) && strstr(line, b);
+	fclose(f);
+	return found;
+}
+
+int run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 /* Reads all of fd into a NUL-terminated malloc'd string. */

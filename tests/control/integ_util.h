@@ -11,6 +11,8 @@
 #ifndef TESTS_CONTROL_INTEG_UTIL_H
 #define TESTS_CONTROL_INTEG_UTIL_H
 
+#include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -63,6 +65,14 @@ long host_cmd(struct host *h, const char *fmt, ...) __attribute__((format(printf
 void host_stop(struct host *h);
 /* host_stop if running, removes the temp dirs. */
 void host_cleanup(struct host *h);
+/* A checked fixture's teardown: a tmemd still running must stop with
+ * status 0 (asserted), then host_cleanup. */
+void host_teardown(struct host *h);
+/* True when tmemd's stderr so far (<dir>/host.err) has a line holding
+ * both a and b. */
+bool host_logged(struct host *h, const char *a, const char *b);
+/* Runs suite s (CK_NORMAL); EXIT_SUCCESS when nothing failed.  main(). */
+int run_suite(Suite *s);
 
 struct run {
 	int status;         /* exit code, or 128+signal */
@@ -87,5 +97,6 @@ json_t *raw_reply(int fd);
 int reply_errno(json_t *reply);
 
 const char *tmemctl_bin(void);
+const char *tmemd_bin(void);
 
 #endif /* TESTS_CONTROL_INTEG_UTIL_H */

@@ -5,17 +5,28 @@
 #   test_control_integ  the real tmemctl against the real tmemd (local
 #                       transport), its guests driven through libtmem
 #                       (INTEGRATION_TESTS)
+#   test_tmemctl_unit   tmemctl without a tmemd: its printers refuse a reply
+#                       that lacks a figure (UNIT_TESTS)
+#   test_admin_integ    the same, for what a new admin runs into: a second
+#                       tmemd, status figures, sizes, reloads, exit codes
+#                       (INTEGRATION_TESTS)
+#   test_xl_habits      what an admin used to xl tmem-* expects: list --all,
+#                       forget, one client's stats, -a, freeable, audit
+#                       (INTEGRATION_TESTS)
 #   make control-fuzz   builds the libFuzzer target for the control JSON
 #                       parser (clang; not part of make check)
 
 TEST_CONTROL_UNIT := $(BUILD)/tests/control/test_control_unit
 TEST_CONTROL_INTEG := $(BUILD)/tests/control/test_control_integ
+TEST_ADMIN_INTEG := $(BUILD)/tests/control/test_admin_integ
+TEST_TMEMCTL_UNIT := $(BUILD)/tests/control/test_tmemctl_unit
+TEST_XL_HABITS := $(BUILD)/tests/control/test_xl_habits
 CONTROL_FUZZ := $(BUILD)/fuzz/fuzz_control_request
 TMEM_CORE_LIBS ?= $(BUILD)/libtmempolicy.a $(BUILD)/libtmempools.a
-CONTROL_TEST_LIBS := $(call pkg_libs,check jansson liblz4 libxxhash)
+CONTROL_TEST_LIBS = $(call pkg_libs,check jansson liblz4 libxxhash)
 
-UNIT_TESTS += $(TEST_CONTROL_UNIT)
-INTEGRATION_TESTS += $(TEST_CONTROL_INTEG)
+UNIT_TESTS += $(TEST_CONTROL_UNIT) $(TEST_TMEMCTL_UNIT)
+INTEGRATION_TESTS += $(TEST_CONTROL_INTEG) $(TEST_ADMIN_INTEG) $(TEST_XL_HABITS)
 
 $(BUILD)/tests/control/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson) \
 	-DTEST_BUILD_DIR='"$(BUILD)"'
@@ -27,6 +38,24 @@ $(TEST_CONTROL_UNIT): $(BUILD)/tests/control/test_control_unit.o \
 
 $(TEST_CONTROL_INTEG): $(BUILD)/tests/control/test_control_integ.o \
 		$(BUILD)/tests/control/integ_util.o $(BUILD)/libtmem.a \
+		| $(BUILD)/tmemd $(BUILD)/tmemctl
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -lpthread -o $@
+
+$(TEST_TMEMCTL_UNIT): $(BUILD)/tests/control/test_tmemctl_unit.o \
+		$(BUILD)/tools/tmemctl/libtmemctl-cli.a
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -o $@
+
+$(TEST_XL_HABITS): $(BUILD)/tests/control/test_xl_habits.o \
+		$(BUILD)/tests/control/integ_util.o $(BUILD)/tools/tmemctl/libtmemctl-cli.a \
+		$(BUILD)/libtmem.a | $(BUILD)/tmemd $(BUILD)/tmemctl
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -lpthread -o $@
+
+$(TEST_ADMIN_INTEG): $(BUILD)/tests/control/test_admin_integ.o \
+		$(BUILD)/tests/control/integ_util.o $(BUILD)/tools/tmemctl/libtmemctl-cli.a \
+		$(BUILD)/libtmem.a \
 		| $(BUILD)/tmemd $(BUILD)/tmemctl
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -lpthread -o $@

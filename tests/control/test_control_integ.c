@@ -32,12 +32,7 @@ static void setup(void)
 /* A tmemd still running must exit cleanly (status 0). */
 static void teardown(void)
 {
-	if (H.pid) {
-		host_stop(&H);
-		ck_assert_msg(H.exit_status == 0, "host exited %d, see %s/host.err",
-			      H.exit_status, H.dir);
-	}
-	host_cleanup(&H);
+	host_teardown(&H);
 }
 
 static void start(void)
@@ -101,7 +96,7 @@ static const struct key pool_keys[] = {
 	K("page_size", INT), K("total_pages", INT), K("used_pages", INT),
 	K("free_pages", INT), K("ephemeral_pages", INT), K("persistent_pages", INT),
 	K("zero_pages", INT), K("stored_bytes", INT), K("metadata_bytes", INT),
-	K("evictions", INT), { NULL },
+	K("evictions", INT), K("freeable_pages", INT), { NULL },
 };
 static const struct key restart_keys[] = {
 	K("survives_restart", BOOL), K("recovered", BOOL), K("starts", INT),
@@ -306,8 +301,11 @@ START_TEST(test_prometheus_promtool)
 	populate();
 	r = ctl(&H, "stats", "--prometheus", NULL);
 	ck_assert_int_eq(r.status, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, "tmem_client_pages{client=\"vm1\",domid=\"\","
-				     "kind=\"persistent\"} 3\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "tmem_client_stored_bytes{client=\"vm1\",domid=\"\","
+				     "kind=\"persistent\"} 12288\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\ntmem_build_info{version=\"0.1\","));
+	ck_assert_ptr_nonnull(strstr(r.out, "\ntmem_start_time_seconds "));
+	ck_assert_ptr_null(strstr(r.out, "_pages"));
 	snprintf(path, sizeof(path), "%s/metrics.prom", H.dir);
 	f = fopen(path, "w");
 	fputs(r.out, f);
@@ -550,7 +548,7 @@ START_TEST(test_shared_auth)
 	ck_assert_int_eq(host_cmd(&H, "remove vm1"), 0);
 	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 shared " UUID1), -EPERM);
-	expect_exit(ctl(&H, "shared-auth", "not-a-uuid", "vm1", NULL), 1, "uuid");
+	expect_exit(ctl(&H, "shared-auth", "not-a-uuid", "vm1", NULL), 2, "UUID");
 	host_stop(&H);
 	start();
 	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
@@ -889,11 +887,5 @@ static Suite *integ_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(integ_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(integ_suite());
 }

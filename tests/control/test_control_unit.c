@@ -19,6 +19,7 @@
 #include "control/ctl_proto.h"
 #include "control/ctl_state.h"
 #include "tmemctl/tmemctl.h"
+#include "tmem_size.h"
 
 static int parse(const char *text, struct ctl_request *req, struct ctl_err *err)
 {
@@ -332,14 +333,14 @@ START_TEST(test_sizes)
 	ck_assert_uint_eq(p, 0);
 	ck_assert_int_eq(parse_size_pages("none", true, &p), 0);
 	ck_assert_uint_eq(p, UINT64_MAX);
-	ck_assert_int_eq(parse_size_pages("none", false, &p), -EINVAL);
-	ck_assert_int_eq(parse_size_pages("1000", false, &p), -EINVAL); /* not whole pages */
-	ck_assert_int_eq(parse_size_pages("1X", false, &p), -EINVAL);
-	ck_assert_int_eq(parse_size_pages("-1M", false, &p), -EINVAL);
-	ck_assert_int_eq(parse_size_pages("M", false, &p), -EINVAL);
-	ck_assert_int_eq(parse_size_pages("", false, &p), -EINVAL);
-	ck_assert_int_eq(parse_size_pages("99999999999999999999", false, &p), -EINVAL);
-	ck_assert_int_eq(parse_size_pages("17179869184T", false, &p), -EINVAL);
+	ck_assert_int_eq(parse_size_pages("none", false, &p), TMEM_SIZE_SYNTAX);
+	ck_assert_int_eq(parse_size_pages("1000", false, &p), TMEM_SIZE_NOT_PAGES); /* not whole pages */
+	ck_assert_int_eq(parse_size_pages("1X", false, &p), TMEM_SIZE_SYNTAX);
+	ck_assert_int_eq(parse_size_pages("-1M", false, &p), TMEM_SIZE_SYNTAX);
+	ck_assert_int_eq(parse_size_pages("M", false, &p), TMEM_SIZE_SYNTAX);
+	ck_assert_int_eq(parse_size_pages("", false, &p), TMEM_SIZE_SYNTAX);
+	ck_assert_int_eq(parse_size_pages("99999999999999999999", false, &p), TMEM_SIZE_RANGE);
+	ck_assert_int_eq(parse_size_pages("17179869184T", false, &p), TMEM_SIZE_RANGE);
 	ck_assert_int_eq(parse_uint("12", 100, &p), 0);
 	ck_assert_uint_eq(p, 12);
 	ck_assert_int_eq(parse_uint("101", 100, &p), -EINVAL);
@@ -352,7 +353,7 @@ END_TEST
 static const char *stats_doc =
 	"{\"version\":1,\"pool\":{\"page_size\":4096,\"total_pages\":100,\"used_pages\":3,"
 	"\"free_pages\":97,\"ephemeral_pages\":2,\"persistent_pages\":1,\"zero_pages\":0,"
-	"\"stored_bytes\":12288,\"metadata_bytes\":10,\"evictions\":4},"
+	"\"stored_bytes\":12288,\"metadata_bytes\":10,\"evictions\":4,\"freeable_pages\":99},"
 	"\"clients\":[{\"id\":1,\"name\":\"we\\\"ird\\\\name\",\"domid\":null,\"weight\":100,"
 	"\"frozen\":true,\"compress\":false,\"caps\":{\"ephemeral_max_pages\":null,"
 	"\"persistent_max_pages\":8},\"pages\":{\"ephemeral\":2,\"persistent\":1},"
@@ -425,44 +426,57 @@ static void check_exposition(char *text)
 	regfree(&sample);
 }
 
+static const char status_doc[] =
+	"{\"version\":1,\"daemon\":{\"version\":\"0.1\",\"start_time_seconds\":1796400000}}";
+
 START_TEST(test_prometheus)
 {
-	json_t *doc = json_loads(stats_doc, 0, NULL);
+	json_t *doc = json_loads(stats_doc, 0, NULL), *status = json_loads(status_doc, 0, NULL);
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
 
 	ck_assert_ptr_nonnull(doc);
-	ck_assert_int_eq(prom_write(out, doc), 0);
+	ck_assert_int_eq(prom_write(out, doc, status), 0);
 	fclose(out);
-	ck_assert_ptr_nonnull(strstr(text, "tmem_pool_total_pages 100\n"));
-	ck_assert_ptr_nonnull(strstr(text, "tmem_client_failed_puts_total{client=\"vm\","
-				     "domid=\"3\",reason=\"quota\"} 0\n"));
+	/* Base units: bytes, not pages. */
+	ck_assert_ptr_nonnull(strstr(text, "tmem_pool_size_bytes 409600\n"));
+	ck_assert_ptr_null(strstr(text, "_pages"));
+	ck_assert_ptr_nonnull(strstr(text, "tmem_build_info{version=\"0.1\",tmemctl_version=\""));
+	ck_assert_ptr_nonnull(strstr(text, "tmem_start_time_seconds 1796400000\n"));
+	ck_assert_ptr_nonnull(strstr(text, "tmem_client_reject_quota_total{client=\"vm\","
+				     "domid=\"3\"} 0\n"));
+	ck_assert_ptr_nonnull(strstr(text, "tmem_client_pool_limit_hit_total{client=\"vm\","));
 	ck_assert_ptr_nonnull(strstr(text, "tmem_client_frozen{client=\"we\\\"ird\\\\name\","
 				     "domid=\"\"} 1\n"));
-	ck_assert_ptr_nonnull(strstr(text, "tmem_client_persistent_max_pages{client="
-				     "\"we\\\"ird\\\\name\",domid=\"\"} 8\n"));
-	ck_assert_ptr_null(strstr(text, "tmem_client_persistent_max_pages{client=\"vm\""));
+	ck_assert_ptr_nonnull(strstr(text, "tmem_client_persistent_max_bytes{client="
+				     "\"we\\\"ird\\\\name\",domid=\"\"} 32768\n"));
+	ck_assert_ptr_null(strstr(text, "tmem_client_persistent_max_bytes{client=\"vm\""));
 	ck_assert_ptr_nonnull(strstr(text, "tmem_shared_pool_sharers{uuid=\"00112233-4455-"
 				     "6677-8899-aabbccddeeff\"} 2\n"));
 	ck_assert_ptr_nonnull(strstr(text, "tmem_frontswap_succ_stores_total{client="));
 	check_exposition(text);
 	free(text);
 	json_decref(doc);
+	json_decref(status);
 }
 END_TEST
 
 START_TEST(test_prometheus_rejects_bad_doc)
 {
-	json_t *doc = json_loads(stats_doc, 0, NULL);
+	json_t *doc = json_loads(stats_doc, 0, NULL), *status = json_loads(status_doc, 0, NULL);
+	json_t *empty = json_object();
 	FILE *null = fopen("/dev/null", "w");
 
+	ck_assert_int_eq(prom_write(null, doc, empty), -EINVAL); /* no daemon version */
+	json_decref(empty);
 	json_object_set_new(json_object_get(doc, "pool"), "total_pages", json_string("x"));
-	ck_assert_int_eq(prom_write(null, doc), -EINVAL);
+	ck_assert_int_eq(prom_write(null, doc, status), -EINVAL);
 	json_object_set_new(doc, "version", json_integer(2));
-	ck_assert_int_eq(prom_write(null, doc), -EINVAL);
+	ck_assert_int_eq(prom_write(null, doc, status), -EINVAL);
 	fclose(null);
 	json_decref(doc);
+	json_decref(status);
 }
 END_TEST
 

@@ -34,15 +34,19 @@ START_TEST(test_sizes)
 	ck_assert_uint_eq(b, 2ull << 30);
 	ck_assert_int_eq(tmemd_parse_size("10%", true, &b), 0);
 	ck_assert_uint_gt(b, 0);
-	ck_assert_int_eq(tmemd_parse_size("10%", false, &b), -EINVAL);
-	ck_assert_int_eq(tmemd_parse_size("0%", true, &b), -EINVAL);
-	ck_assert_int_eq(tmemd_parse_size("101%", true, &b), -EINVAL);
-	ck_assert_int_eq(tmemd_parse_size("", false, &b), -EINVAL);
-	ck_assert_int_eq(tmemd_parse_size("-1", false, &b), -EINVAL);
-	ck_assert_int_eq(tmemd_parse_size("12Q", false, &b), -EINVAL);
-	ck_assert_int_eq(tmemd_parse_size("1KK", false, &b), -EINVAL);
-	ck_assert_int_eq(tmemd_parse_size("99999999999999999999", false, &b), -EINVAL);
-	ck_assert_int_eq(tmemd_parse_size("17179869184G", false, &b), -EINVAL);
+	ck_assert_int_eq(tmemd_parse_size("10%", false, &b), TMEM_SIZE_SYNTAX);
+	ck_assert_int_eq(tmemd_parse_size("0%", true, &b), TMEM_SIZE_RANGE);
+	ck_assert_int_eq(tmemd_parse_size("101%", true, &b), TMEM_SIZE_RANGE);
+	ck_assert_int_eq(tmemd_parse_size("", false, &b), TMEM_SIZE_SYNTAX);
+	ck_assert_int_eq(tmemd_parse_size("-1", false, &b), TMEM_SIZE_SYNTAX);
+	ck_assert_int_eq(tmemd_parse_size("12Q", false, &b), TMEM_SIZE_SYNTAX);
+	ck_assert_int_eq(tmemd_parse_size("1KK", false, &b), TMEM_SIZE_SYNTAX);
+	ck_assert_int_eq(tmemd_parse_size("99999999999999999999", false, &b), TMEM_SIZE_RANGE);
+	ck_assert_int_eq(tmemd_parse_size("17179869184G", false, &b), TMEM_SIZE_RANGE);
+	/* tmemctl's grammar: pages, and bytes only in whole pages. */
+	ck_assert_int_eq(tmemd_parse_size("100p", false, &b), 0);
+	ck_assert_uint_eq(b, 100 * 4096);
+	ck_assert_int_eq(tmemd_parse_size("1000", false, &b), TMEM_SIZE_NOT_PAGES);
 }
 END_TEST
 
@@ -149,6 +153,26 @@ START_TEST(test_config_errors)
 		ck_assert_int_eq(load(&cfg, bad[i].text, err), -EINVAL);
 		ck_assert_msg(!strncmp(err, bad[i].msg, strlen(bad[i].msg)),
 			      "case %zu: got '%s', want '%s...'", i, err, bad[i].msg);
+		tmemd_config_free(&cfg);
+	}
+}
+END_TEST
+
+/* The bug: "ephemeral-max = 1000" (not a page multiple) loaded as a
+ * 0-page cap without a word, while tmemctl refused the same value. */
+START_TEST(test_config_cap_not_page_multiple_refused)
+{
+	static const char *const keys[] = { "ephemeral-max", "persistent-max" };
+
+	for (size_t i = 0; i < 2; i++) {
+		struct tmemd_config cfg;
+		char text[128], err[256] = "", want[160];
+
+		snprintf(text, sizeof(text), "[client vm1]\n%s = 1000\n", keys[i]);
+		snprintf(want, sizeof(want), "t.conf:2: %s: bad size '1000': %s", keys[i],
+			 tmem_size_strerror(TMEM_SIZE_NOT_PAGES));
+		ck_assert_int_eq(load(&cfg, text, err), -EINVAL);
+		ck_assert_msg(!strncmp(err, want, strlen(want)), "got '%s'", err);
 		tmemd_config_free(&cfg);
 	}
 }
@@ -465,19 +489,19 @@ START_TEST(test_reload)
 	close(fd);
 	ck_assert_int_eq(tmem_policy_freeze(fx.client->pc, true), 0);
 	write_file(path, "[defaults]\nweight = 300\n[client unit]\npersistent-max = 8K\n");
-	ck_assert_int_eq(tmemd_reload(&fx.cfg, path, fx.reg, err, sizeof(err)), 0);
+	ck_assert_int_eq(tmemd_reload(&fx.cfg, path, fx.reg, NULL, err, sizeof(err)), 0);
 	tmem_policy_client_get(fx.client->pc, &s);
 	ck_assert_uint_eq(s.weight, 300);
 	ck_assert_uint_eq(s.persistent_max, 2);
 	ck_assert(s.frozen); /* run-time state survives a reload */
 	/* a bad file changes nothing */
 	write_file(path, "[defaults]\nweight = 0\n");
-	ck_assert_int_eq(tmemd_reload(&fx.cfg, path, fx.reg, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(tmemd_reload(&fx.cfg, path, fx.reg, NULL, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, ":2: weight"));
 	tmem_policy_client_get(fx.client->pc, &s);
 	ck_assert_uint_eq(s.weight, 300);
 	/* no config file: nothing to re-read */
-	ck_assert_int_eq(tmemd_reload(&fx.cfg, NULL, fx.reg, err, sizeof(err)), 0);
+	ck_assert_int_eq(tmemd_reload(&fx.cfg, NULL, fx.reg, NULL, err, sizeof(err)), 0);
 	unlink(path);
 }
 END_TEST
@@ -492,6 +516,7 @@ static Suite *daemon_suite(void)
 	tcase_add_test(parse_tc, test_options);
 	tcase_add_test(parse_tc, test_config_good);
 	tcase_add_test(parse_tc, test_config_errors);
+	tcase_add_test(parse_tc, test_config_cap_not_page_multiple_refused);
 	tcase_add_test(parse_tc, test_config_missing_file);
 	tcase_add_test(parse_tc, test_req_check);
 	suite_add_tcase(s, parse_tc);

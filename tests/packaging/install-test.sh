@@ -28,6 +28,7 @@ usr/lib/libtmem.so.0 -> libtmem.so.$version
 usr/lib/libtmem.so.$version
 usr/lib/pkgconfig/libtmem.pc
 usr/sbin/tmemd
+usr/share/bash-completion/completions/tmemctl
 usr/share/man/man1/tmem-bench.1
 usr/share/man/man4/tmem_shim.4
 usr/share/man/man5/tmemd.conf.5

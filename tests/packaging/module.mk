@@ -28,7 +28,7 @@ notify-test: $(TEST_NOTIFY) $(BUILD)/tmemd
 # ---- CHECK_EXTRA: unit files, man pages, DESTDIR install --------------------
 
 # $(TEST_NOTIFY) is only built here, so it keeps compiling until it is wired.
-CHECK_EXTRA += packaging-units man-lint install-test conf-check $(TEST_NOTIFY)
+CHECK_EXTRA += packaging-units man-lint install-test conf-check completion-test $(TEST_NOTIFY)
 
 packaging-units: | $(DEPS_STAMP)
 	$(Q)tests/packaging/units.sh systemd man
@@ -42,7 +42,10 @@ conf-check: $(BUILD)/tmemd
 install-test: all | $(DEPS_STAMP)
 	$(Q)tests/packaging/install-test.sh $(MAKE) $(VERSION) BUILD=$(BUILD)
 
-.PHONY: packaging-units man-lint install-test conf-check
+completion-test:
+	$(Q)tests/packaging/completion.sh tools/tmemctl/tmemctl.bash
+
+.PHONY: packaging-units man-lint install-test conf-check completion-test
 
 # ---- Debian packages ---------------------------------------------------------
 # make debs: dpkg-buildpackage -us -uc -b on a copy of the tree, then lintian

@@ -32,6 +32,12 @@ for u in "$units"/*.service "$units"/*.socket "$units"/*.timer; do
 done
 
 service="$units/tmemd.service"
+# systemctl reload must fail on a bad file: the file is checked before SIGHUP.
+first_reload=$(sed -n 's/^ExecReload=//p' "$service" | head -n 1)
+if [[ "$first_reload" != *"tmemd --check-config --config /etc/tmemd/tmemd.conf" ]]; then
+	echo "units: tmemd.service's first ExecReload does not run tmemd --check-config: $first_reload"
+	fail=1
+fi
 report=$(systemd-analyze security --offline=true --no-pager "$service" 2>&1) || true
 score=$(sed -n 's/.*Overall exposure level for tmemd.service: \([0-9.]*\).*/\1/p' <<<"$report")
 if [[ -z "$score" ]]; then

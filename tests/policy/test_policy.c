@@ -3,6 +3,7 @@
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "policy_fixture.h"
 
@@ -457,6 +458,47 @@ START_TEST(test_caps_lowered)
 }
 END_TEST
 
+/*
+ * tmemctl(8): over a lowered cap, a put to a handle the client already
+ * holds replaces the page in place, as Xen's duplicate put reused the
+ * page frame: it adds no page, so the cap does not bind.  A get returns
+ * the new data, never the old (put-put-get coherency).  A duplicate put
+ * that is refused (here: frozen) removes the old copy first.
+ */
+START_TEST(test_duplicate_put_over_lowered_cap)
+{
+	uint64_t page[TMEM_PAGE_SIZE / 8], got[TMEM_PAGE_SIZE / 8];
+	struct tmem_oid oid = fx_oid(7, 0);
+	struct tmem_client *c;
+	struct tmem_pclient *pc;
+	int32_t ppool;
+	struct fx f;
+
+	fx_setup(&f, 64, NULL);
+	pc = fx_client(&f, "dup", 100);
+	c = tmem_pclient_store_client(pc);
+	ppool = fx_pool(pc, true);
+	for (uint64_t n = 0; n < 4; n++)
+		ck_assert_int_eq(fx_put(pc, ppool, 7, n), 1);
+	fx_set_caps(pc, 1, 1);
+	fx_fill(page, 99, 1);
+	ck_assert_int_eq(tmem_policy_put(pc, ppool, &oid, 2, page), 1);
+	ck_assert_uint_eq(fx_persistent(pc), 4);
+	ck_assert_int_eq(tmem_get_page(c, ppool, &oid, 2, got), 1);
+	ck_assert_int_eq(memcmp(got, page, sizeof(page)), 0);
+	/* A new handle is refused; nothing else changed. */
+	ck_assert_int_eq(fx_put(pc, ppool, 7, 4), 0);
+	ck_assert_uint_eq(fx_persistent(pc), 4);
+	/* Refused duplicate: the old copy is gone, the get misses. */
+	ck_assert_int_eq(tmem_policy_freeze(pc, true), 0);
+	fx_fill(page, 99, 2);
+	ck_assert_int_eq(tmem_policy_put(pc, ppool, &oid, 2, page), 0);
+	ck_assert_int_eq(tmem_get_page(c, ppool, &oid, 2, got), 0);
+	ck_assert_uint_eq(fx_persistent(pc), 3);
+	fx_teardown(&f);
+}
+END_TEST
+
 /* ---- freeze ----------------------------------------------------------- */
 
 START_TEST(test_freeze_thaw)
@@ -765,6 +807,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_cap_one);
 	tcase_add_test(tc, test_cap_equal_pool);
 	tcase_add_test(tc, test_caps_lowered);
+	tcase_add_test(tc, test_duplicate_put_over_lowered_cap);
 	tcase_add_test(tc, test_freeze_thaw);
 	tcase_add_test(tc, test_counters_per_reason);
 	tcase_add_test(tc, test_reserve_refill);

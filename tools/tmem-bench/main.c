@@ -125,10 +125,16 @@ static void print_text(json_t *doc)
 	if ((v = json_object_get(doc, "memcpy")))
 		printf("cold memcpy:        %10.0f pages/s shuffled destination, %.0f sequential\n",
 		       jnum(v, "pages_per_s"), jnum(v, "sequential_pages_per_s"));
-	if ((v = json_object_get(doc, "pipeline")))
-		printf("pipelined puts:     %10.0f puts/s  (depth %d; %.2f x cold memcpy, %.2f x sequential)\n",
-		       jnum(v, "puts_per_s"), (int)jnum(v, "depth"), jnum(v, "ratio_to_cold_memcpy"),
-		       jnum(v, "ratio_to_sequential_memcpy"));
+	/* A ratio is printed only when its base phase ran (the JSON then
+	 * has the key): never a 0.00 x against a phase that was skipped. */
+	if ((v = json_object_get(doc, "pipeline"))) {
+		printf("pipelined puts:     %10.0f puts/s  (depth %d", jnum(v, "puts_per_s"),
+		       (int)jnum(v, "depth"));
+		if (json_object_get(v, "ratio_to_cold_memcpy"))
+			printf("; %.2f x cold memcpy, %.2f x sequential",
+			       jnum(v, "ratio_to_cold_memcpy"), jnum(v, "ratio_to_sequential_memcpy"));
+		printf(")\n");
+	}
 	if ((v = json_object_get(doc, "roundtrip")))
 		printf("sync put->get:      %10.0f pairs/s p50 %.2f us  p99 %.2f us  p99.9 %.2f us\n",
 		       jnum(v, "pairs_per_s"), jnum(v, "p50_us"), jnum(v, "p99_us"), jnum(v, "p999_us"));
@@ -143,8 +149,11 @@ static void print_text(json_t *doc)
 		       jnum(v, "sync_latency.p99_us"));
 		printf("memcached pipelined:%10.0f sets/s, multi-get %.0f gets/s\n",
 		       jnum(v, "pipelined_sets_per_s"), jnum(v, "multiget_per_s"));
-		printf("tmem/memcached:     sync %.1fx, pipelined %.1fx\n",
-		       jnum(v, "tmem_sync_ratio"), jnum(v, "tmem_pipelined_ratio"));
+		if (json_object_get(v, "tmem_sync_ratio"))
+			printf("tmem/memcached:     sync %.1fx\n", jnum(v, "tmem_sync_ratio"));
+		if (json_object_get(v, "tmem_pipelined_ratio"))
+			printf("tmem/memcached:     pipelined %.1fx\n",
+			       jnum(v, "tmem_pipelined_ratio"));
 	}
 	if ((v = json_object_get(doc, "idle")))
 		printf("tmemd idle CPU:     %10.2f %% of a core over %d s\n",

@@ -26,4 +26,10 @@ bench-daemon: all
 	$(Q)BUILD=$(BUILD) tools/tmem-bench/bench-daemon.sh
 
 BENCH_TARGETS += bench-daemon
-.PHONY: demo bench-daemon
+
+# make check: the command lines of tmem-bench and tmem-demo-guest.
+bench-cli-test: all $(TMEM_DEMO_GUEST)
+	$(Q)BUILD=$(BUILD) tools/tmem-bench/cli-test.sh
+CHECK_EXTRA += bench-cli-test
+
+.PHONY: demo bench-daemon bench-cli-test

@@ -1,50 +1,73 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tmemctl freeze|thaw|flush CLIENT: the three verbs that take only a
- * client.  flush drops the client's ephemeral pages only; persistent
+ * tmemctl freeze|thaw|flush CLIENT|-a and forget CLIENT: the verbs that
+ * take only a client (-a/--all: every connected one).  flush drops the client's ephemeral pages only; persistent
  * pages are never dropped by an admin (tmemctl(8)).
  */
 #include "args.h"
 
-static void human_state(json_t *r)
+static void human_state(struct hout *o, json_t *r)
 {
-	printf("%s: done%s\n", json_string_value(json_object_get(r, "client")),
-	       json_is_true(json_object_get(r, "connected")) ? "" :
-	       " (not connected; applied when it connects)");
+	fprintf(o->f, "%s: done%s\n", hstr(o, r, "client"),
+		hbool(o, r, "connected") ? "" : " (not connected; applied when it connects)");
 }
 
-static void human_flush(json_t *r)
+static void human_flush(struct hout *o, json_t *r)
 {
-	printf("%s: dropped %llu ephemeral pages, kept %llu persistent pages\n",
-	       json_string_value(json_object_get(r, "client")),
-	       (unsigned long long)jget_u64(r, "evicted_pages"),
-	       (unsigned long long)jget_u64(r, "persistent_pages_kept"));
+	fprintf(o->f, "%s: dropped %llu ephemeral pages, kept %llu persistent pages\n",
+		hstr(o, r, "client"), (unsigned long long)hu64(o, r, "evicted_pages"),
+		(unsigned long long)hu64(o, r, "persistent_pages_kept"));
 }
 
+/* verb CLIENT, or verb -a|--all (all_ok: freeze, thaw, flush). */
 static int client_verb(const struct tmemctl_opts *gopts, int argc, char **argv,
-		       void (*human)(json_t *))
+		       human_fn human, bool all_ok)
 {
 	struct tmemctl_opts opts = *gopts;
+	bool all = false;
+	const struct cmd_opt extra[] = {
+		{ .name = "all", .flag = &all, .short_name = 'a' },
+		{ NULL },
+	};
 	struct cmd_pos pos;
 	int rc;
 
-	if (!cmd_args(&opts, argc, argv, NULL, 1, 1, &pos, &rc))
+	if (!cmd_args(&opts, argc, argv, all_ok ? extra : NULL, 0, 1, &pos, &rc))
 		return rc;
+	if (all && pos.argc == 0)
+		return run_request_all(&opts, argv[0], NULL, human);
+	if (all || pos.argc == 0) {
+		usage_error("%s: expected %s", argv[0], all ? "CLIENT or --all, not both" :
+			    all_ok ? "CLIENT or --all" : "CLIENT");
+		return EXIT_USAGE;
+	}
+	if (!check_client(argv[0], pos.argv[0]))
+		return EXIT_USAGE;
 	return run_request(&opts, argv[0], json_pack("{s:s}", "client", pos.argv[0]),
 			   human);
 }
 
 int cmd_freeze(const struct tmemctl_opts *opts, int argc, char **argv)
 {
-	return client_verb(opts, argc, argv, human_state);
+	return client_verb(opts, argc, argv, human_state, true);
 }
 
 int cmd_thaw(const struct tmemctl_opts *opts, int argc, char **argv)
 {
-	return client_verb(opts, argc, argv, human_state);
+	return client_verb(opts, argc, argv, human_state, true);
 }
 
 int cmd_flush(const struct tmemctl_opts *opts, int argc, char **argv)
 {
-	return client_verb(opts, argc, argv, human_flush);
+	return client_verb(opts, argc, argv, human_flush, true);
+}
+
+static void human_forget(struct hout *o, json_t *r)
+{
+	fprintf(o->f, "%s: stored settings and authorisations removed\n", hstr(o, r, "client"));
+}
+
+int cmd_forget(const struct tmemctl_opts *opts, int argc, char **argv)
+{
+	return client_verb(opts, argc, argv, human_forget, false);
 }

@@ -1,19 +1,80 @@
 /* SPDX-License-Identifier: MIT */
-/* tmemctl list: the connected clients and their settings. */
+/*
+ * tmemctl list [--all] [CLIENT]: the connected clients (or one) and
+ * their settings; with --all also the settings stored for clients that
+ * are not attached (tmemctl forget removes those).
+ */
+#include <string.h>
+
 #include "args.h"
 
-static void human(json_t *r)
+/* A stored setting: absent means "not set here, the default applies". */
+static void stored_field(char *buf, size_t len, json_t *settings, const char *key)
 {
-	print_clients_table(stdout, json_object_get(r, "clients"));
+	json_t *v = json_object_get(settings, key);
+
+	if (!v)
+		snprintf(buf, len, "-");
+	else if (json_is_null(v))
+		snprintf(buf, len, "none");
+	else if (json_is_boolean(v))
+		snprintf(buf, len, "%s", json_is_true(v) ? "yes" : "no");
+	else if (json_is_integer(v) && strstr(key, "_pages"))
+		fmt_pages(buf, len, (uint64_t)json_integer_value(v));
+	else if (json_is_integer(v))
+		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	else
+		snprintf(buf, len, "?");
+}
+
+static void print_stored(struct hout *o, json_t *stored)
+{
+	static const char *const keys[] = { "weight", "ephemeral_max_pages",
+					    "persistent_max_pages", "compress", "frozen" };
+	size_t i, j;
+	json_t *e, *u;
+
+	fprintf(o->f, "\n%-20s %-8s %6s %9s %9s %-4s %-6s  %s\n", "STORED", "ATTACHED", "WEIGHT",
+		"EPH-MAX", "PERS-MAX", "COMP", "FROZEN", "SHARED-AUTH");
+	json_array_foreach(stored, i, e) {
+		json_t *s = hval(o, e, "settings", json_is_object_fn);
+		char f[5][16];
+
+		for (size_t k = 0; k < 5; k++)
+			stored_field(f[k], sizeof(f[k]), s, keys[k]);
+		fprintf(o->f, "%-20s %-8s %6s %9s %9s %-4s %-6s ", hstr(o, e, "name"),
+			hbool(o, e, "attached") ? "yes" : "no", f[0], f[1], f[2], f[3], f[4]);
+		json_array_foreach(harray(o, e, "shared_auth"), j, u)
+			fprintf(o->f, " %s", json_is_string(u) ? json_string_value(u) : "?");
+		fputc('\n', o->f);
+	}
+}
+
+static void human(struct hout *o, json_t *r)
+{
+	print_clients_table(o, harray(o, r, "clients"));
+	if (json_object_get(r, "stored"))
+		print_stored(o, harray(o, r, "stored"));
 }
 
 int cmd_list(const struct tmemctl_opts *gopts, int argc, char **argv)
 {
 	struct tmemctl_opts opts = *gopts;
+	bool all = false;
+	const struct cmd_opt extra[] = {
+		{ .name = "all", .flag = &all, .short_name = 'a' },
+		{ NULL },
+	};
 	struct cmd_pos pos;
+	json_t *args;
 	int rc;
 
-	if (!cmd_args(&opts, argc, argv, NULL, 0, 0, &pos, &rc))
+	if (!cmd_args(&opts, argc, argv, extra, 0, 1, &pos, &rc))
 		return rc;
-	return run_request(&opts, "list", NULL, human);
+	if (pos.argc && !check_client("list", pos.argv[0]))
+		return EXIT_USAGE;
+	args = json_pack("{s:b}", "all", all);
+	if (pos.argc)
+		json_object_set_new(args, "client", json_string(pos.argv[0]));
+	return run_request(&opts, "list", args, human);
 }

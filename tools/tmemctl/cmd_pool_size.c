@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* tmemctl pool-size SIZE: grow or shrink the pool (not persistent). */
 #include "args.h"
+#include "tmem_size.h"
 
-static void human(json_t *r)
+static void human(struct hout *o, json_t *r)
 {
 	char total[16], freep[16];
 
-	fmt_pages(total, sizeof(total), jget_u64(r, "total_pages"));
-	fmt_pages(freep, sizeof(freep), jget_u64(r, "free_pages"));
-	printf("pool: %s (%llu pages), %s free\n", total,
-	       (unsigned long long)jget_u64(r, "total_pages"), freep);
+	hpages(o, total, sizeof(total), r, "total_pages");
+	hpages(o, freep, sizeof(freep), r, "free_pages");
+	fprintf(o->f, "pool: %s (%llu pages), %s free\n", total,
+		(unsigned long long)hu64(o, r, "total_pages"), freep);
 }
 
 int cmd_pool_size(const struct tmemctl_opts *gopts, int argc, char **argv)
@@ -21,9 +22,12 @@ int cmd_pool_size(const struct tmemctl_opts *gopts, int argc, char **argv)
 
 	if (!cmd_args(&opts, argc, argv, NULL, 1, 1, &pos, &rc))
 		return rc;
-	if (parse_size_pages(pos.argv[0], false, &pages) || pages == 0) {
-		usage_error("pool-size: bad size \"%s\" (e.g. 256M, 2G, 1000p; bytes must "
-			    "be whole 4 KiB pages)", pos.argv[0]);
+	rc = parse_size_pages(pos.argv[0], false, &pages);
+	if (!rc && pages == 0)
+		rc = TMEM_SIZE_RANGE;
+	if (rc) {
+		usage_error("pool-size: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR ")",
+			    pos.argv[0], tmem_size_strerror(rc));
 		return EXIT_USAGE;
 	}
 	return run_request(&opts, "pool-size",

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tmemctl set CLIENT [--weight N] [--ephemeral-max SIZE]
+ * tmemctl set CLIENT|-a [--weight N] [--ephemeral-max SIZE]
  *                    [--persistent-max SIZE] [--compress on|off]
  * A client that is not connected yet gets the settings when it connects;
  * either way they survive a tmemd restart.
@@ -8,23 +8,24 @@
 #include <string.h>
 
 #include "args.h"
+#include "tmem_size.h"
 
 #define MAX_WEIGHT 10000 /* TMEM_MAX_WEIGHT in policy/ */
 
-static void human(json_t *r)
+static void human(struct hout *o, json_t *r)
 {
-	printf("%s: settings saved%s\n", json_string_value(json_object_get(r, "client")),
-	       json_is_true(json_object_get(r, "connected")) ? " and applied" :
-	       " (applied when it connects)");
+	fprintf(o->f, "%s: settings saved%s\n", hstr(o, r, "client"),
+		hbool(o, r, "connected") ? " and applied" : " (applied when it connects)");
 }
 
 static int add_size(json_t *args, const char *key, const char *flag, const char *text)
 {
 	uint64_t pages;
+	int r = parse_size_pages(text, true, &pages);
 
-	if (parse_size_pages(text, true, &pages)) {
-		usage_error("set: %s: bad size \"%s\" (e.g. 64M, 1G, 100p, none; bytes "
-			    "must be whole 4 KiB pages)", flag, text);
+	if (r) {
+		usage_error("set: %s: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR ", or none)",
+			    flag, text, tmem_size_strerror(r));
 		return EXIT_USAGE;
 	}
 	json_object_set_new(args, key, pages == UINT64_MAX ? json_null() :
@@ -66,7 +67,9 @@ int cmd_set(const struct tmemctl_opts *gopts, int argc, char **argv)
 {
 	struct tmemctl_opts opts = *gopts;
 	const char *weight = NULL, *eph = NULL, *pers = NULL, *compress = NULL;
+	bool all = false;
 	const struct cmd_opt extra[] = {
+		{ .name = "all", .flag = &all, .short_name = 'a' },
 		{ .name = "weight", .value = &weight },
 		{ .name = "ephemeral-max", .value = &eph },
 		{ .name = "persistent-max", .value = &pers },
@@ -77,13 +80,21 @@ int cmd_set(const struct tmemctl_opts *gopts, int argc, char **argv)
 	json_t *args;
 	int rc;
 
-	if (!cmd_args(&opts, argc, argv, extra, 1, 1, &pos, &rc))
+	if (!cmd_args(&opts, argc, argv, extra, 0, 1, &pos, &rc))
 		return rc;
-	args = json_pack("{s:s}", "client", pos.argv[0]);
+	if (all == (pos.argc == 1)) {
+		usage_error("set: expected CLIENT or --all%s", all ? ", not both" : "");
+		return EXIT_USAGE;
+	}
+	if (!all && !check_client("set", pos.argv[0]))
+		return EXIT_USAGE;
+	args = json_pack("{s:s}", "client", all ? "" : pos.argv[0]);
 	rc = build_args(args, weight, eph, pers, compress);
 	if (rc) {
 		json_decref(args);
 		return rc;
 	}
+	if (all)
+		return run_request_all(&opts, "set", args, human);
 	return run_request(&opts, "set", args, human);
 }

@@ -1,51 +1,70 @@
 /* SPDX-License-Identifier: MIT */
 /* tmemctl status: is tmemd there, and how full is its pool. */
+#include <string.h>
 #include <time.h>
 
 #include "args.h"
 
-/* Whether pages outlive tmemd, and what the last start recovered. */
-static void print_restart(json_t *rs)
+/* "last reload: ok, 12 s ago: reloaded /etc/tmemd/tmemd.conf", or none. */
+static void print_last_reload(struct hout *o, json_t *r)
 {
-	time_t at = (time_t)(jget_u64(rs, "recovered_at_usec") / 1000000u);
+	const char *result = hstr(o, r, "daemon.last_reload.result");
+
+	if (!strcmp(result, "none")) {
+		fprintf(o->f, "last reload: none since the start\n");
+		return;
+	}
+	fprintf(o->f, "last reload: %s, %llu s ago: %s\n", result,
+		(unsigned long long)hu64(o, r, "daemon.last_reload.seconds_ago"),
+		hstr(o, r, "daemon.last_reload.message"));
+}
+
+static bool is_number(const json_t *v)
+{
+	return json_is_number(v);
+}
+
+/* Whether pages outlive tmemd, and what the last start recovered. */
+static void print_restart(struct hout *o, json_t *r)
+{
+	time_t at = (time_t)(hu64(o, r, "restart.recovered_at_usec") / 1000000u);
+	json_t *secs = hval(o, r, "restart.recovery_seconds", is_number);
 	char when[64] = "";
 	struct tm tm;
 
-	if (!json_is_true(json_object_get(rs, "survives_restart"))) {
-		printf("restart: pages live in tmemd's memory and do not survive a restart\n");
+	if (!hbool(o, r, "restart.survives_restart")) {
+		fprintf(o->f, "restart: pages live in tmemd's memory and do not survive a restart\n");
 		return;
 	}
-	if (!json_is_true(json_object_get(rs, "recovered"))) {
-		printf("restart: pages survive a restart; this start found none to recover\n");
+	if (!hbool(o, r, "restart.recovered")) {
+		fprintf(o->f, "restart: pages survive a restart; this start found none to recover\n");
 		return;
 	}
 	if (gmtime_r(&at, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
-	printf("restart: recovered %llu pages (%llu persistent) of %llu clients at %s "
-	       "in %.1f ms; %llu reattached, %llu expired, %llu still away\n",
-	       (unsigned long long)jget_u64(rs, "pages_recovered"),
-	       (unsigned long long)jget_u64(rs, "persistent_pages_recovered"),
-	       (unsigned long long)jget_u64(rs, "clients_recovered"), when,
-	       json_number_value(json_object_get(rs, "recovery_seconds")) * 1e3,
-	       (unsigned long long)jget_u64(rs, "clients_reattached"),
-	       (unsigned long long)jget_u64(rs, "clients_expired"),
-	       (unsigned long long)jget_u64(rs, "clients_detached"));
+	fprintf(o->f, "restart: recovered %llu pages (%llu persistent) of %llu clients at %s "
+		"in %.1f ms; %llu reattached, %llu expired, %llu still away\n",
+		(unsigned long long)hu64(o, r, "restart.pages_recovered"),
+		(unsigned long long)hu64(o, r, "restart.persistent_pages_recovered"),
+		(unsigned long long)hu64(o, r, "restart.clients_recovered"), when,
+		secs ? json_number_value(secs) * 1e3 : 0.0,
+		(unsigned long long)hu64(o, r, "restart.clients_reattached"),
+		(unsigned long long)hu64(o, r, "restart.clients_expired"),
+		(unsigned long long)hu64(o, r, "restart.clients_detached"));
 }
 
-static void human(json_t *r)
+static void human(struct hout *o, json_t *r)
 {
-	json_t *d = json_object_get(r, "daemon");
-
-	printf("tmemd %s, pid %llu, up %llus, transport %s\n",
-	       json_string_value(json_object_get(d, "version")),
-	       (unsigned long long)jget_u64(d, "pid"),
-	       (unsigned long long)jget_u64(d, "uptime_seconds"),
-	       json_string_value(json_object_get(d, "transport")));
-	printf("runtime %s, state %s\n", json_string_value(json_object_get(d, "runtime_dir")),
-	       json_string_value(json_object_get(d, "state_dir")));
-	print_pool_summary(stdout, json_object_get(r, "pool"));
-	printf("clients: %llu\n", (unsigned long long)jget_u64(r, "clients"));
-	print_restart(json_object_get(r, "restart"));
+	fprintf(o->f, "tmemd %s, pid %llu, up %llus, transport %s\n",
+		hstr(o, r, "daemon.version"), (unsigned long long)hu64(o, r, "daemon.pid"),
+		(unsigned long long)hu64(o, r, "daemon.uptime_seconds"),
+		hstr(o, r, "daemon.transport"));
+	fprintf(o->f, "runtime %s, state %s\n", hstr(o, r, "daemon.runtime_dir"),
+		hstr(o, r, "daemon.state_dir"));
+	print_pool_summary(o, r);
+	fprintf(o->f, "clients: %llu\n", (unsigned long long)hu64(o, r, "clients"));
+	print_last_reload(o, r);
+	print_restart(o, r);
 }
 
 int cmd_status(const struct tmemctl_opts *gopts, int argc, char **argv)

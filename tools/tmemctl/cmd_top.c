@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tmemctl top [--iterations N]: a live view like xentop.  Every second it
- * asks for the stats document on one connection and shows per-client
- * pages and per-second put/get rates (the difference to the previous
- * sample).  q quits; so does N iterations (for scripts and tests).  On a
+ * tmemctl top [--delay S] [--sort KEY] [--iterations N]: a live view like
+ * xentop.  Every S seconds (1) it asks for the stats document on one
+ * connection and shows per-client pages, and puts, gets and the hit rate
+ * over the interval since the previous frame (top_frame.c).  q quits; so does N iterations (for scripts and tests).  On a
  * terminal it clears the screen between frames and reads keys unbuffered.
  * With --json each frame is the stats document on one line (JSON lines).
  */
 #include <poll.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <termios.h>
@@ -15,20 +16,19 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "top.h"
 
-#define TOP_MAX_CLIENTS 256
+/* --delay SECONDS, as xentop -d: 0.1 to 3600. */
+static int parse_delay(const char *text, double *out)
+{
+	char *end;
+	double v = strtod(text, &end);
 
-struct sample {
-	char name[64];
-	uint64_t puts, gets, succ_gets;
-};
-
-struct top {
-	struct sample prev[TOP_MAX_CLIENTS];
-	size_t nr_prev;
-	double prev_time;
-	bool tty;
-};
+	if (end == text || *end || !(v >= 0.1 && v <= 3600))
+		return -1;
+	*out = v;
+	return 0;
+}
 
 static double now_s(void)
 {
@@ -38,66 +38,11 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static const struct sample *find_prev(const struct top *t, const char *name)
-{
-	for (size_t i = 0; i < t->nr_prev; i++)
-		if (strcmp(t->prev[i].name, name) == 0)
-			return &t->prev[i];
-	return NULL;
-}
-
-static void frame(struct top *t, json_t *stats)
-{
-	json_t *clients = json_object_get(stats, "clients"), *c;
-	double now = now_s(), dt = t->prev_time ? now - t->prev_time : 0;
-	struct sample cur[TOP_MAX_CLIENTS];
-	size_t i, n = 0;
-
-	if (t->tty)
-		fputs("\033[H\033[2J", stdout);
-	print_pool_summary(stdout, json_object_get(stats, "pool"));
-	printf("\n%-20s %-6s %9s %9s %10s %10s %6s %9s %-6s\n", "NAME", "DOMID", "EPH",
-	       "PERS", "PUTS/s", "GETS/s", "HIT%", "EVICT", "FROZEN");
-	json_array_foreach(clients, i, c) {
-		const char *name = json_string_value(json_object_get(c, "name"));
-		struct sample s = { .puts = jget_u64(c, "ops.puts"),
-				    .gets = jget_u64(c, "ops.gets"),
-				    .succ_gets = jget_u64(c, "ops.succ_gets") };
-		const struct sample *p = find_prev(t, name ? name : "");
-		char eph[16], pers[16], dom[16];
-		double puts = 0, gets = 0;
-
-		snprintf(s.name, sizeof(s.name), "%s", name ? name : "");
-		if (p && dt > 0) {
-			puts = (double)(s.puts - p->puts) / dt;
-			gets = (double)(s.gets - p->gets) / dt;
-		}
-		fmt_pages(eph, sizeof(eph), jget_u64(c, "pages.ephemeral"));
-		fmt_pages(pers, sizeof(pers), jget_u64(c, "pages.persistent"));
-		if (json_is_integer(json_object_get(c, "domid")))
-			snprintf(dom, sizeof(dom), "%llu", (unsigned long long)jget_u64(c, "domid"));
-		else
-			snprintf(dom, sizeof(dom), "local");
-		printf("%-20s %-6s %9s %9s %10.0f %10.0f %6.1f %9llu %-6s\n", s.name, dom, eph,
-		       pers, puts, gets, s.gets ? 100.0 * (double)s.succ_gets / (double)s.gets : 0.0,
-		       (unsigned long long)jget_u64(c, "ops.evictions"),
-		       json_is_true(json_object_get(c, "frozen")) ? "yes" : "no");
-		if (n < TOP_MAX_CLIENTS)
-			cur[n++] = s;
-	}
-	if (t->tty)
-		printf("\n(q to quit)\n");
-	fflush(stdout);
-	memcpy(t->prev, cur, n * sizeof(cur[0]));
-	t->nr_prev = n;
-	t->prev_time = now;
-}
-
-/* Sleeps a second, or until q.  true when the user asked to quit. */
-static bool wait_key(bool tty)
+/* Sleeps delay seconds, or until q.  true when the user asked to quit. */
+static bool wait_key(bool tty, double delay)
 {
 	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
-	double until = now_s() + 1.0;
+	double until = now_s() + delay;
 	char ch;
 
 	for (;;) {
@@ -118,11 +63,14 @@ static bool wait_key(bool tty)
 int cmd_top(const struct tmemctl_opts *gopts, int argc, char **argv)
 {
 	struct tmemctl_opts opts = *gopts;
-	const char *iter_text = NULL;
+	const char *iter_text = NULL, *delay_text = NULL, *sort_text = NULL;
 	const struct cmd_opt extra[] = {
-		{ .name = "iterations", .value = &iter_text },
+		{ .name = "iterations", .value = &iter_text, .short_name = 'n' },
+		{ .name = "delay", .value = &delay_text, .short_name = 'd' },
+		{ .name = "sort", .value = &sort_text, .short_name = 's' },
 		{ NULL },
 	};
+	double delay = 1.0;
 	static struct top t;
 	struct termios saved, raw;
 	struct ctl_conn conn;
@@ -137,7 +85,17 @@ int cmd_top(const struct tmemctl_opts *gopts, int argc, char **argv)
 		usage_error("top: --iterations: expected a positive number");
 		return EXIT_USAGE;
 	}
-	rc = ctl_open(opts.socket, &conn);
+	if (delay_text && parse_delay(delay_text, &delay)) {
+		usage_error("top: --delay: expected seconds from 0.1 to 3600, not \"%s\"",
+			    delay_text);
+		return EXIT_USAGE;
+	}
+	if (sort_text && top_sort_parse(sort_text, &t.sort)) {
+		usage_error("top: --sort: expected name, eph, pers, puts, gets, hit or evict, "
+			    "not \"%s\"", sort_text);
+		return EXIT_USAGE;
+	}
+	rc = ctl_open(&opts, &conn);
 	if (rc)
 		return rc;
 	t.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
@@ -156,10 +114,13 @@ int cmd_top(const struct tmemctl_opts *gopts, int argc, char **argv)
 			putchar('\n');
 			fflush(stdout);
 		} else {
-			frame(&t, stats);
+			rc = print_reply_ctx("top", stats, top_frame, &t);
+			fflush(stdout);
 		}
 		json_decref(stats);
-		if ((!iterations || i + 1 < iterations) && wait_key(t.tty))
+		if (rc)
+			break;
+		if ((!iterations || i + 1 < iterations) && wait_key(t.tty, delay))
 			break;
 	}
 	if (t.tty)

@@ -31,12 +31,38 @@ const char *ctl_default_socket(char *buf, size_t len)
 	return buf;
 }
 
-int ctl_open(const char *path, struct ctl_conn *conn)
+/* The socket --socket names, else --runtime-dir's control.sock, else the
+ * default; *from says which, for error messages.  NULL if none. */
+static const char *socket_path(const struct tmemctl_opts *opts, char *buf, size_t len,
+			       const char **from)
+{
+	if (opts->socket) {
+		*from = "--socket";
+		return opts->socket;
+	}
+	if (opts->runtime_dir) {
+		*from = "--runtime-dir";
+		return snprintf(buf, len, "%s/control.sock", opts->runtime_dir) < (int)len ?
+		       buf : NULL;
+	}
+	*from = getenv("TMEMCTL_SOCKET") && *getenv("TMEMCTL_SOCKET") ? "$TMEMCTL_SOCKET" :
+		"the default";
+	return ctl_default_socket(buf, len);
+}
+
+int ctl_open(const struct tmemctl_opts *opts, struct ctl_conn *conn)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	char buf[4096];
+	const char *from, *path = socket_path(opts, buf, sizeof(buf), &from);
 
 	memset(conn, 0, sizeof(*conn));
 	conn->fd = -1;
+	if (!path) {
+		usage_error("no control socket: use --socket PATH or --runtime-dir DIR, or "
+			    "set TMEMCTL_SOCKET or XDG_RUNTIME_DIR");
+		return EXIT_USAGE;
+	}
 	if (strlen(path) >= sizeof(addr.sun_path)) {
 		fprintf(stderr, "tmemctl: socket path too long: %s\n", path);
 		return EXIT_USAGE;
@@ -46,10 +72,11 @@ int ctl_open(const char *path, struct ctl_conn *conn)
 	if (conn->fd < 0 || connect(conn->fd, (struct sockaddr *)&addr, sizeof(addr))) {
 		int e = errno;
 
-		fprintf(stderr, "tmemctl: cannot connect to %s: %s%s\n", path, strerror(e),
-			e == EACCES ? " (the control socket is for root and the tmemd "
-			"admin group)" : e == ENOENT || e == ECONNREFUSED ?
-			" (is tmemd running?)" : "");
+		fprintf(stderr, "tmemctl: cannot connect to %s (%s): %s%s\n", path, from,
+			strerror(e), e == EACCES ? " (the control socket is for root and the "
+			"tmemd admin group)" : e == ENOENT || e == ECONNREFUSED ?
+			" (is tmemd running? its socket is <runtime-dir>/control.sock: "
+			"use --runtime-dir DIR or --socket PATH)" : "");
 		ctl_close(conn);
 		return EXIT_FAILED;
 	}
@@ -183,7 +210,7 @@ int ctl_call(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
 	     json_t **result)
 {
 	struct ctl_conn conn;
-	int rc = ctl_open(opts->socket, &conn);
+	int rc = ctl_open(opts, &conn);
 
 	if (rc) {
 		json_decref(args);

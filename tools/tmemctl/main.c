@@ -9,17 +9,22 @@
 
 static const struct tmemctl_cmd commands[] = {
 	{ "status", cmd_status, "[--json]", "daemon and pool summary" },
-	{ "stats", cmd_stats, "[--json|--prometheus]", "the full statistics" },
-	{ "list", cmd_list, "[--json]", "connected clients and their settings" },
-	{ "set", cmd_set, "CLIENT [--weight N] [--ephemeral-max SIZE] "
+	{ "stats", cmd_stats, "[--json|--prometheus] [CLIENT]",
+	  "the full statistics (of one client)" },
+	{ "list", cmd_list, "[-a|--all] [--json] [CLIENT]",
+	  "connected clients and their settings; --all: stored ones too" },
+	{ "set", cmd_set, "CLIENT|-a [--weight N] [--ephemeral-max SIZE] "
 	  "[--persistent-max SIZE] [--compress on|off]", "change a client's settings" },
-	{ "freeze", cmd_freeze, "CLIENT", "refuse the client's puts" },
-	{ "thaw", cmd_thaw, "CLIENT", "accept the client's puts again" },
-	{ "flush", cmd_flush, "CLIENT", "drop the client's ephemeral pages" },
+	{ "freeze", cmd_freeze, "CLIENT|-a", "refuse the client's puts (-a: every client's)" },
+	{ "thaw", cmd_thaw, "CLIENT|-a", "accept the client's puts again" },
+	{ "flush", cmd_flush, "CLIENT|-a", "drop the client's ephemeral pages" },
 	{ "shared-auth", cmd_shared_auth, "UUID CLIENT [--revoke]",
 	  "allow (or stop) CLIENT joining shared pool UUID" },
 	{ "pool-size", cmd_pool_size, "SIZE", "resize the pool" },
-	{ "top", cmd_top, "[--iterations N] [--json]", "live per-client view, once a second" },
+	{ "freeable", cmd_freeable, "[--json]", "memory tmemd could give back (free + ephemeral)" },
+	{ "forget", cmd_forget, "CLIENT", "remove what is stored for a client not attached" },
+	{ "top", cmd_top, "[--delay S] [--sort name|eph|pers|puts|gets|hit|evict] "
+	  "[--iterations N] [--json]", "live per-client view, like xentop" },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -35,21 +40,24 @@ const struct tmemctl_cmd *find_cmd(const char *name)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: tmemctl [--socket PATH] [--json] COMMAND [ARGS]\n"
+	fprintf(out, "Usage: tmemctl [--socket PATH | --runtime-dir DIR] [--json] COMMAND [ARGS]\n"
 		"       tmemctl --help | --version\n\nCommands:\n");
 	for (size_t i = 0; i < NR_COMMANDS; i++)
 		fprintf(out, "  %-12s %s\n  %-12s   %s\n", commands[i].name,
 			commands[i].usage, "", commands[i].help);
 	fprintf(out, "\nSIZE: bytes with K/M/G/T (powers of 1024), or pages as Np;\n"
 		"set also takes \"none\".  CLIENT: a domid or a client name.\n"
-		"The socket: --socket, $TMEMCTL_SOCKET, /run/tmemd/control.sock as\n"
-		"root, else $XDG_RUNTIME_DIR/tmemd/control.sock.  See tmemctl(8).\n");
+		"The socket: --socket, DIR/control.sock for --runtime-dir DIR,\n"
+		"$TMEMCTL_SOCKET, /run/tmemd/control.sock as root, else\n"
+		"$XDG_RUNTIME_DIR/tmemd/control.sock.  The global options may also\n"
+		"come after the command.  See tmemctl(8).\n");
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
+		{ "runtime-dir", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -57,13 +65,16 @@ int main(int argc, char **argv)
 	};
 	struct tmemctl_opts opts = { 0 };
 	const struct tmemctl_cmd *cmd;
-	char sockbuf[4096];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+s:jhV", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:s:r:jhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			opts.socket = optarg;
+			break;
+		case 'r':
+			opts.runtime_dir = optarg;
 			break;
 		case 'j':
 			opts.json = true;
@@ -76,7 +87,8 @@ int main(int argc, char **argv)
 			       TMEMCTL_PROTO_VERSION);
 			return EXIT_OK;
 		default:
-			usage(stderr);
+			usage_error("%s '%s'", c == ':' ? "option needs a value:" :
+				    "unrecognized option", argv[optind - 1]);
 			return EXIT_USAGE;
 		}
 	}
@@ -87,12 +99,6 @@ int main(int argc, char **argv)
 	cmd = find_cmd(argv[optind]);
 	if (!cmd) {
 		usage_error("unknown command \"%s\"", argv[optind]);
-		return EXIT_USAGE;
-	}
-	if (!opts.socket)
-		opts.socket = ctl_default_socket(sockbuf, sizeof(sockbuf));
-	if (!opts.socket) {
-		usage_error("no control socket: set --socket, TMEMCTL_SOCKET or XDG_RUNTIME_DIR");
 		return EXIT_USAGE;
 	}
 	argv += optind;

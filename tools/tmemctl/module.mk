@@ -6,7 +6,7 @@ TMEMCTL := $(BUILD)/tmemctl
 TMEMCTL_SRCS := $(filter-out tools/tmemctl/main.c,$(wildcard tools/tmemctl/*.c))
 TMEMCTL_OBJS := $(TMEMCTL_SRCS:%.c=$(BUILD)/%.o)
 TMEMCTL_CORE := $(BUILD)/tools/tmemctl/libtmemctl-cli.a
-TMEMCTL_LDLIBS := $(call pkg_libs,jansson)
+TMEMCTL_LDLIBS = $(call pkg_libs,jansson)
 PROGRAMS += $(TMEMCTL)
 
 $(BUILD)/tools/tmemctl/%.o: EXTRA_CFLAGS += $(call pkg_cflags,jansson)

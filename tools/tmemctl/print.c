@@ -1,7 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* Human output: tables and sizes shared by status, stats, list and top. */
+/*
+ * Human output: tables and sizes shared by status, stats, list and top.
+ *
+ * A printer reads its figures through the h*() getters, which remember
+ * the first key the reply lacks (or holds with the wrong type).  The text
+ * goes to a memory buffer first; print_reply() shows it only when every
+ * key was there, and otherwise fails with the key's name: a figure tmemd
+ * did not send must never show up as 0.
+ */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tmem_proto.h"
@@ -44,12 +53,71 @@ json_t *jpath(json_t *obj, const char *path)
 	return obj;
 }
 
-uint64_t jget_u64(json_t *obj, const char *path)
+/* v when ok; else NULL, and path is remembered if it is the first. */
+static json_t *hcheck(struct hout *o, const char *path, json_t *v, bool ok)
+{
+	if (!ok && !o->missing[0])
+		snprintf(o->missing, sizeof(o->missing), "%s", path);
+	return ok ? v : NULL;
+}
+
+uint64_t hu64(struct hout *o, json_t *obj, const char *path)
 {
 	json_t *v = jpath(obj, path);
 
-	return json_is_integer(v) && json_integer_value(v) > 0 ?
-		(uint64_t)json_integer_value(v) : 0;
+	v = hcheck(o, path, v, json_is_integer(v) && json_integer_value(v) >= 0);
+	return v ? (uint64_t)json_integer_value(v) : 0;
+}
+
+const char *hstr(struct hout *o, json_t *obj, const char *path)
+{
+	json_t *v = jpath(obj, path);
+
+	v = hcheck(o, path, v, json_is_string(v));
+	return v ? json_string_value(v) : "?";
+}
+
+bool hbool(struct hout *o, json_t *obj, const char *path)
+{
+	json_t *v = jpath(obj, path);
+
+	return json_is_true(hcheck(o, path, v, json_is_boolean(v)));
+}
+
+json_t *hval(struct hout *o, json_t *obj, const char *path, bool (*is)(const json_t *))
+{
+	json_t *v = jpath(obj, path);
+
+	return hcheck(o, path, v, v && is(v));
+}
+
+int print_reply(const char *cmd, json_t *result, human_fn human)
+{
+	return print_reply_ctx(cmd, result, human, NULL);
+}
+
+int print_reply_ctx(const char *cmd, json_t *result, human_fn human, void *ctx)
+{
+	struct hout o = { .ctx = ctx };
+	char *text = NULL;
+	size_t len = 0;
+
+	o.f = open_memstream(&text, &len);
+	if (!o.f) {
+		fprintf(stderr, "tmemctl: %s: out of memory\n", cmd);
+		return EXIT_FAILED;
+	}
+	human(&o, result);
+	fclose(o.f);
+	if (o.missing[0]) {
+		fprintf(stderr, "tmemctl: %s: tmemd's reply lacks \"%s\" (tmemd and tmemctl "
+			"versions differ?)\n", cmd, o.missing);
+		free(text);
+		return EXIT_FAILED;
+	}
+	fwrite(text, 1, len, stdout);
+	free(text);
+	return EXIT_OK;
 }
 
 void fmt_pages(char *buf, size_t len, uint64_t pages)
@@ -65,17 +133,34 @@ void fmt_pages(char *buf, size_t len, uint64_t pages)
 	snprintf(buf, len, "%.1f%c", v, units[u]);
 }
 
-void fmt_cap(char *buf, size_t len, json_t *cap)
+void hpages(struct hout *o, char *buf, size_t len, json_t *obj, const char *path)
 {
+	fmt_pages(buf, len, hu64(o, obj, path));
+}
+
+static bool is_cap(const json_t *v)
+{
+	return json_is_null(v) || (json_is_integer(v) && json_integer_value(v) >= 0);
+}
+
+void hcap(struct hout *o, char *buf, size_t len, json_t *obj, const char *path)
+{
+	json_t *cap = hval(o, obj, path, is_cap);
+
 	if (json_is_integer(cap))
 		fmt_pages(buf, len, (uint64_t)json_integer_value(cap));
 	else
 		snprintf(buf, len, "-");
 }
 
-static void fmt_domid(char *buf, size_t len, json_t *client)
+static bool is_domid(const json_t *v)
 {
-	json_t *d = json_object_get(client, "domid");
+	return json_is_null(v) || json_is_integer(v);
+}
+
+void hdomid(struct hout *o, char *buf, size_t len, json_t *client)
+{
+	json_t *d = hval(o, client, "domid", is_domid);
 
 	if (json_is_integer(d))
 		snprintf(buf, len, "%lld", (long long)json_integer_value(d));
@@ -83,41 +168,54 @@ static void fmt_domid(char *buf, size_t len, json_t *client)
 		snprintf(buf, len, "local");
 }
 
-void print_clients_table(FILE *out, json_t *clients)
+bool json_is_object_fn(const json_t *v)
+{
+	return json_is_object(v);
+}
+
+static bool is_array(const json_t *v)
+{
+	return json_is_array(v);
+}
+
+json_t *harray(struct hout *o, json_t *obj, const char *path)
+{
+	return hval(o, obj, path, is_array);
+}
+
+void print_clients_table(struct hout *o, json_t *clients)
 {
 	size_t i;
 	json_t *c;
 
-	fprintf(out, "%-4s %-20s %-6s %6s %-6s %-4s %9s %9s %9s %9s\n", "ID", "NAME",
+	fprintf(o->f, "%-4s %-20s %-6s %6s %-6s %-4s %9s %9s %9s %9s\n", "ID", "NAME",
 		"DOMID", "WEIGHT", "FROZEN", "COMP", "EPH", "EPH-MAX", "PERS", "PERS-MAX");
 	json_array_foreach(clients, i, c) {
 		char dom[16], eph[16], ephmax[16], pers[16], persmax[16];
 
-		fmt_domid(dom, sizeof(dom), c);
-		fmt_pages(eph, sizeof(eph), jget_u64(c, "pages.ephemeral"));
-		fmt_pages(pers, sizeof(pers), jget_u64(c, "pages.persistent"));
-		fmt_cap(ephmax, sizeof(ephmax), jpath(c, "caps.ephemeral_max_pages"));
-		fmt_cap(persmax, sizeof(persmax), jpath(c, "caps.persistent_max_pages"));
-		fprintf(out, "%-4llu %-20s %-6s %6llu %-6s %-4s %9s %9s %9s %9s\n",
-			(unsigned long long)jget_u64(c, "id"),
-			json_string_value(json_object_get(c, "name")), dom,
-			(unsigned long long)jget_u64(c, "weight"),
-			json_is_true(json_object_get(c, "frozen")) ? "yes" : "no",
-			json_is_true(json_object_get(c, "compress")) ? "on" : "off",
-			eph, ephmax, pers, persmax);
+		hdomid(o, dom, sizeof(dom), c);
+		hpages(o, eph, sizeof(eph), c, "pages.ephemeral");
+		hpages(o, pers, sizeof(pers), c, "pages.persistent");
+		hcap(o, ephmax, sizeof(ephmax), c, "caps.ephemeral_max_pages");
+		hcap(o, persmax, sizeof(persmax), c, "caps.persistent_max_pages");
+		fprintf(o->f, "%-4llu %-20s %-6s %6llu %-6s %-4s %9s %9s %9s %9s\n",
+			(unsigned long long)hu64(o, c, "id"), hstr(o, c, "name"), dom,
+			(unsigned long long)hu64(o, c, "weight"),
+			hbool(o, c, "frozen") ? "yes" : "no",
+			hbool(o, c, "compress") ? "on" : "off", eph, ephmax, pers, persmax);
 	}
 }
 
-void print_pool_summary(FILE *out, json_t *pool)
+void print_pool_summary(struct hout *o, json_t *doc)
 {
 	char total[16], used[16], freep[16], eph[16], pers[16];
 
-	fmt_pages(total, sizeof(total), jget_u64(pool, "total_pages"));
-	fmt_pages(used, sizeof(used), jget_u64(pool, "used_pages"));
-	fmt_pages(freep, sizeof(freep), jget_u64(pool, "free_pages"));
-	fmt_pages(eph, sizeof(eph), jget_u64(pool, "ephemeral_pages"));
-	fmt_pages(pers, sizeof(pers), jget_u64(pool, "persistent_pages"));
-	fprintf(out, "pool: total %s  used %s  free %s  ephemeral %s  persistent %s  "
+	hpages(o, total, sizeof(total), doc, "pool.total_pages");
+	hpages(o, used, sizeof(used), doc, "pool.used_pages");
+	hpages(o, freep, sizeof(freep), doc, "pool.free_pages");
+	hpages(o, eph, sizeof(eph), doc, "pool.ephemeral_pages");
+	hpages(o, pers, sizeof(pers), doc, "pool.persistent_pages");
+	fprintf(o->f, "pool: total %s  used %s  free %s  ephemeral %s  persistent %s  "
 		"evictions %llu\n", total, used, freep, eph, pers,
-		(unsigned long long)jget_u64(pool, "evictions"));
+		(unsigned long long)hu64(o, doc, "pool.evictions"));
 }

@@ -12,56 +12,76 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tmem_proto.h"
 #include "tmemctl.h"
 
 struct metric {
 	const char *name;
-	const char *type;      /* "gauge" or "counter" */
+	const char *type;      /* "gauge" or "counter"; NULL: the family above */
 	const char *help;
 	const char *path;      /* dotted path in a client (or the pool) */
 	const char *label;     /* an extra label "k=\"v\"", or NULL */
 	bool optional;         /* null or absent: no sample (caps) */
+	unsigned scale;        /* the value times this: 4096 turns pages into bytes */
 };
 
+#define PAGE TMEM_PAGE_SIZE
+
+/* A family's first row (t: gauge or counter), and a further labelled row. */
+#define M(n, t, h, p, l, sc) { .name = n, .type = t, .help = h, .path = p, .label = l, .scale = sc }
+#define MORE(n, p, l, sc) { .name = n, .path = p, .label = l, .scale = sc }
+/* A cap: no sample when null (no cap). */
+#define CAP(n, h, p) { .name = n, .type = "gauge", .help = h, .path = p, .optional = true, \
+		       .scale = PAGE }
+#define CL(n, t, h, p) M("tmem_" n, t, h, p, NULL, 1)
+
+/* Base units in the names (bytes, not pages), as Prometheus wants; zswap's
+ * names where they mean the same (stored, pool_limit_hit, reject_*). */
 static const struct metric pool_metrics[] = {
-	{ .name = "tmem_pool_total_pages", .type = "gauge", .help = "Pages in the pool (arena).", .path = "total_pages" },
-	{ .name = "tmem_pool_used_pages", .type = "gauge", .help = "Pages holding data.", .path = "used_pages" },
-	{ .name = "tmem_pool_free_pages", .type = "gauge", .help = "Free pages.", .path = "free_pages" },
-	{ .name = "tmem_pool_ephemeral_pages", .type = "gauge", .help = "Pages in ephemeral pools.", .path = "ephemeral_pages" },
-	{ .name = "tmem_pool_persistent_pages", .type = "gauge", .help = "Pages in persistent pools.", .path = "persistent_pages" },
-	{ .name = "tmem_pool_zero_pages", .type = "gauge", .help = "Zero-filled pages stored without data (0 until zero-page detection).", .path = "zero_pages" },
-	{ .name = "tmem_pool_stored_bytes", .type = "gauge", .help = "Bytes of page data stored.", .path = "stored_bytes" },
-	{ .name = "tmem_pool_metadata_bytes", .type = "gauge", .help = "Bytes of descriptors and tables.", .path = "metadata_bytes" },
-	{ .name = "tmem_pool_evictions_total", .type = "counter", .help = "Ephemeral pages evicted.", .path = "evictions" },
+	M("tmem_pool_size_bytes", "gauge", "The pool (arena) size.", "total_pages", NULL, PAGE),
+	M("tmem_pool_used_bytes", "gauge", "Pool bytes holding pages.", "used_pages", NULL, PAGE),
+	M("tmem_pool_free_bytes", "gauge", "Free pool bytes.", "free_pages", NULL, PAGE),
+	M("tmem_pool_freeable_bytes", "gauge",
+	  "What the host could take back: free plus ephemeral (xl tmem-freeable).",
+	  "freeable_pages", NULL, PAGE),
+	M("tmem_pool_ephemeral_bytes", "gauge", "Bytes of pages in ephemeral pools.",
+	  "ephemeral_pages", NULL, PAGE),
+	M("tmem_pool_persistent_bytes", "gauge", "Bytes of pages in persistent pools.",
+	  "persistent_pages", NULL, PAGE),
+	M("tmem_pool_same_filled_bytes", "gauge",
+	  "Bytes of zero-filled pages stored without data (0 until zero-page detection).",
+	  "zero_pages", NULL, PAGE),
+	M("tmem_pool_stored_bytes", "gauge", "Bytes of page data held.", "stored_bytes", NULL, 1),
+	M("tmem_pool_metadata_bytes", "gauge", "Bytes of descriptors and tables.",
+	  "metadata_bytes", NULL, 1),
+	M("tmem_pool_evictions_total", "counter", "Ephemeral pages evicted.", "evictions", NULL, 1),
 	{ NULL },
 };
-
-#define CL(n, t, h, p) { .name = "tmem_" n, .type = t, .help = h, .path = p }
 
 static const struct metric client_metrics[] = {
 	CL("client_weight", "gauge", "Eviction weight.", "weight"),
 	CL("client_frozen", "gauge", "1 when the client's puts are refused.", "frozen"),
 	CL("client_compress", "gauge", "1 when compression is on.", "compress"),
-	{ "tmem_client_ephemeral_max_pages", "gauge", "Ephemeral page cap (absent: none).",
-	  "caps.ephemeral_max_pages", NULL, true },
-	{ "tmem_client_persistent_max_pages", "gauge", "Persistent page cap (absent: none).",
-	  "caps.persistent_max_pages", NULL, true },
-	{ "tmem_client_pages", "gauge", "Pages charged to the client.", "pages.ephemeral",
-	  "kind=\"ephemeral\"", false },
-	{ "tmem_client_pages", NULL, NULL, "pages.persistent", "kind=\"persistent\"", false },
+	CAP("tmem_client_ephemeral_max_bytes", "Ephemeral cap (absent: none).",
+	    "caps.ephemeral_max_pages"),
+	CAP("tmem_client_persistent_max_bytes", "Persistent cap (absent: none).",
+	    "caps.persistent_max_pages"),
+	M("tmem_client_stored_bytes", "gauge", "Bytes of pages charged to the client.",
+	  "pages.ephemeral", "kind=\"ephemeral\"", PAGE),
+	MORE("tmem_client_stored_bytes", "pages.persistent", "kind=\"persistent\"", PAGE),
 	CL("client_puts_total", "counter", "Put requests.", "ops.puts"),
 	CL("client_succ_puts_total", "counter", "Pages stored.", "ops.succ_puts"),
-	{ "tmem_client_failed_puts_total", "counter", "Puts refused, by reason.",
-	  "ops.failed_puts.quota", "reason=\"quota\"", false },
-	{ "tmem_client_failed_puts_total", NULL, NULL, "ops.failed_puts.full",
-	  "reason=\"full\"", false },
-	{ "tmem_client_failed_puts_total", NULL, NULL, "ops.failed_puts.frozen",
-	  "reason=\"frozen\"", false },
+	CL("client_pool_limit_hit_total", "counter", "Puts refused: the pool was full.",
+	   "ops.failed_puts.full"),
+	CL("client_reject_quota_total", "counter", "Puts refused: over the client's cap.",
+	   "ops.failed_puts.quota"),
+	CL("client_reject_frozen_total", "counter", "Puts refused: the client is frozen.",
+	   "ops.failed_puts.frozen"),
 	CL("client_gets_total", "counter", "Get requests.", "ops.gets"),
 	CL("client_succ_gets_total", "counter", "Gets that hit.", "ops.succ_gets"),
 	CL("client_failed_gets_total", "counter", "Gets that missed.", "ops.failed_gets"),
-	CL("client_flush_pages_total", "counter", "Flush-page requests.", "ops.flush_pages"),
-	CL("client_flush_objects_total", "counter", "Flush-object requests.", "ops.flush_objects"),
+	CL("client_page_flushes_total", "counter", "Flush-page requests.", "ops.flush_pages"),
+	CL("client_object_flushes_total", "counter", "Flush-object requests.", "ops.flush_objects"),
 	CL("client_evictions_total", "counter", "The client's pages evicted.", "ops.evictions"),
 	CL("cleancache_succ_gets_total", "counter", "cleancache: gets that hit.", "cleancache.succ_gets"),
 	CL("cleancache_failed_gets_total", "counter", "cleancache: gets that missed.", "cleancache.failed_gets"),
@@ -75,8 +95,10 @@ static const struct metric client_metrics[] = {
 };
 
 static const struct metric shared_metrics[] = {
-	{ .name = "tmem_shared_pool_pages", .type = "gauge", .help = "Pages in the shared pool.", .path = "pages" },
-	{ .name = "tmem_shared_pool_sharers", .type = "gauge", .help = "Clients that joined the shared pool.", .path = "sharers" },
+	M("tmem_shared_pool_stored_bytes", "gauge", "Bytes of pages in the shared pool.", "pages",
+	  NULL, PAGE),
+	M("tmem_shared_pool_sharers", "gauge", "Clients that joined the shared pool.", "sharers",
+	  NULL, 1),
 	{ NULL },
 };
 
@@ -114,7 +136,7 @@ static int sample(FILE *out, const struct metric *m, json_t *obj,
 	if (any)
 		fputc('}', out);
 	fprintf(out, " %lld\n", json_is_boolean(v) ? (long long)json_is_true(v) :
-		(long long)json_integer_value(v));
+		(long long)json_integer_value(v) * m->scale);
 	return 0;
 }
 
@@ -160,7 +182,25 @@ static int families(FILE *out, const struct metric *table, json_t *arr,
 	return 0;
 }
 
-int prom_write(FILE *out, json_t *stats)
+/* tmem_build_info and tmem_start_time_seconds, from the status reply. */
+static int daemon_families(FILE *out, json_t *status)
+{
+	json_t *version = jpath(status, "daemon.version");
+	json_t *start = jpath(status, "daemon.start_time_seconds");
+
+	if (!json_is_string(version) || !json_is_integer(start))
+		return -EINVAL;
+	fputs("# HELP tmem_build_info tmemd's version, as a label; the value is 1.\n"
+	      "# TYPE tmem_build_info gauge\ntmem_build_info{version=\"", out);
+	put_escaped(out, json_string_value(version));
+	fprintf(out, "\",tmemctl_version=\"%s\"} 1\n", TMEMCTL_VERSION);
+	fprintf(out, "# HELP tmem_start_time_seconds When tmemd started, in seconds since "
+		"the Unix epoch.\n# TYPE tmem_start_time_seconds gauge\n"
+		"tmem_start_time_seconds %lld\n", (long long)json_integer_value(start));
+	return 0;
+}
+
+int prom_write(FILE *out, json_t *stats, json_t *status)
 {
 	json_t *pool = json_object_get(stats, "pool");
 	json_t *clients = json_object_get(stats, "clients");
@@ -170,7 +210,7 @@ int prom_write(FILE *out, json_t *stats)
 	if (!json_is_integer(ver) || json_integer_value(ver) != 1 || !json_is_object(pool) ||
 	    !json_is_array(clients) || !json_is_array(shared))
 		return -EINVAL;
-	if (families(out, pool_metrics, pool, NULL) ||
+	if (daemon_families(out, status) || families(out, pool_metrics, pool, NULL) ||
 	    families(out, client_metrics, clients, client_labels) ||
 	    families(out, shared_metrics, shared, uuid_labels))
 		return -EINVAL;

@@ -25,8 +25,9 @@ enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
 /* Global options, parsed once in main.c. */
 struct tmemctl_opts {
-	const char *socket;   /* control socket path */
-	bool json;            /* --json: print one JSON document */
+	const char *socket;      /* --socket PATH */
+	const char *runtime_dir; /* --runtime-dir DIR: DIR/control.sock */
+	bool json;               /* --json: print one JSON document */
 };
 
 /* One subcommand: argv[0] is its name; returns an exit code. */
@@ -47,6 +48,8 @@ int cmd_flush(const struct tmemctl_opts *, int, char **);
 int cmd_shared_auth(const struct tmemctl_opts *, int, char **);
 int cmd_pool_size(const struct tmemctl_opts *, int, char **);
 int cmd_top(const struct tmemctl_opts *, int, char **);
+int cmd_forget(const struct tmemctl_opts *, int, char **);
+int cmd_freeable(const struct tmemctl_opts *, int, char **);
 
 /* conn.c: a connection to the control socket. */
 struct ctl_conn {
@@ -54,8 +57,9 @@ struct ctl_conn {
 	char *buf;            /* received bytes not yet returned */
 	size_t len, cap;
 };
-/* 0, or an exit code with the reason printed to stderr. */
-int ctl_open(const char *path, struct ctl_conn *conn);
+/* Connects to --socket, else --runtime-dir's control.sock, else the
+ * default.  0, or an exit code with the reason printed to stderr. */
+int ctl_open(const struct tmemctl_opts *opts, struct ctl_conn *conn);
 void ctl_close(struct ctl_conn *conn);
 /*
  * Sends {"version":1,"cmd":cmd,"args":args} (steals args, may be NULL)
@@ -74,8 +78,10 @@ int ctl_call(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
 const char *ctl_default_socket(char *buf, size_t len);
 
 /* size.c: "4096", "64K", "512M", "2G", "1T" (bytes, powers of 1024) or
- * "100p" (pages) into pages.  Bytes must be a whole number of pages.
- * With allow_none, "none"/"unlimited" give UINT64_MAX.  0 or -EINVAL. */
+ * "100p" (pages) into pages (proto/tmem_size.h's grammar, as tmemd.conf).
+ * Bytes must be a whole number of pages.  With allow_none,
+ * "none"/"unlimited" give UINT64_MAX.  0, or a TMEM_SIZE_* reason for
+ * tmem_size_strerror(). */
 int parse_size_pages(const char *text, bool allow_none, uint64_t *pages);
 /* 0..TMEM_MAX_WEIGHT style unsigned integer; 0 or -EINVAL. */
 int parse_uint(const char *text, uint64_t max, uint64_t *out);
@@ -85,16 +91,41 @@ void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int print_json(json_t *doc);    /* to stdout, indented; steals doc; EXIT_OK */
 /* Follows a dotted path ("ops.failed_puts.quota"); NULL if absent. */
 json_t *jpath(json_t *obj, const char *path);
-/* Integer member as uint64 (0 when absent or not an integer). */
-uint64_t jget_u64(json_t *obj, const char *path);
+/*
+ * A human printer's output: text goes to f; the first key (dotted path)
+ * the reply lacks, or holds with the wrong type, is kept in missing.
+ * The h*() getters read a key and record it there when it is not right
+ * (returning 0, "?", false or NULL).
+ */
+struct hout {
+	FILE *f;
+	char missing[96];
+	void *ctx;            /* the printer's own, from print_reply_ctx() */
+};
+typedef void (*human_fn)(struct hout *o, json_t *result);
+uint64_t hu64(struct hout *o, json_t *obj, const char *path);  /* integer >= 0 */
+const char *hstr(struct hout *o, json_t *obj, const char *path);
+bool hbool(struct hout *o, json_t *obj, const char *path);
+json_t *harray(struct hout *o, json_t *obj, const char *path);
+json_t *hval(struct hout *o, json_t *obj, const char *path, bool (*is)(const json_t *));
+bool json_is_object_fn(const json_t *v);  /* json_is_object, for hval() */
+/* Human sizes of a page count / a cap (null: "-") / a domid (null: "local"). */
+void hpages(struct hout *o, char *buf, size_t len, json_t *obj, const char *path);
+void hcap(struct hout *o, char *buf, size_t len, json_t *obj, const char *path);
+void hdomid(struct hout *o, char *buf, size_t len, json_t *client);
+/* Runs human on result into a buffer and prints it: EXIT_OK; or, when a
+ * key was missing, prints nothing but "tmemctl: CMD: ... lacks KEY" on
+ * stderr and returns EXIT_FAILED. */
+int print_reply(const char *cmd, json_t *result, human_fn human);
+int print_reply_ctx(const char *cmd, json_t *result, human_fn human, void *ctx);
 /* Human size of pages: "12.0M" etc. */
 void fmt_pages(char *buf, size_t len, uint64_t pages);
-/* A cap: "-" for null, else the size. */
-void fmt_cap(char *buf, size_t len, json_t *cap);
-void print_clients_table(FILE *out, json_t *clients);
-void print_pool_summary(FILE *out, json_t *pool);
+void print_clients_table(struct hout *o, json_t *clients);
+/* The "pool" object of a status or stats reply. */
+void print_pool_summary(struct hout *o, json_t *doc);
 
-/* prom.c: the stats document in the Prometheus text format.  0 or -EINVAL. */
-int prom_write(FILE *out, json_t *stats);
+/* prom.c: the stats document (and from the status reply, the version and
+ * start time) in the Prometheus text format.  0 or -EINVAL. */
+int prom_write(FILE *out, json_t *stats, json_t *status);
 
 #endif /* TMEMCTL_H */

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,28 @@ static int shared(struct tmem_conn *c, unsigned n, const char *uuid_s, int write
 	return 0;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: tmem-demo-guest SOCKET NAME KIND PAGES [UUID]\n"
+		"One simulated guest for make demo, through libtmem.  KIND is one of:\n"
+		"  cleancache   an ephemeral pool: puts PAGES file pages, gets every other\n"
+		"               one back (a hit removes it), flushes one file\n"
+		"  frontswap    a persistent pool: stores PAGES swap pages until refused,\n"
+		"               loads and checks every accepted one, invalidates a few\n"
+		"  shared-put   joins the shared pool UUID and puts PAGES pages\n"
+		"  shared-get   joins the shared pool UUID and gets PAGES pages\n"
+		"Prints one line of results, creates $TMEM_DEMO_READY, stays connected\n"
+		"until SIGTERM.  Exit 0 when the results match tmem's semantics, 1 when\n"
+		"not, 2 on a bad command line.\n");
+}
+
+static bool kind_ok(const char *kind, int argc)
+{
+	if (!strcmp(kind, "cleancache") || !strcmp(kind, "frontswap"))
+		return argc == 5;
+	return (!strcmp(kind, "shared-put") || !strcmp(kind, "shared-get")) && argc == 6;
+}
+
 static volatile sig_atomic_t stop;
 
 static void on_term(int sig)
@@ -164,8 +187,12 @@ int main(int argc, char **argv)
 	unsigned n;
 	int rc;
 
-	if (argc < 5) {
-		fprintf(stderr, "usage: tmem-demo-guest SOCKET NAME KIND PAGES [UUID]\n");
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc < 5 || !kind_ok(argv[3], argc)) {
+		usage(stderr);
 		return 2;
 	}
 	signal(SIGTERM, on_term);

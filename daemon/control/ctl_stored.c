@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The settings stored for clients, attached or not: "list --all" shows
+ * them (a typo in a client name would otherwise sit in state.json
+ * forever, invisible), and "forget CLIENT" removes them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl_internal.h"
+
+static int noop_cb(const struct tmemd_control_client *cl, void *arg)
+{
+	(void)cl;
+	(void)arg;
+	return 0;
+}
+
+/* Is the client a stored key names attached?  Keys are names or
+ * "domid:N" (an admin typed N before the domain came up). */
+static bool attached(struct tmemd_control *ctl, const char *key)
+{
+	if (ctl->hooks.with_client(ctl->ctx, key, noop_cb, NULL) == 0)
+		return true;
+	return !strncmp(key, "domid:", 6) &&
+	       ctl->hooks.with_client(ctl->ctx, key + 6, noop_cb, NULL) == 0;
+}
+
+/* The uuids stored for principal, as text. */
+static json_t *auths_of(const struct ctl_state *st, const char *principal)
+{
+	char text[CTL_UUID_TEXT];
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < st->nr_auths; i++) {
+		if (strcmp(st->auths[i].principal, principal))
+			continue;
+		ctl_uuid_format(&st->auths[i].uuid, text);
+		if (json_array_append_new(arr, json_string(text))) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+static int add_entry(struct tmemd_control *ctl, json_t *arr, const char *name,
+		     const struct ctl_settings *s)
+{
+	json_t *settings = json_object();
+
+	if (!settings || (s && ctl_settings_dump(s, settings))) {
+		json_decref(settings);
+		return -ENOMEM;
+	}
+	return json_array_append_new(arr, json_pack("{s:s, s:b, s:o, s:o}", "name", name,
+						     "attached", attached(ctl, name),
+						     "settings", settings,
+						     "shared_auth", auths_of(&ctl->state, name)));
+}
+
+json_t *ctl_stored_json(struct tmemd_control *ctl)
+{
+	const struct ctl_state *st = &ctl->state;
+	json_t *arr = json_array();
+	int rc = arr ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !rc && i < st->nr_clients; i++)
+		rc = add_entry(ctl, arr, st->clients[i].name, &st->clients[i].s);
+	/* Principals with authorisations but no settings, each once. */
+	for (size_t i = 0; !rc && i < st->nr_auths; i++) {
+		const char *p = st->auths[i].principal;
+		bool seen = ctl_state_lookup(st, p) != NULL;
+
+		for (size_t j = 0; !seen && j < i; j++)
+			seen = !strcmp(st->auths[j].principal, p);
+		if (!seen)
+			rc = add_entry(ctl, arr, p, NULL);
+	}
+	if (rc) {
+		json_decref(arr);
+		return NULL;
+	}
+	return arr;
+}
+
+/* The stored key for a CLIENT an admin typed: "domid:N" for digits. */
+static void forget_key(const char *spec, char key[TMEM_CLIENT_NAME_MAX])
+{
+	if (spec[strspn(spec, "0123456789")] == '\0' && strlen(spec) <= 10)
+		snprintf(key, TMEM_CLIENT_NAME_MAX, "domid:%s", spec);
+	else
+		snprintf(key, TMEM_CLIENT_NAME_MAX, "%s", spec);
+}
+
+/* Revokes in the store what forget removes from the state, but not what
+ * the config file grants (that stays, as after a restart). */
+static int revoke_stored(struct tmemd_control *ctl, const char *key)
+{
+	for (size_t i = 0; i < ctl->state.nr_auths; i++) {
+		const struct ctl_state_auth *a = &ctl->state.auths[i];
+		int rc;
+
+		if (strcmp(a->principal, key) ||
+		    (ctl->hooks.file_grants && ctl->hooks.file_grants(ctl->ctx, &a->uuid, key)))
+			continue;
+		rc = tmem_shared_auth(ctl->hooks.store, &a->uuid, key, false);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int ctl_cmd_forget(struct tmemd_control *ctl, const struct ctl_request *req,
+		   json_t **result, struct ctl_err *err)
+{
+	char key[TMEM_CLIENT_NAME_MAX];
+	int rc;
+
+	forget_key(req->client, key);
+	if (attached(ctl, key) || attached(ctl, req->client))
+		return ctl_err_set(err, EBUSY, "client %s is attached and its settings are in "
+				   "force; forget it once it has gone", key);
+	rc = revoke_stored(ctl, key);
+	if (rc)
+		return ctl_err_set(err, -rc, "forget %s: %s", key, strerror(-rc));
+	if (ctl_state_forget(&ctl->state, key) == -ENOENT)
+		return ctl_err_set(err, ENOENT, "nothing is stored for client \"%s\"", key);
+	rc = ctl_state_save(&ctl->state, ctl->state_path, err);
+	if (rc)
+		return ctl_err_prefix(err, "forgotten until the next restart, not saved");
+	*result = json_pack("{s:s}", "client", key);
+	return 0;
+}

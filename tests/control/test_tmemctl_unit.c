@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tmemctl's own code, without a tmemd: the human printers, which must
+ * refuse a reply that lacks a figure rather than print it as 0.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tmemctl/tmemctl.h"
+
+static void human_pool_and_clients(struct hout *o, json_t *doc)
+{
+	print_pool_summary(o, doc);
+	print_clients_table(o, harray(o, doc, "clients"));
+}
+
+#define CLIENT_JSON "{\"id\":1,\"name\":\"vm1\",\"domid\":null,\"weight\":100," \
+	"\"frozen\":false,\"compress\":false,\"caps\":{\"ephemeral_max_pages\":null," \
+	"\"persistent_max_pages\":256},\"pages\":{\"ephemeral\":3,\"persistent\":2}}"
+#define POOL_JSON "{\"total_pages\":1024,\"used_pages\":5,\"free_pages\":1019," \
+	"\"ephemeral_pages\":3,\"persistent_pages\":2,\"evictions\":7}"
+
+/* print_reply() on text, with stdout captured: its exit code, and the
+ * bytes it printed in out. */
+static int print_captured(const char *text, char *out, size_t len)
+{
+	char path[] = "/tmp/tmemctl-print-XXXXXX";
+	int fd = mkstemp(path), saved = dup(1), rc;
+	json_t *doc = json_loads(text, 0, NULL);
+	ssize_t n;
+
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	fflush(stdout);
+	dup2(fd, 1);
+	rc = print_reply("test", doc, human_pool_and_clients);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	n = pread(fd, out, len - 1, 0);
+	out[n > 0 ? n : 0] = '\0';
+	close(fd);
+	json_decref(doc);
+	return rc;
+}
+
+START_TEST(test_print_complete_reply)
+{
+	char out[4096];
+
+	ck_assert_int_eq(print_captured("{\"pool\":" POOL_JSON ",\"clients\":[" CLIENT_JSON "]}",
+					out, sizeof(out)), EXIT_OK);
+	ck_assert_ptr_nonnull(strstr(out, "ephemeral 12.0K  persistent 8.0K  evictions 7"));
+	ck_assert_ptr_nonnull(strstr(out, "vm1"));
+}
+END_TEST
+
+/* The bug: status printed "ephemeral 0.0K persistent 0.0K evictions 0"
+ * for a pool object that had no such keys. */
+START_TEST(test_print_missing_pool_key_is_an_error)
+{
+	char out[4096];
+
+	ck_assert_int_eq(print_captured("{\"pool\":{\"total_pages\":1024,\"used_pages\":0,"
+					"\"free_pages\":1024},\"clients\":[]}", out, sizeof(out)),
+			 EXIT_FAILED);
+	ck_assert_str_eq(out, "");
+}
+END_TEST
+
+START_TEST(test_print_missing_client_key_is_an_error)
+{
+	char out[4096];
+
+	/* No "pages" in the client. */
+	ck_assert_int_eq(print_captured("{\"pool\":" POOL_JSON ",\"clients\":[{\"id\":1,"
+					"\"name\":\"vm1\",\"domid\":null,\"weight\":100,"
+					"\"frozen\":false,\"compress\":false,\"caps\":{"
+					"\"ephemeral_max_pages\":null,\"persistent_max_pages\":"
+					"null}}]}", out, sizeof(out)), EXIT_FAILED);
+	ck_assert_str_eq(out, "");
+	/* A mistyped figure is no better than a missing one. */
+	ck_assert_int_eq(print_captured("{\"pool\":" POOL_JSON ",\"clients\":\"none\"}", out,
+					sizeof(out)), EXIT_FAILED);
+}
+END_TEST
+
+static Suite *tmemctl_suite(void)
+{
+	Suite *s = suite_create("tmemctl");
+	TCase *tc = tcase_create("print");
+
+	tcase_add_test(tc, test_print_complete_reply);
+	tcase_add_test(tc, test_print_missing_pool_key_is_an_error);
+	tcase_add_test(tc, test_print_missing_client_key_is_an_error);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(tmemctl_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
