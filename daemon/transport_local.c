@@ -3,9 +3,10 @@
  * The local transport: guests are processes on this host that connect
  * to <runtime>/guest.sock (SOCK_SEQPACKET) and attach a ring with the
  * handshake in proto/tmem_local.h.  The client creates the memfd and both
- * eventfds and passes them with SCM_RIGHTS; tmemd checks them (size by
- * fstat, F_SEAL_SHRINK so the client cannot truncate the mapping under
- * us, that the doorbells really are eventfds), maps the region and hands
+ * eventfds and passes them with SCM_RIGHTS; tmemd checks them (a shmem
+ * file, F_SEAL_SHRINK so the client cannot truncate the mapping under
+ * us, then its size, that the doorbells really are eventfds), maps the
+ * region and hands
  * the ring to a worker.  After the handshake the socket only signals
  * liveness: EOF, hang-up or any further message disconnects.
  *
@@ -24,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
 #include <time.h>
@@ -174,17 +177,28 @@ static int32_t check_hello(const struct tmem_local_hello *h)
 	return 0;
 }
 
+/*
+ * The memfd must be plain shmem: a hugetlbfs file can lose a page to a
+ * hole punch after we map it and then not be backed again (SIGBUS on
+ * our next read), and other file systems have no seals.  Seals are
+ * checked before the size: once F_SEAL_SHRINK is on, the size we read
+ * can only grow; checked the other way round, the client could shrink
+ * then seal in between.
+ */
 static int32_t check_fds(struct local_conn *c, uint64_t size)
 {
+	struct statfs fs;
 	struct stat sb;
 	int seals;
 
-	if (fstat(c->memfd, &sb) || !S_ISREG(sb.st_mode) ||
-	    (uint64_t)sb.st_size != size)
+	if (fstatfs(c->memfd, &fs) || fs.f_type != TMPFS_MAGIC)
 		return -TMEM_EINVAL;
 	seals = fcntl(c->memfd, F_GET_SEALS);
 	if (seals < 0 || !(seals & F_SEAL_SHRINK))
 		return -TMEM_EPERM;
+	if (fstat(c->memfd, &sb) || !S_ISREG(sb.st_mode) ||
+	    (uint64_t)sb.st_size != size)
+		return -TMEM_EINVAL;
 	if (!is_eventfd(c->kick_fd) || !is_eventfd(c->wake_fd))
 		return -TMEM_EINVAL;
 	if (fcntl(c->kick_fd, F_SETFL, O_NONBLOCK) ||
@@ -193,8 +207,10 @@ static int32_t check_fds(struct local_conn *c, uint64_t size)
 	return 0;
 }
 
-/* The header line the frontend wrote must match what it announced. */
-/* Takes the fds out of the message; any beyond three are closed. */
+/* Takes the fds out of the message into c (conn_free closes them); any
+ * beyond three are closed.  Every path that received a message calls it,
+ * a zero-length one and a truncated one (MSG_CTRUNC) included, so no
+ * fd a client sent outlives its connection. */
 static int take_fds(struct msghdr *msg, struct local_conn *c)
 {
 	int fds[TMEM_LOCAL_NR_FDS], n = 0;
@@ -296,11 +312,12 @@ static void on_hello(struct local_conn *c)
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
+	/* A zero-length message may carry fds too; EOF has none. */
+	rc = n >= 0 ? take_fds(&msg, c) : -TMEM_EINVAL;
 	if (n <= 0) {
 		conn_free(c);
 		return;
 	}
-	rc = take_fds(&msg, c);
 	if (!rc && (n != (ssize_t)sizeof(buf.h) || (msg.msg_flags & MSG_TRUNC)))
 		rc = -TMEM_EPROTO;
 	if (!rc)

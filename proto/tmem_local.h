@@ -4,7 +4,8 @@
  * attaches a ring to tmemd over <runtime>/guest.sock, a SOCK_SEQPACKET
  * unix socket.  man/tmemd.8 describes it for users.
  *
- *  1. The client creates the shared region itself: a memfd of exactly
+ *  1. The client creates the shared region itself: a (shmem, not
+ *     hugetlbfs) memfd of exactly
  *     tmem_region_size(nr_entries, nr_slots) bytes, sealed at least with
  *     F_SEAL_SHRINK (so it cannot truncate the file under tmemd and make
  *     tmemd fault), and fills in line 0 of the ring header.  It also
@@ -13,7 +14,7 @@
  *  2. It sends one struct tmem_local_hello with exactly three fds in an
  *     SCM_RIGHTS message, in the order memfd, kick, wake.
  *  3. tmemd checks everything (magic, version, sizes, name, geometry
- *     limits, fstat size, seals, fd kinds), maps the region, writes its
+ *     limits, shmem, seals, then fstat size, fd kinds), maps the region, writes its
  *     own header line (rsp_prod = 0, req_event = 1) and answers with one
  *     struct tmem_local_welcome.  status < 0 is a refusal (-TMEM_E*) and
  *     tmemd closes the socket.
