@@ -27,7 +27,13 @@ struct tmemd_worker;
 struct tmemd_ring_ops {
 	/* Ring the frontend's doorbell (eventfd write, evtchn notify). */
 	void (*notify)(struct tmemd_ring *ring);
-	/* Clear our doorbell after the worker's poll saw kick_fd ready. */
+	/*
+	 * Clear our doorbell after the worker's poll saw kick_fd ready; it
+	 * must not block.  NULL: kick_fd is never read and the worker polls
+	 * it edge-triggered, for a doorbell whose open file description the
+	 * frontend shares (it could clear O_NONBLOCK and drain it, and a
+	 * read would then block the worker for good).
+	 */
 	void (*ack)(struct tmemd_ring *ring);
 	/*
 	 * The frontend corrupted its ring (reason says how).  Called once,

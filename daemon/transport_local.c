@@ -2,8 +2,8 @@
 /*
  * The local transport: guests are processes on this host that connect
  * to <runtime>/guest.sock (SOCK_SEQPACKET) and attach a ring with the
- * handshake in proto/tmem_local.h.  The client creates the memfd and both
- * eventfds and passes them with SCM_RIGHTS; tmemd checks them (a shmem
+ * handshake in proto/tmem_local.h.  The client creates the memfd and the
+ * kick eventfd and passes them with SCM_RIGHTS; tmemd checks them (a shmem
  * file, F_SEAL_SHRINK so the client cannot truncate the mapping under
  * us, then its size, that the doorbells really are eventfds), maps the
  * region and hands
@@ -54,7 +54,7 @@ struct local_conn {
 	struct tmemd_watch w;       /* the socket */
 	struct tmemd_ring ring;
 	struct tmemd_client *client;
-	int memfd, kick_fd, wake_fd;
+	int memfd, kick_fd;
 	void *region;
 	size_t region_size;
 	bool attached;              /* ring handed to a worker */
@@ -93,8 +93,6 @@ static void conn_free(struct local_conn *c)
 		close(c->memfd);
 	if (c->kick_fd >= 0)
 		close(c->kick_fd);
-	if (c->wake_fd >= 0)
-		close(c->wake_fd);
 	close(c->w.fd);
 	for (struct local_conn **pp = &st->conns; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
@@ -108,25 +106,21 @@ static void conn_free(struct local_conn *c)
 
 /* ---- ring ops: called by the serving worker ---- */
 
+/*
+ * The doorbell to the client is a one-byte message on our own end of its
+ * socket, sent with MSG_DONTWAIT: the client cannot change that file
+ * description's flags (it holds only the other end) and the flag is per
+ * call anyway, so nothing it does can make this block.  EAGAIN means its
+ * queue is full of doorbells it has not read: one is pending anyway.
+ */
 static void local_notify(struct tmemd_ring *ring)
 {
 	struct local_conn *c = ring->priv;
-	uint64_t one = 1;
+	static const uint8_t bell = 1;
 
-	/* EAGAIN means the counter is saturated: the client has a
-	 * doorbell pending anyway. */
-	if (write(c->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+	if (send(c->w.fd, &bell, sizeof(bell), MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
+	    errno != EAGAIN)
 		log_conn(TMEMD_LOG_DEBUG, c, "client %s: doorbell: %m", c->client->name);
-}
-
-static void local_ack(struct tmemd_ring *ring)
-{
-	struct local_conn *c = ring->priv;
-	uint64_t v;
-
-	if (read(c->kick_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		log_conn(TMEMD_LOG_DEBUG, c, "client %s: reading doorbell: %m",
-			 c->client->name);
 }
 
 static void local_fault(struct tmemd_ring *ring, const char *reason)
@@ -138,9 +132,12 @@ static void local_fault(struct tmemd_ring *ring, const char *reason)
 	shutdown(c->w.fd, SHUT_RDWR);
 }
 
+/* No .ack: the kick eventfd's open file description is the client's
+ * too, which may clear O_NONBLOCK on it and drain it, so a read could
+ * block the worker for good.  The worker never reads it and watches it
+ * edge-triggered instead (workers.c). */
 static const struct tmemd_ring_ops local_ring_ops = {
 	.notify = local_notify,
-	.ack = local_ack,
 	.fault = local_fault,
 };
 
@@ -199,16 +196,14 @@ static int32_t check_fds(struct local_conn *c, uint64_t size)
 	if (fstat(c->memfd, &sb) || !S_ISREG(sb.st_mode) ||
 	    (uint64_t)sb.st_size != size)
 		return -TMEM_EINVAL;
-	if (!is_eventfd(c->kick_fd) || !is_eventfd(c->wake_fd))
-		return -TMEM_EINVAL;
-	if (fcntl(c->kick_fd, F_SETFL, O_NONBLOCK) ||
-	    fcntl(c->wake_fd, F_SETFL, O_NONBLOCK))
+	/* Only polled, never read or written: its flags do not matter. */
+	if (!is_eventfd(c->kick_fd))
 		return -TMEM_EINVAL;
 	return 0;
 }
 
 /* Takes the fds out of the message into c (conn_free closes them); any
- * beyond three are closed.  Every path that received a message calls it,
+ * beyond two are closed.  Every path that received a message calls it,
  * a zero-length one and a truncated one (MSG_CTRUNC) included, so no
  * fd a client sent outlives its connection. */
 static int take_fds(struct msghdr *msg, struct local_conn *c)
@@ -234,8 +229,6 @@ static int take_fds(struct msghdr *msg, struct local_conn *c)
 		c->memfd = fds[0];
 	if (n > 1)
 		c->kick_fd = fds[1];
-	if (n > 2)
-		c->wake_fd = fds[2];
 	return n == (int)TMEM_LOCAL_NR_FDS && !(msg->msg_flags & MSG_CTRUNC)
 		       ? 0 : -TMEM_EINVAL;
 }
@@ -454,7 +447,7 @@ static void on_accept(struct tmemd_watch *w, uint32_t events)
 	c->st = st;
 	c->uid = uid;
 	c->deadline_ns = tmemd_now_ns() + HANDSHAKE_MS * 1000000ull;
-	c->memfd = c->kick_fd = c->wake_fd = -1;
+	c->memfd = c->kick_fd = -1;
 	c->w = (struct tmemd_watch){ .fd = fd, .fn = on_conn, .data = c };
 	c->next = st->conns;
 	st->conns = c;

@@ -74,7 +74,10 @@ static bool apply_cmds(struct tmemd_worker *w)
 	__atomic_store_n(&w->cmd_pending, 0, __ATOMIC_RELAXED);
 	while (w->to_add) {
 		struct tmemd_ring *r = w->to_add;
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = r };
+		/* A doorbell nobody acks is never read, so it stays readable:
+		 * only a new kick may wake us (tmemd_ring_ops.ack). */
+		struct epoll_event ev = { .events = r->ops->ack ? EPOLLIN : EPOLLIN | EPOLLET,
+					  .data.ptr = r };
 
 		w->to_add = r->wnext;
 		r->wnext = w->rings;
@@ -125,7 +128,7 @@ static void sleep_on_doorbells(struct tmemd_worker *w)
 	for (int i = 0; i < n; i++) {
 		struct tmemd_ring *r = evs[i].data.ptr;
 
-		if (r)
+		if (r && r->ops->ack)
 			r->ops->ack(r);
 	}
 }

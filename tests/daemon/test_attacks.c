@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <linux/sockios.h>
 #include <time.h>
 #include <unistd.h>
@@ -312,6 +314,189 @@ START_TEST(test_hugetlbfs_memfd_refused)
 }
 END_TEST
 
+/* Does an honest client get through within ms?  In a child, so that a
+ * hung tmemd fails the test instead of hanging it. */
+static bool honest_within(struct daemon *d, const char *name, unsigned ms)
+{
+	pid_t pid = fork();
+	int st;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		signal(SIGALRM, SIG_DFL); /* Check's handler kills the whole group */
+		alarm((ms + 999) / 1000);
+		honest_roundtrip(d, name);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* The attacker's own handshake, so that it holds every descriptor it
+ * shares with tmemd: memfd, kick eventfd (and, before handshake v2, the
+ * wake eventfd).  Returns the socket; fds[] gets the descriptors. */
+static int attacker_connect(struct daemon *d, const char *name, void **region,
+			    int fds[TMEM_LOCAL_NR_FDS])
+{
+	uint64_t size = tmem_region_size(8, 4);
+	struct tmem_local_welcome w = { 0 };
+	struct tmem_local_hello h;
+	int sock = rawc_socket(d->sock);
+
+	fds[0] = rawc_region_fd(size, true);
+	for (unsigned i = 1; i < TMEM_LOCAL_NR_FDS; i++)
+		fds[i] = eventfd(0, EFD_NONBLOCK);
+	*region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	ck_assert_ptr_ne(*region, MAP_FAILED);
+	rawc_good_hello(&h, name);
+	ck_assert_int_eq(rawc_send_fds(sock, &h, sizeof(h), fds, TMEM_LOCAL_NR_FDS), sizeof(h));
+	ck_assert_int_eq(recv(sock, &w, sizeof(w), 0), sizeof(w));
+	ck_assert_int_eq(w.status, 0);
+	return sock;
+}
+
+static void clear_nonblock(int fd)
+{
+	ck_assert_int_eq(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK), 0);
+}
+
+static volatile bool drainer_stop;
+
+/* Blocks in read() on the kick eventfd, racing tmemd's worker for each
+ * kick. */
+static void *drain_kicks(void *arg)
+{
+	int fd = *(int *)arg;
+	uint64_t v;
+
+	while (!drainer_stop && read(fd, &v, sizeof(v)) > 0)
+		;
+	return NULL;
+}
+
+/* Is one of tmemd's threads inside read(2) right now?  (Its threads
+ * otherwise sleep in epoll_wait; a blocked read is a stuck worker.) */
+static bool daemon_thread_in_read(struct daemon *d)
+{
+	char path[320], line[64];
+	struct dirent *de;
+	bool in_read = false;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)d->pid);
+	dir = opendir(path);
+	if (!dir)
+		return false;
+	while (!in_read && (de = readdir(dir))) {
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/syscall", (int)d->pid, de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		in_read = fgets(line, sizeof(line), f) && !strncmp(line, "0 ", 2);
+		fclose(f);
+	}
+	closedir(dir);
+	return in_read;
+}
+
+/* Checks that the attack left tmemd usable: another client, the
+ * attacker's own disconnect, SIGTERM, each within a bound. */
+static void still_serving(struct daemon *d, int attacker_sock)
+{
+	ck_assert_msg(honest_within(d, "bystander", 3000),
+		      "another client was not served within 3 s");
+	close(attacker_sock);
+	ck_assert_msg(honest_within(d, "after-detach", 3000),
+		      "tmemd did not serve after the attacker's disconnect");
+	ck_assert_msg(daemon_stop(d) == 0, "tmemd did not stop cleanly on SIGTERM within 10 s");
+}
+
+/*
+ * Item 2: the client clears O_NONBLOCK on its kick eventfd (the open
+ * file description is shared with tmemd) and drains it from a thread
+ * already blocked in read(): tmemd's worker, woken by the kick, found
+ * it empty and blocked in read() for good; detach and SIGTERM then
+ * waited on that worker.  One worker, so the bystander shares it.
+ */
+START_TEST(test_kick_eventfd_drained_blocking)
+{
+	int fds[TMEM_LOCAL_NR_FDS], sock;
+	uint64_t one = 1;
+	struct daemon d;
+	pthread_t t;
+	void *region;
+
+	daemon_start(&d, "[tmemd]\nworkers = 1\n", "8M");
+	sock = attacker_connect(&d, "kick-drainer", &region, fds);
+	clear_nonblock(fds[1]);
+	drainer_stop = false;
+	ck_assert_int_eq(pthread_create(&t, NULL, drain_kicks, &fds[1]), 0);
+	/* Kick until the drainer wins the race that matters: the worker's
+	 * epoll saw the count, the drainer then took it before the worker's
+	 * read(), which blocks.  (/proc shows it; 2 s of attempts.) */
+	for (int i = 0; i < 1000 && !daemon_thread_in_read(&d); i++) {
+		msleep(2); /* the worker has stopped spinning and sleeps */
+		ck_assert_int_eq(write(fds[1], &one, sizeof(one)), sizeof(one));
+	}
+	still_serving(&d, sock);
+	drainer_stop = true;
+	ck_assert_int_eq(write(fds[1], &one, sizeof(one)), sizeof(one));
+	pthread_join(t, NULL);
+	munmap(region, tmem_region_size(8, 4));
+	for (unsigned i = 0; i < TMEM_LOCAL_NR_FDS; i++)
+		close(fds[i]);
+}
+END_TEST
+
+/*
+ * Item 3: the client saturates the doorbell tmemd rings (the wake
+ * eventfd before handshake v2) and clears O_NONBLOCK, then posts
+ * requests asking for a doorbell on each answer: the worker blocked in
+ * write() and SIGTERM was ignored.  Since v2 tmemd rings it over the
+ * socket; the attacker never reads that, so its queue fills up.
+ */
+START_TEST(test_wake_doorbell_saturated_blocking)
+{
+	int fds[TMEM_LOCAL_NR_FDS], sock;
+	uint64_t full = 0xfffffffffffffffeull, one = 1;
+	struct tmem_ring_hdr *h;
+	union tmem_ring_entry *e;
+	struct daemon d;
+	void *region;
+
+	daemon_start(&d, "[tmemd]\nworkers = 1\n", "8M");
+	sock = attacker_connect(&d, "wake-saturator", &region, fds);
+	for (unsigned i = 2; i < TMEM_LOCAL_NR_FDS; i++) {
+		ck_assert_int_eq(write(fds[i], &full, sizeof(full)), sizeof(full));
+		clear_nonblock(fds[i]);
+	}
+	h = region;
+	e = tmem_ring_entries(region);
+	for (uint32_t n = 0; n < 5000; n++) {
+		uint64_t t0 = now_ns();
+
+		rawc_req(&e[n & 7].req, TMEM_OP_FLUSH_PAGE, 12345);
+		tmem_store_once(&h->rsp_event, n + 1);
+		tmem_store_release(&h->req_prod, n + 1);
+		ck_assert_int_eq(write(fds[1], &one, sizeof(one)), sizeof(one));
+		/* one at a time, each answered (or tmemd is stuck) */
+		while (tmem_load_acquire(&h->rsp_prod) != n + 1 &&
+		       now_ns() - t0 < 200000000u)
+			;
+		if (tmem_load_acquire(&h->rsp_prod) != n + 1)
+			break;
+	}
+	still_serving(&d, sock);
+	munmap(region, tmem_region_size(8, 4));
+	for (unsigned i = 0; i < TMEM_LOCAL_NR_FDS; i++)
+		close(fds[i]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tmemd-attacks");
@@ -325,6 +510,8 @@ int main(void)
 	tcase_add_test(tc, test_fd_leak_zero_length_message);
 	tcase_add_test(tc, test_shrink_then_seal_race);
 	tcase_add_test(tc, test_hugetlbfs_memfd_refused);
+	tcase_add_test(tc, test_kick_eventfd_drained_blocking);
+	tcase_add_test(tc, test_wake_doorbell_saturated_blocking);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

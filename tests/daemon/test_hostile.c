@@ -186,38 +186,39 @@ static void bad_handshakes(struct daemon *d)
 	int sealed = rawc_region_fd(size, true), unsealed = rawc_region_fd(size, false);
 	int small = rawc_region_fd(4096, true);
 	int fds[4] = { sealed, ev1, ev2, ev1 };
+	enum { N = TMEM_LOCAL_NR_FDS };
 
 	rawc_good_hello(&good, "hostile-hs");
 	ck_assert_int_eq(pipe(p), 0);
 	h = good;
 	h.magic ^= 1;
-	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, 3), 0);
+	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, N), 0);
 	h = good;
 	h.nr_entries = 6;
-	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, 3), 0);
+	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, N), 0);
 	h = good;
 	h.region_size += 4096;
-	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, 3), 0);
+	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, N), 0);
 	h = good;
 	memset(h.name, 'x', sizeof(h.name)); /* no NUL */
-	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, 3), 0);
+	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, N), 0);
 	h = good;
 	strcpy((char *)h.name, "bad/name");
-	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, 3), 0);
+	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, N), 0);
 	h = good;
 	h.rsvd[3] = 1;
-	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, 3), 0);
-	ck_assert_int_lt(rawc_hello(d->sock, &good, fds, 2), 0);    /* too few fds */
-	ck_assert_int_lt(rawc_hello(d->sock, &good, fds, 4), 0);    /* too many */
+	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, N), 0);
+	ck_assert_int_lt(rawc_hello(d->sock, &good, fds, N - 1), 0); /* too few fds */
+	ck_assert_int_lt(rawc_hello(d->sock, &good, fds, N + 1), 0); /* too many */
 	fds[0] = unsealed;
-	ck_assert_int_eq(rawc_hello(d->sock, &good, fds, 3), -EPERM);
+	ck_assert_int_eq(rawc_hello(d->sock, &good, fds, N), -EPERM);
 	fds[0] = small;
-	ck_assert_int_lt(rawc_hello(d->sock, &good, fds, 3), 0);
+	ck_assert_int_lt(rawc_hello(d->sock, &good, fds, N), 0);
 	fds[0] = sealed;
 	fds[1] = p[0];                                        /* not an eventfd */
-	ck_assert_int_lt(rawc_hello(d->sock, &good, fds, 3), 0);
+	ck_assert_int_lt(rawc_hello(d->sock, &good, fds, N), 0);
 	fds[1] = ev1;
-	ck_assert_int_eq(rawc_hello(d->sock, &good, fds, 3), 0);    /* the control */
+	ck_assert_int_eq(rawc_hello(d->sock, &good, fds, N), 0);    /* the control */
 	close(ev1);
 	close(ev2);
 	close(p[0]);
