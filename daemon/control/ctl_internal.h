@@ -53,8 +53,9 @@ struct tmemd_control {
 void ctl_log(struct tmemd_control *ctl, int prio, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* ctl_peer.c: fills conn->uid/pid/writer from SO_PEERCRED/SO_PEERGROUPS. */
-int ctl_peer_identify(const struct tmemd_control *ctl, struct ctl_conn *conn);
+/* ctl_peer.c: fills conn->uid/pid/writer from SO_PEERCRED/SO_PEERGROUPS;
+ * a peer whose groups the kernel does not give is not a writer. */
+int ctl_peer_identify(struct tmemd_control *ctl, struct ctl_conn *conn);
 
 /* ctl_cmds.c: runs one parsed request.  0 and *result, or -errno + err. */
 int ctl_cmd_run(struct tmemd_control *ctl, const struct ctl_request *req,

@@ -2,6 +2,8 @@
 # variables are spelled out: tools/module.mk is read after this file.)
 #   test_control_unit   request parser/validator, state file, sizes, UUIDs,
 #                       Prometheus output (UNIT_TESTS)
+#   test_ctl_peer       control.sock writers: peers with chosen groups
+#                       (UNIT_TESTS; needs root)
 #   test_control_integ  the real tmemctl against the real tmemd (local
 #                       transport), its guests driven through libtmem
 #                       (INTEGRATION_TESTS)
@@ -10,11 +12,12 @@
 
 TEST_CONTROL_UNIT := $(BUILD)/tests/control/test_control_unit
 TEST_CONTROL_INTEG := $(BUILD)/tests/control/test_control_integ
+TEST_CTL_PEER := $(BUILD)/tests/control/test_ctl_peer
 CONTROL_FUZZ := $(BUILD)/fuzz/fuzz_control_request
 TMEM_CORE_LIBS ?= $(BUILD)/libtmempolicy.a $(BUILD)/libtmempools.a
 CONTROL_TEST_LIBS := $(call pkg_libs,check jansson liblz4 libxxhash)
 
-UNIT_TESTS += $(TEST_CONTROL_UNIT)
+UNIT_TESTS += $(TEST_CONTROL_UNIT) $(TEST_CTL_PEER)
 INTEGRATION_TESTS += $(TEST_CONTROL_INTEG)
 
 $(BUILD)/tests/control/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson) \
@@ -22,6 +25,11 @@ $(BUILD)/tests/control/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson) \
 
 $(TEST_CONTROL_UNIT): $(BUILD)/tests/control/test_control_unit.o \
 		$(CONTROL_SERVER_LIB) $(BUILD)/tools/tmemctl/libtmemctl-cli.a $(TMEM_CORE_LIBS)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -o $@
+
+# Who may write: real peers with chosen groups (needs root).
+$(TEST_CTL_PEER): $(BUILD)/tests/control/test_ctl_peer.o $(CONTROL_SERVER_LIB) $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -o $@
 
