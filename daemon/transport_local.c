@@ -20,7 +20,10 @@
  * HANDSHAKE_MS of the accept (one timerfd, armed for the earliest
  * deadline, sweeps the late ones), and one uid may have at most
  * MAX_PENDING_PER_UID connections still in the handshake; past that its
- * new connections are closed at once.  MAX_CONNS bounds them all.
+ * new connections are closed at once.  All connections together are
+ * bounded by what RLIMIT_NOFILE leaves (FDS_PER_CONN each, after
+ * FDS_RESERVED), at most MAX_CONNS; if accept() still runs out of fds,
+ * guest.sock is not watched for a pause (accept_pause.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +34,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -39,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accept_pause.h"
 #include "log.h"
 #include "tmem_local.h"
 #include "transport.h"
@@ -46,6 +51,12 @@
 #define MAX_CONNS 1024
 #define MAX_PENDING_PER_UID 16
 #define HANDSHAKE_MS 5000
+/* A connection holds its socket, memfd and kick eventfd. */
+#define FDS_PER_CONN 3u
+/* Descriptors kept for everything else: the loop, the workers (two
+ * each), the control server and its connections (64 at most), xen
+ * and a margin. */
+#define FDS_RESERVED 128u
 
 struct local_state;
 
@@ -67,9 +78,12 @@ struct local_state {
 	struct tmemd_env env;
 	struct tmemd_watch listen_w;
 	struct tmemd_watch timer_w; /* handshake deadlines (timerfd) */
+	struct tmemd_watch pause_w; /* accept back-off (accept_pause.h) */
+	struct tmemd_accept_pause pause;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct local_conn *conns;
 	unsigned nr_conns;
+	unsigned max_conns;         /* from RLIMIT_NOFILE, at most MAX_CONNS */
 };
 
 /* A log line about an attached connection's client (CLIENT=, DOMID=). */
@@ -394,7 +408,7 @@ static const char *over_limit(const struct local_state *st, uid_t uid)
 {
 	unsigned pending = 0;
 
-	if (st->nr_conns >= MAX_CONNS)
+	if (st->nr_conns >= st->max_conns)
 		return "too many connections";
 	for (const struct local_conn *c = st->conns; c; c = c->next)
 		pending += !c->attached && c->uid == uid;
@@ -423,6 +437,63 @@ static int handshake_timer_start(struct local_state *st)
 	return rc;
 }
 
+/* Out of fds or memory: stop watching guest.sock for a while
+ * (accept_pause.h), or the level-triggered listener spins. */
+static void pause_accepting(struct local_state *st, int err)
+{
+	unsigned not_logged = 0;
+	bool report = tmemd_accept_pause_start(&st->pause, &not_logged);
+
+	if (st->pause.paused)
+		tmemd_loop_del(st->env.loop, &st->listen_w);
+	if (report)
+		log_warn("%s: accept: %s; not accepting for %u ms (%u such failures not logged)",
+			 st->path, strerror(err), st->pause.delay_ms, not_logged);
+}
+
+static void on_accept_resume(struct tmemd_watch *w, uint32_t events)
+{
+	struct local_state *st = w->data;
+	int rc;
+
+	(void)events;
+	tmemd_accept_pause_end(&st->pause);
+	rc = tmemd_loop_add(st->env.loop, &st->listen_w, EPOLLIN);
+	if (rc)
+		log_err("%s: cannot watch it again: %s; no new local clients",
+			st->path, strerror(-rc));
+}
+
+/* Each connection holds FDS_PER_CONN descriptors: past RLIMIT_NOFILE
+ * accept() fails, and with it every other client and control.sock. */
+static unsigned conn_limit(void)
+{
+	struct rlimit rl;
+	rlim_t n;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return MAX_CONNS;
+	n = rl.rlim_cur > FDS_RESERVED + FDS_PER_CONN ?
+	    (rl.rlim_cur - FDS_RESERVED) / FDS_PER_CONN : 1;
+	return n < MAX_CONNS ? (unsigned)n : MAX_CONNS;
+}
+
+static int accept_pause_start(struct local_state *st)
+{
+	int rc = tmemd_accept_pause_init(&st->pause);
+
+	if (!rc) {
+		st->pause_w = (struct tmemd_watch){ .fd = st->pause.timer_fd,
+						    .fn = on_accept_resume, .data = st };
+		rc = tmemd_loop_add(st->env.loop, &st->pause_w, EPOLLIN);
+		if (rc)
+			st->pause_w.fd = -1;
+	}
+	if (rc)
+		log_err("accept back-off timer: %s", strerror(-rc));
+	return rc;
+}
+
 static void on_accept(struct tmemd_watch *w, uint32_t events)
 {
 	struct local_state *st = w->data;
@@ -433,8 +504,12 @@ static void on_accept(struct tmemd_watch *w, uint32_t events)
 
 	(void)events;
 	fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		if (tmemd_accept_exhausted(errno))
+			pause_accepting(st, errno);
 		return;
+	}
+	tmemd_accept_ok(&st->pause);
 	uid = peer_uid(fd);
 	why = over_limit(st, uid);
 	if (!why && !(c = calloc(1, sizeof(*c))))
@@ -520,6 +595,9 @@ static void local_stop(void *state)
 		close(st->listen_w.fd);
 		unlink(st->path);
 	}
+	if (st->pause_w.fd >= 0)
+		tmemd_loop_del(st->env.loop, &st->pause_w);
+	tmemd_accept_pause_fini(&st->pause);
 	free(st);
 }
 
@@ -531,8 +609,11 @@ static int local_start(const struct tmemd_env *env, void **state)
 	if (!st)
 		return -ENOMEM;
 	st->env = *env;
-	st->listen_w.fd = st->timer_w.fd = -1;
+	st->listen_w.fd = st->timer_w.fd = st->pause_w.fd = st->pause.timer_fd = -1;
+	st->max_conns = conn_limit();
 	rc = handshake_timer_start(st); /* logs its own failures */
+	if (!rc)
+		rc = accept_pause_start(st);
 	if (!rc)
 		rc = listen_on(st);
 	if (!rc) {
@@ -544,7 +625,8 @@ static int local_start(const struct tmemd_env *env, void **state)
 		local_stop(st);
 		return rc;
 	}
-	log_info("local transport listening on %s", st->path);
+	log_info("local transport listening on %s (at most %u connections)",
+		 st->path, st->max_conns);
 	*state = st;
 	return 0;
 }

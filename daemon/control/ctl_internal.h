@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "accept_pause.h"
 #include "control.h"
 #include "ctl_proto.h"
 #include "ctl_state.h"
@@ -44,6 +45,7 @@ struct tmemd_control {
 	gid_t admin_gid;
 	unsigned max_per_uid, max_conns;
 	int epfd, lfd;
+	struct tmemd_accept_pause pause; /* accept back-off on EMFILE */
 	struct ctl_conn *conns;
 	unsigned nr_conns;
 	struct timespec started;  /* CLOCK_MONOTONIC */

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,7 +20,10 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <linux/sockios.h>
 #include <time.h>
@@ -497,6 +501,106 @@ START_TEST(test_wake_doorbell_saturated_blocking)
 }
 END_TEST
 
+/* tmemd's CPU time so far (user + system), in clock ticks. */
+static unsigned long daemon_cpu_ticks(struct daemon *d)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut = 0, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)d->pid);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	p = strrchr(buf, ')');
+	ck_assert_ptr_nonnull(p);
+	/* after ") ": state ppid pgrp session tty tpgid flags minflt
+	 * cminflt majflt cmajflt utime stime */
+	ck_assert_int_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+				&ut, &st), 2);
+	return ut + st;
+}
+
+static long file_size(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) ? -1 : (long)sb.st_size;
+}
+
+/* A status request on control.sock answers. */
+static bool control_answers(struct daemon *d)
+{
+	static const char req[] = "{\"version\":1,\"cmd\":\"status\"}\n";
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct pollfd p = { .events = POLLIN };
+	char reply[512];
+	bool ok;
+
+	ck_assert_uint_lt(strlen(d->dir) + 14, sizeof(sa.sun_path));
+	memcpy(sa.sun_path, d->dir, strlen(d->dir));
+	strcat(sa.sun_path, "/control.sock");
+	p.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ok = connect(p.fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	     write(p.fd, req, sizeof(req) - 1) == (ssize_t)sizeof(req) - 1 &&
+	     poll(&p, 1, 3000) == 1 && read(p.fd, reply, sizeof(reply)) > 0 &&
+	     !strncmp(reply, "{", 1);
+	close(p.fd);
+	return ok;
+}
+
+/*
+ * Item 8: with RLIMIT_NOFILE at 256, a client that attaches until
+ * tmemd's accept() fails with EMFILE, then leaves more connections in
+ * the backlog, made the level-triggered listener spin (97% CPU) and
+ * the logs grow without bound; control.sock could not accept either.
+ * Now the connection limit follows RLIMIT_NOFILE and EMFILE pauses the
+ * listener.
+ */
+START_TEST(test_fd_exhaustion_no_busy_loop)
+{
+	struct rlimit old, low;
+	struct tmem_conn *c[80];
+	int backlog[8], nc = 0;
+	unsigned long t0, t1;
+	long log0, log1;
+	struct daemon d;
+
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = (struct rlimit){ .rlim_cur = 256, .rlim_max = old.rlim_max };
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0); /* tmemd inherits it */
+	daemon_start(&d, NULL, "8M");
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+	for (int i = 0; i < 80; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "hog%d", i);
+		if (tmem_connect(d.sock, name, &c[nc]) == 0)
+			nc++;
+	}
+	for (int i = 0; i < 8; i++)
+		backlog[i] = rawc_socket(d.sock);
+	msleep(200);
+	t0 = daemon_cpu_ticks(&d);
+	log0 = file_size(d.log);
+	msleep(2000);
+	t1 = daemon_cpu_ticks(&d);
+	log1 = file_size(d.log);
+	ck_assert_msg(t1 - t0 < (unsigned long)sysconf(_SC_CLK_TCK) / 5,
+		      "tmemd used %lu ticks of CPU in 2 s with %d clients attached",
+		      t1 - t0, nc);
+	ck_assert_msg(log1 - log0 < 4096, "tmemd logged %ld bytes in 2 s", log1 - log0);
+	ck_assert_msg(control_answers(&d), "control.sock does not answer");
+	for (int i = 0; i < 8; i++)
+		close(backlog[i]);
+	for (int i = 0; i < nc; i++)
+		tmem_disconnect(c[i]);
+	msleep(100);
+	survived(&d);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tmemd-attacks");
@@ -512,6 +616,7 @@ int main(void)
 	tcase_add_test(tc, test_hugetlbfs_memfd_refused);
 	tcase_add_test(tc, test_kick_eventfd_drained_blocking);
 	tcase_add_test(tc, test_wake_doorbell_saturated_blocking);
+	tcase_add_test(tc, test_fd_exhaustion_no_busy_loop);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
