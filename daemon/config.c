@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,34 @@ static int control_key(struct parse_ctx *ctx, const char *key, const char *v)
 	return 1;
 }
 
+/* [tmemd] local-* keys: what one uid may hold on guest.sock. */
+static int local_key(struct parse_ctx *ctx, const char *key, const char *v)
+{
+	static const struct {
+		const char *key;
+		unsigned long max;
+		size_t off;
+	} keys[] = {
+		{ "local-max-clients-per-uid", 1024,
+		  offsetof(struct tmemd_config, local_max_clients_per_uid) },
+		{ "local-max-pools-per-uid", 16384,
+		  offsetof(struct tmemd_config, local_max_pools_per_uid) },
+		{ "local-max-handshakes-per-uid", 1024,
+		  offsetof(struct tmemd_config, local_max_handshakes_per_uid) },
+	};
+	unsigned long n;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strcmp(key, keys[i].key))
+			continue;
+		if (parse_uint(v, 1, keys[i].max, &n))
+			FAIL(ctx, "%s: want 1..%lu, got '%s'", key, keys[i].max, v);
+		*(unsigned *)((char *)ctx->cfg + keys[i].off) = (unsigned)n;
+		return 1;
+	}
+	FAIL(ctx, "unknown key '%s' in [tmemd]", key);
+}
+
 static int tmemd_key(struct parse_ctx *ctx, const char *key, const char *v)
 {
 	struct tmemd_config *cfg = ctx->cfg;
@@ -163,6 +192,8 @@ static int tmemd_key(struct parse_ctx *ctx, const char *key, const char *v)
 		snprintf(cfg->xen_domains, sizeof(cfg->xen_domains), "%s", v);
 	} else if (!strncmp(key, "control-", 8)) {
 		return control_key(ctx, key, v);
+	} else if (!strncmp(key, "local-", 6)) {
+		return local_key(ctx, key, v);
 	} else {
 		FAIL(ctx, "unknown key '%s' in [tmemd]", key);
 	}

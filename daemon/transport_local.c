@@ -18,9 +18,10 @@
  * An unattached connection costs tmemd a socket and memory and gives
  * nothing back, so it is bounded: the hello must come within
  * HANDSHAKE_MS of the accept (one timerfd, armed for the earliest
- * deadline, sweeps the late ones), and one uid may have at most
- * MAX_PENDING_PER_UID connections still in the handshake; past that its
- * new connections are closed at once.  All connections together are
+ * deadline, sweeps the late ones), and one uid may have only so many
+ * connections still in the handshake; past that its new connections are
+ * closed at once.  One uid may also attach only so many clients and
+ * hold only so many pools (local_uids.h).  All connections together are
  * bounded by what RLIMIT_NOFILE leaves (FDS_PER_CONN each, after
  * FDS_RESERVED), at most MAX_CONNS; if accept() still runs out of fds,
  * guest.sock is not watched for a pause (accept_pause.h).
@@ -44,12 +45,12 @@
 #include <unistd.h>
 
 #include "accept_pause.h"
+#include "local_uids.h"
 #include "log.h"
 #include "tmem_local.h"
 #include "transport.h"
 
 #define MAX_CONNS 1024
-#define MAX_PENDING_PER_UID 16
 #define HANDSHAKE_MS 5000
 /* A connection holds its socket, memfd and kick eventfd. */
 #define FDS_PER_CONN 3u
@@ -70,6 +71,7 @@ struct local_conn {
 	size_t region_size;
 	bool attached;              /* ring handed to a worker */
 	uid_t uid;                  /* the peer's, at connect */
+	struct local_uid *owner;    /* what uid holds; counts this connection */
 	uint64_t deadline_ns;       /* CLOCK_MONOTONIC: hello due by then */
 	struct local_conn *next;
 };
@@ -84,6 +86,7 @@ struct local_state {
 	struct local_conn *conns;
 	unsigned nr_conns;
 	unsigned max_conns;         /* from RLIMIT_NOFILE, at most MAX_CONNS */
+	struct local_uid *uids;     /* every uid with a connection */
 };
 
 /* A log line about an attached connection's client (CLIENT=, DOMID=). */
@@ -97,9 +100,14 @@ static void conn_free(struct local_conn *c)
 	tmemd_loop_del(st->env.loop, &c->w);
 	if (c->attached)
 		tmemd_workers_detach(st->env.workers, &c->ring);
-	if (c->client)
+	if (c->client) {
 		log_conn(TMEMD_LOG_INFO, c, "client %s disconnected after %llu requests",
 			 c->client->name, (unsigned long long)c->ring.requests);
+		/* Its pools go with it: give them back to the uid. */
+		__atomic_sub_fetch(&c->owner->pools.used,
+				   (unsigned)__builtin_popcount(c->client->owned_pools),
+				   __ATOMIC_RELAXED);
+	}
 	tmemd_client_remove(c->client);
 	if (c->region)
 		munmap(c->region, c->region_size);
@@ -115,6 +123,10 @@ static void conn_free(struct local_conn *c)
 		}
 	}
 	st->nr_conns--;
+	c->owner->conns--;
+	if (!c->attached)
+		c->owner->pending--;
+	local_uid_put(&st->uids, c->owner);
 	free(c);
 }
 
@@ -250,6 +262,7 @@ static int take_fds(struct msghdr *msg, struct local_conn *c)
 static int32_t attach(struct local_conn *c, const struct tmem_local_hello *h)
 {
 	struct local_state *st = c->st;
+	struct local_limits lim;
 	int32_t rc = check_fds(c, h->region_size);
 	void *region;
 
@@ -264,10 +277,20 @@ static int32_t attach(struct local_conn *c, const struct tmem_local_hello *h)
 	rc = tmemd_ring_check_fresh(region, h->nr_entries, h->nr_slots);
 	if (rc)
 		return rc;
+	local_limits_get(st->env.cfg, &lim);
+	if (c->owner->conns - c->owner->pending >= lim.clients) {
+		log_warn("local client %s (uid %u) refused: its uid has %u clients attached "
+			 "(local-max-clients-per-uid)", (const char *)h->name,
+			 (unsigned)c->uid, lim.clients);
+		return -TMEM_EUSERS;
+	}
 	rc = tmemd_client_add(st->env.clients, (const char *)h->name, "local",
 			      -1, &c->client);
 	if (rc)
 		return rc;
+	/* The limit in force now applies to all the uid's clients. */
+	__atomic_store_n(&c->owner->pools.max, lim.pools, __ATOMIC_RELAXED);
+	c->client->pool_budget = &c->owner->pools;
 	c->ring.geo = (struct tmemd_slots){ .region = region,
 					    .nr_entries = h->nr_entries,
 					    .nr_slots = h->nr_slots };
@@ -282,6 +305,7 @@ static int32_t attach(struct local_conn *c, const struct tmem_local_hello *h)
 	if (rc)
 		return rc;
 	c->attached = true;
+	c->owner->pending--;
 	return 0;
 }
 
@@ -403,17 +427,17 @@ static uid_t peer_uid(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ? (uid_t)-1 : cred.uid;
 }
 
-/* Why a new connection from uid must be refused, or NULL. */
-static const char *over_limit(const struct local_state *st, uid_t uid)
+/* Why a new connection from u's uid must be refused, or NULL. */
+static const char *over_limit(const struct local_state *st, const struct local_uid *u)
 {
-	unsigned pending = 0;
+	struct local_limits lim;
 
+	local_limits_get(st->env.cfg, &lim);
 	if (st->nr_conns >= st->max_conns)
 		return "too many connections";
-	for (const struct local_conn *c = st->conns; c; c = c->next)
-		pending += !c->attached && c->uid == uid;
-	return pending >= MAX_PENDING_PER_UID ? "too many handshakes under way for its uid"
-					       : NULL;
+	if (u->pending >= lim.handshakes)
+		return "too many handshakes under way for its uid (local-max-handshakes-per-uid)";
+	return NULL;
 }
 
 static int handshake_timer_start(struct local_state *st)
@@ -498,6 +522,7 @@ static void on_accept(struct tmemd_watch *w, uint32_t events)
 {
 	struct local_state *st = w->data;
 	struct local_conn *c = NULL;
+	struct local_uid *owner;
 	const char *why;
 	uid_t uid;
 	int fd;
@@ -511,16 +536,21 @@ static void on_accept(struct tmemd_watch *w, uint32_t events)
 	}
 	tmemd_accept_ok(&st->pause);
 	uid = peer_uid(fd);
-	why = over_limit(st, uid);
+	owner = local_uid_get(&st->uids, uid);
+	why = owner ? over_limit(st, owner) : "out of memory";
 	if (!why && !(c = calloc(1, sizeof(*c))))
 		why = "out of memory";
 	if (why) {
 		log_warn("refusing a local connection (uid %u): %s", (unsigned)uid, why);
+		local_uid_put(&st->uids, owner);
 		close(fd);
 		return;
 	}
 	c->st = st;
 	c->uid = uid;
+	c->owner = owner;
+	owner->conns++;
+	owner->pending++;
 	c->deadline_ns = tmemd_now_ns() + HANDSHAKE_MS * 1000000ull;
 	c->memfd = c->kick_fd = -1;
 	c->w = (struct tmemd_watch){ .fd = fd, .fn = on_conn, .data = c };

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -601,6 +602,114 @@ START_TEST(test_fd_exhaustion_no_busy_loop)
 }
 END_TEST
 
+/* In a child running as uid/gid nobody: an honest client's round trip
+ * (guest.sock is opened up for it first).  True when it got through. */
+static bool honest_as_nobody(struct daemon *d)
+{
+	pid_t pid;
+	int st;
+
+	ck_assert_int_eq(chmod(d->dir, 0755), 0);
+	ck_assert_int_eq(chmod(d->sock, 0666), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		signal(SIGALRM, SIG_DFL);
+		alarm(10);
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(2);
+		honest_roundtrip(d, "nobody-honest");
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+struct hog {
+	struct tmem_conn *c[1100];
+	int nc, pools;
+};
+
+/* One uid attaches up to max clients (stopping at the first refusal)
+ * and creates up to per pools in each. */
+static void hog_attach(struct daemon *d, struct hog *h, int max, int per)
+{
+	h->nc = h->pools = 0;
+	for (int i = 0; i < max; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "hog%d", i);
+		if (tmem_connect_geometry(d->sock, name, 2, 1, &h->c[h->nc]))
+			break;
+		h->nc++;
+	}
+	for (int i = 0; i < h->nc; i++)
+		for (int j = 0; j < per; j++) {
+			if (tmem_new_pool(h->c[i], tmem_pool_flags(0), NULL) < 0)
+				break;
+			h->pools++;
+		}
+}
+
+static void hog_leave(struct hog *h)
+{
+	for (int i = 0; i < h->nc; i++)
+		tmem_disconnect(h->c[i]);
+}
+
+/*
+ * Item 7: one uid attached 1021 clients (every connection tmemd took)
+ * and 16,382 pools (all the store had): everyone else was locked out,
+ * or got -ENOSPC from NEW_POOL.  With the default per-uid limits (64
+ * clients, 512 pools) another uid still gets in and gets its pool.
+ */
+START_TEST(test_uid_limits_default)
+{
+	static struct hog h;
+	struct daemon d;
+
+	daemon_start(&d, NULL, "64M");
+	hog_attach(&d, &h, 1100, 16);
+	ck_assert_int_eq(h.nc, 64);
+	ck_assert_int_eq(h.pools, 512);
+	ck_assert_msg(honest_as_nobody(&d), "another uid was locked out (hog: %d clients, %d pools)",
+		      h.nc, h.pools);
+	hog_leave(&h);
+	msleep(100);
+	/* Its pools went with its clients: the same uid has its full budget. */
+	hog_attach(&d, &h, 1, 32);
+	ck_assert_int_eq(h.pools, 32);
+	hog_leave(&h);
+	survived(&d);
+}
+END_TEST
+
+/* The same limits set in tmemd.conf. */
+START_TEST(test_uid_limits_config)
+{
+	static struct hog h;
+	struct daemon d;
+	int idle[3];
+
+	daemon_start(&d, "[tmemd]\nlocal-max-clients-per-uid = 3\n"
+		     "local-max-pools-per-uid = 5\nlocal-max-handshakes-per-uid = 2\n", "16M");
+	hog_attach(&d, &h, 10, 4);
+	ck_assert_int_eq(h.nc, 3);
+	ck_assert_int_eq(h.pools, 5);
+	for (int i = 0; i < 3; i++)
+		idle[i] = rawc_socket(d.sock);
+	msleep(200);
+	ck_assert_int_eq(recv(idle[0], &h, 1, MSG_DONTWAIT), -1); /* still open */
+	ck_assert_int_eq(recv(idle[1], &h, 1, MSG_DONTWAIT), -1);
+	ck_assert_int_eq(recv(idle[2], &h, 1, MSG_DONTWAIT), 0);  /* the third: closed */
+	ck_assert(honest_as_nobody(&d));
+	for (int i = 0; i < 3; i++)
+		close(idle[i]);
+	hog_leave(&h);
+	survived(&d);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tmemd-attacks");
@@ -617,6 +726,8 @@ int main(void)
 	tcase_add_test(tc, test_kick_eventfd_drained_blocking);
 	tcase_add_test(tc, test_wake_doorbell_saturated_blocking);
 	tcase_add_test(tc, test_fd_exhaustion_no_busy_loop);
+	tcase_add_test(tc, test_uid_limits_default);
+	tcase_add_test(tc, test_uid_limits_config);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
