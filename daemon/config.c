@@ -200,6 +200,15 @@ static int tmemd_key(struct parse_ctx *ctx, const char *key, const char *v)
 	return 1;
 }
 
+static unsigned auth_count(const struct tmemd_config *cfg)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < cfg->nr_clients; i++)
+		n += cfg->clients[i].nr_auth;
+	return n;
+}
+
 /* Keys shared by [defaults] and [client NAME]; cc is NULL for defaults. */
 static int settings_key(struct parse_ctx *ctx, struct tmemd_client_conf *cc,
 			const char *section, const char *key, const char *v)
@@ -233,6 +242,9 @@ static int settings_key(struct parse_ctx *ctx, struct tmemd_client_conf *cc,
 	} else if (cc && !strcmp(key, "shared-auth")) {
 		if (cc->nr_auth == TMEMD_MAX_AUTH_PER_CLIENT)
 			FAIL(ctx, "shared-auth: at most %d per client", TMEMD_MAX_AUTH_PER_CLIENT);
+		if (auth_count(ctx->cfg) >= TMEM_MAX_SHARED_AUTH)
+			FAIL(ctx, "shared-auth: at most %d in all (what tmemd holds, "
+			     "tmemctl's included)", TMEM_MAX_SHARED_AUTH);
 		if (ctl_uuid_parse(v, &cc->auth[cc->nr_auth]))
 			FAIL(ctx, "shared-auth: bad UUID '%s'", v);
 		cc->nr_auth++;

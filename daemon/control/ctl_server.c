@@ -462,8 +462,10 @@ static int do_start(struct tmemd_control *ctl, const struct tmemd_control_config
 		return err_out(errbuf, errlen, rc, "control: %s", err.msg);
 	rc = apply_auths(ctl);
 	if (rc)
-		return err_out(errbuf, errlen, rc, "control: re-applying shared-pool "
-			       "authorisations: %s", strerror(-rc));
+		return err_out(errbuf, errlen, rc, "control: re-applying the shared-pool "
+			       "authorisations of %s: %s", ctl->state_path,
+			       rc == -ENOSPC ? "with tmemd.conf's, more than tmemd holds ("
+			       CTL_AUTH_LIMIT_TEXT ")" : strerror(-rc));
 	ctl->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (ctl->epfd < 0)
 		return err_out(errbuf, errlen, -errno, "control: epoll: %s", strerror(errno));

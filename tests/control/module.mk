@@ -4,6 +4,8 @@
 #                       Prometheus output (UNIT_TESTS)
 #   test_ctl_peer       control.sock writers: peers with chosen groups
 #                       (UNIT_TESTS; needs root)
+#   test_auth_limit     one shared-auth limit, state.json and tmemd.conf
+#                       (UNIT_TESTS)
 #   test_control_integ  the real tmemctl against the real tmemd (local
 #                       transport), its guests driven through libtmem
 #                       (INTEGRATION_TESTS)
@@ -13,11 +15,12 @@
 TEST_CONTROL_UNIT := $(BUILD)/tests/control/test_control_unit
 TEST_CONTROL_INTEG := $(BUILD)/tests/control/test_control_integ
 TEST_CTL_PEER := $(BUILD)/tests/control/test_ctl_peer
+TEST_AUTH_LIMIT := $(BUILD)/tests/control/test_auth_limit
 CONTROL_FUZZ := $(BUILD)/fuzz/fuzz_control_request
 TMEM_CORE_LIBS ?= $(BUILD)/libtmempolicy.a $(BUILD)/libtmempools.a
 CONTROL_TEST_LIBS := $(call pkg_libs,check jansson liblz4 libxxhash)
 
-UNIT_TESTS += $(TEST_CONTROL_UNIT) $(TEST_CTL_PEER)
+UNIT_TESTS += $(TEST_CONTROL_UNIT) $(TEST_CTL_PEER) $(TEST_AUTH_LIMIT)
 INTEGRATION_TESTS += $(TEST_CONTROL_INTEG)
 
 $(BUILD)/tests/control/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson) \
@@ -32,6 +35,14 @@ $(TEST_CONTROL_UNIT): $(BUILD)/tests/control/test_control_unit.o \
 $(TEST_CTL_PEER): $(BUILD)/tests/control/test_ctl_peer.o $(CONTROL_SERVER_LIB) $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -o $@
+
+# One shared-auth limit in state.json and tmemd.conf (config.c is in the
+# daemon core, which needs the control and systemd libraries).
+$(BUILD)/tests/control/test_auth_limit.o: EXTRA_CFLAGS += $(call pkg_cflags,inih)
+$(TEST_AUTH_LIMIT): $(BUILD)/tests/control/test_auth_limit.o $(DAEMON_CORE) \
+		$(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check libsystemd) -o $@
 
 $(TEST_CONTROL_INTEG): $(BUILD)/tests/control/test_control_integ.o \
 		$(BUILD)/tests/control/integ_util.o $(BUILD)/libtmem.a \
