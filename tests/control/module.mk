@@ -9,14 +9,15 @@
 #   test_control_integ  the real tmemctl against the real tmemd (local
 #                       transport), its guests driven through libtmem
 #                       (INTEGRATION_TESTS)
-#   make control-fuzz   builds the libFuzzer target for the control JSON
-#                       parser (clang; not part of make check)
+#   make fuzz-control   the libFuzzer target for the control JSON parser
+#                       (clang; make check replays its corpus,
+#                       tests/fuzz/corpus/fuzz-control)
 
 TEST_CONTROL_UNIT := $(BUILD)/tests/control/test_control_unit
 TEST_CONTROL_INTEG := $(BUILD)/tests/control/test_control_integ
 TEST_CTL_PEER := $(BUILD)/tests/control/test_ctl_peer
 TEST_AUTH_LIMIT := $(BUILD)/tests/control/test_auth_limit
-CONTROL_FUZZ := $(BUILD)/fuzz/fuzz_control_request
+CONTROL_FUZZ := build/fuzz/fuzz_control_request
 TMEM_CORE_LIBS ?= $(BUILD)/libtmempolicy.a $(BUILD)/libtmempools.a
 CONTROL_TEST_LIBS := $(call pkg_libs,check jansson liblz4 libxxhash)
 
@@ -57,6 +58,10 @@ $(CONTROL_FUZZ): tests/control/fuzz_control_request.c daemon/control/ctl_proto.c
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 		$(INC_tests) $(call pkg_cflags,jansson) $^ $(call pkg_libs,jansson) -o $@
 
-control-fuzz: $(CONTROL_FUZZ)
+FUZZ_TARGETS += fuzz-control
+FUZZ_BIN_fuzz-control := $(CONTROL_FUZZ)
+FUZZ_FLAGS_fuzz-control := -max_len=70000
+fuzz-control: $(CONTROL_FUZZ)
+	$(call fuzz_run,fuzz-control)
 
-.PHONY: control-fuzz
+.PHONY: fuzz-control

@@ -2,8 +2,8 @@
 # integration tests against a real tmemd, the hostile-client test and
 # issue 19's attacks (test_attacks; both also against an ASan+UBSan and a
 # TSan tmemd), and libFuzzer targets for the request
-# path and the config parser (make fuzz-dispatch, make fuzz-config; not
-# part of make check).
+# path and the config parser (make fuzz-dispatch, make fuzz-config;
+# tests/fuzz/module.mk runs them, and make check replays their corpora).
 
 TEST_DAEMON_UNIT := $(BUILD)/tests/daemon/test_daemon_unit
 TEST_TMEMD := $(BUILD)/tests/daemon/test_tmemd
@@ -55,8 +55,10 @@ endif
 
 # libFuzzer over the ring and dispatch path (clang only).
 FUZZ_DISPATCH := build/fuzz/fuzz_dispatch
+FUZZ_TARGETS += fuzz-dispatch
+FUZZ_BIN_fuzz-dispatch := $(FUZZ_DISPATCH)
 fuzz-dispatch: $(FUZZ_DISPATCH)
-	$(FUZZ_DISPATCH) -max_total_time=$${FUZZ_SECONDS:-60} -rss_limit_mb=1024
+	$(call fuzz_run,fuzz-dispatch)
 
 # Everything on the request path; not the control or systemd glue.
 FUZZ_DAEMON_SRCS := $(filter-out daemon/service.c daemon/control_glue.c,$(DAEMON_SRCS))
@@ -71,8 +73,10 @@ $(FUZZ_DISPATCH): tests/daemon/fuzz_dispatch.c $(FUZZ_DAEMON_SRCS) daemon/system
 
 # libFuzzer over the tmemd.conf parser.
 FUZZ_CONFIG := build/fuzz/fuzz_config
+FUZZ_TARGETS += fuzz-config
+FUZZ_BIN_fuzz-config := $(FUZZ_CONFIG)
 fuzz-config: $(FUZZ_CONFIG)
-	$(FUZZ_CONFIG) -max_total_time=$${FUZZ_SECONDS:-60} -rss_limit_mb=1024
+	$(call fuzz_run,fuzz-config)
 
 $(FUZZ_CONFIG): tests/daemon/fuzz_config.c daemon/config.c daemon/size.c \
 		daemon/control/ctl_proto.c | $(DEPS_STAMP)
