@@ -62,6 +62,11 @@ struct tmemd_ring {
 	struct tmemd_worker *worker;
 	struct tmemd_ring *wnext;
 	bool attached;
+	/* Worker thread only: doorbells that woke it for nothing. */
+	bool kicked;                  /* its doorbell rang since the last pass */
+	unsigned idle_kicks;          /* kicks in a row that found no request */
+	uint64_t muted_until;         /* CLOCK_MONOTONIC; 0: doorbell watched */
+	uint64_t mute_ns;             /* the last mute's length */
 };
 
 /*
