@@ -26,6 +26,16 @@
 
 struct tmemd_clients;
 
+/*
+ * Pools several clients may hold between them (the local transport's
+ * per-uid limit).  used and max are atomic: the workers serving those
+ * clients count NEW_POOL and DESTROY_POOL, the main thread sets max.
+ */
+struct tmemd_pool_budget {
+	unsigned used;
+	unsigned max;
+};
+
 struct tmemd_client {
 	struct tmemd_clients *reg;
 	struct tmem_pclient *pc;      /* policy/ client; owns the store client */
@@ -34,6 +44,10 @@ struct tmemd_client {
 	const char *transport;        /* "local", "xen": for stats */
 	int domid;                    /* Xen domain id; -1 for a local client */
 	uint32_t owned_pools;         /* bit n: pool id n came from this client's NEW_POOL */
+	/* Each owned pool counts against it; NULL: no limit but pools/'s.
+	 * The transport sets it before serving, and gives back what is
+	 * still owned when the client goes. */
+	struct tmemd_pool_budget *pool_budget;
 	struct tmemd_client *next;
 };
 

@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,6 +170,34 @@ static int restart_key(struct parse_ctx *ctx, const char *key, const char *v)
 	return 1;
 }
 
+/* [tmemd] local-* keys: what one uid may hold on guest.sock. */
+static int local_key(struct parse_ctx *ctx, const char *key, const char *v)
+{
+	static const struct {
+		const char *key;
+		unsigned long max;
+		size_t off;
+	} keys[] = {
+		{ "local-max-clients-per-uid", 1024,
+		  offsetof(struct tmemd_config, local_max_clients_per_uid) },
+		{ "local-max-pools-per-uid", 16384,
+		  offsetof(struct tmemd_config, local_max_pools_per_uid) },
+		{ "local-max-handshakes-per-uid", 1024,
+		  offsetof(struct tmemd_config, local_max_handshakes_per_uid) },
+	};
+	unsigned long n;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strcmp(key, keys[i].key))
+			continue;
+		if (parse_uint(v, 1, keys[i].max, &n))
+			FAIL(ctx, "%s: want 1..%lu, got '%s'", key, keys[i].max, v);
+		*(unsigned *)((char *)ctx->cfg + keys[i].off) = (unsigned)n;
+		return 1;
+	}
+	FAIL(ctx, "unknown key '%s' in [tmemd]", key);
+}
+
 static int tmemd_key(struct parse_ctx *ctx, const char *key, const char *v)
 {
 	struct tmemd_config *cfg = ctx->cfg;
@@ -205,10 +234,21 @@ static int tmemd_key(struct parse_ctx *ctx, const char *key, const char *v)
 		snprintf(cfg->xen_domains, sizeof(cfg->xen_domains), "%s", v);
 	} else if (!strncmp(key, "control-", 8)) {
 		return control_key(ctx, key, v);
+	} else if (!strncmp(key, "local-", 6)) {
+		return local_key(ctx, key, v);
 	} else {
 		return restart_key(ctx, key, v);
 	}
 	return 1;
+}
+
+static unsigned auth_count(const struct tmemd_config *cfg)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < cfg->nr_clients; i++)
+		n += cfg->clients[i].nr_auth;
+	return n;
 }
 
 /* Keys shared by [defaults] and [client NAME]; cc is NULL for defaults. */
@@ -249,6 +289,9 @@ static int settings_key(struct parse_ctx *ctx, struct tmemd_client_conf *cc,
 	} else if (cc && !strcmp(key, "shared-auth")) {
 		if (cc->nr_auth == TMEMD_MAX_AUTH_PER_CLIENT)
 			FAIL(ctx, "shared-auth: at most %d per client", TMEMD_MAX_AUTH_PER_CLIENT);
+		if (auth_count(ctx->cfg) >= TMEM_MAX_SHARED_AUTH)
+			FAIL(ctx, "shared-auth: at most %d in all (what tmemd holds, "
+			     "tmemctl's included)", TMEM_MAX_SHARED_AUTH);
 		if (ctl_uuid_parse(v, &cc->auth[cc->nr_auth]))
 			FAIL(ctx, "shared-auth: bad UUID '%s'", v);
 		cc->nr_auth++;

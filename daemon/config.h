@@ -52,6 +52,10 @@ struct tmemd_config {
 	char control_admin_group[64]; /* "": root only */
 	unsigned control_socket_mode; /* 0: 0660 */
 	unsigned control_max_per_uid; /* 0: the control server's default */
+	/* Per-uid limits of the local transport; 0: its default. */
+	unsigned local_max_clients_per_uid;
+	unsigned local_max_pools_per_uid;
+	unsigned local_max_handshakes_per_uid;
 	char xen_domains[512];   /* xen allow-list; "": every domU (xen/allow.h) */
 	char arena_path[256];    /* "": the fd store under systemd, else memory */
 	unsigned reattach_grace_sec; /* how long recovered clients wait to be claimed */

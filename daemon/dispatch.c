@@ -60,13 +60,42 @@ int32_t tmemd_req_check(const struct tmem_req *r, uint32_t nr_slots)
 	return 0;
 }
 
+/* Takes one pool from c's budget: false when it is spent. */
+static bool budget_take(struct tmemd_client *c)
+{
+	struct tmemd_pool_budget *b = c->pool_budget;
+
+	if (!b)
+		return true;
+	if (__atomic_add_fetch(&b->used, 1, __ATOMIC_RELAXED) <=
+	    __atomic_load_n(&b->max, __ATOMIC_RELAXED))
+		return true;
+	__atomic_sub_fetch(&b->used, 1, __ATOMIC_RELAXED);
+	return false;
+}
+
+static void budget_give(struct tmemd_client *c)
+{
+	if (c->pool_budget)
+		__atomic_sub_fetch(&c->pool_budget->used, 1, __ATOMIC_RELAXED);
+}
+
+/* -TMEM_ENOSPC past the budget, before pools/ is asked: one uid's pools
+ * must not use up the store's for everyone (man/tmemd.conf.5). */
 static int32_t new_pool(struct tmemd_client *c, const struct tmem_req *r)
 {
 	struct tmem_uuid uuid = { .lo = r->oid[0], .hi = r->oid[1] };
-	int rc = tmem_new_pool(c->sc, r->flags, &uuid);
+	uint32_t before;
+	int rc;
 
-	if (rc >= 0 && rc < TMEM_MAX_POOLS_PER_CLIENT)
-		__atomic_or_fetch(&c->owned_pools, 1u << rc, __ATOMIC_RELAXED);
+	if (!budget_take(c))
+		return -TMEM_ENOSPC;
+	rc = tmem_new_pool(c->sc, r->flags, &uuid);
+	before = rc >= 0 && rc < TMEM_MAX_POOLS_PER_CLIENT ?
+		 __atomic_fetch_or(&c->owned_pools, 1u << rc, __ATOMIC_RELAXED) : 0;
+	/* Failed, or joined a shared pool this client already held. */
+	if (rc < 0 || rc >= TMEM_MAX_POOLS_PER_CLIENT || (before & (1u << rc)))
+		budget_give(c);
 	return rc;
 }
 
@@ -74,9 +103,9 @@ static int32_t destroy_pool(struct tmemd_client *c, int32_t pool_id)
 {
 	int rc = tmem_destroy_pool(c->sc, pool_id);
 
-	if (rc >= 0)
-		__atomic_and_fetch(&c->owned_pools, ~(1u << pool_id),
-				   __ATOMIC_RELAXED);
+	if (rc >= 0 && (__atomic_fetch_and(&c->owned_pools, ~(1u << pool_id),
+					   __ATOMIC_RELAXED) & (1u << pool_id)))
+		budget_give(c);
 	return rc;
 }
 

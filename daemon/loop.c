@@ -18,6 +18,10 @@ struct tmemd_loop {
 	void *data;
 	bool stop;
 	struct tmemd_loop_timer timer; /* fields NULL: none */
+	/* The batch being dispatched: tmemd_loop_del() clears the events
+	 * of a deleted watch still waiting in it (see tmemd_loop_run). */
+	struct epoll_event *batch;
+	int batch_next, batch_len;
 };
 
 static void on_signalfd(struct tmemd_watch *w, uint32_t events)
@@ -100,6 +104,11 @@ void tmemd_loop_del(struct tmemd_loop *loop, struct tmemd_watch *w)
 {
 	/* Fails only if fd was never added; nothing to undo then. */
 	(void)epoll_ctl(loop->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	/* The caller may free w as soon as this returns, so no later event
+	 * of the current batch may still point at it. */
+	for (int i = loop->batch_next; i < loop->batch_len; i++)
+		if (loop->batch[i].data.ptr == w)
+			loop->batch[i].data.ptr = NULL;
 }
 
 void tmemd_loop_set_timer(struct tmemd_loop *loop,
@@ -124,14 +133,20 @@ int tmemd_loop_run(struct tmemd_loop *loop)
 				continue;
 			return -errno;
 		}
-		/* A handler may free a later watch of this batch only by
-		 * deleting it, which it never does for another fd: each
-		 * connection's handler frees only itself. */
+		/* A handler may delete and free any watch, another one's
+		 * too (the handshake timer frees late connections whose
+		 * hang-up may sit later in this batch): tmemd_loop_del()
+		 * clears the deleted watch's pending events, skipped here. */
+		loop->batch = evs;
+		loop->batch_len = n;
 		for (int i = 0; i < n; i++) {
 			struct tmemd_watch *w = evs[i].data.ptr;
 
-			w->fn(w, evs[i].events);
+			loop->batch_next = i + 1;
+			if (w)
+				w->fn(w, evs[i].events);
 		}
+		loop->batch_len = loop->batch_next = 0;
 	}
 	return 0;
 }

@@ -37,7 +37,10 @@ int tmemd_loop_create(tmemd_signal_fn on_signal, void *data,
 		      struct tmemd_loop **out);
 void tmemd_loop_destroy(struct tmemd_loop *loop);
 
-/* w must stay valid until removed.  Returns 0 or -errno. */
+/* w must stay valid until removed.  Returns 0 or -errno.  Once
+ * tmemd_loop_del() returns, the loop never touches w again, not even for
+ * an event already fetched in the batch being dispatched: any handler
+ * may delete, then free, any watch. */
 int tmemd_loop_add(struct tmemd_loop *loop, struct tmemd_watch *w,
 		   uint32_t events);
 void tmemd_loop_del(struct tmemd_loop *loop, struct tmemd_watch *w);

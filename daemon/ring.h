@@ -27,7 +27,13 @@ struct tmemd_worker;
 struct tmemd_ring_ops {
 	/* Ring the frontend's doorbell (eventfd write, evtchn notify). */
 	void (*notify)(struct tmemd_ring *ring);
-	/* Clear our doorbell after the worker's poll saw kick_fd ready. */
+	/*
+	 * Clear our doorbell after the worker's poll saw kick_fd ready; it
+	 * must not block.  NULL: kick_fd is never read and the worker polls
+	 * it edge-triggered, for a doorbell whose open file description the
+	 * frontend shares (it could clear O_NONBLOCK and drain it, and a
+	 * read would then block the worker for good).
+	 */
 	void (*ack)(struct tmemd_ring *ring);
 	/*
 	 * The frontend corrupted its ring (reason says how).  Called once,
@@ -56,6 +62,11 @@ struct tmemd_ring {
 	struct tmemd_worker *worker;
 	struct tmemd_ring *wnext;
 	bool attached;
+	/* Worker thread only: doorbells that woke it for nothing. */
+	bool kicked;                  /* its doorbell rang since the last pass */
+	unsigned idle_kicks;          /* kicks in a row that found no request */
+	uint64_t muted_until;         /* CLOCK_MONOTONIC; 0: doorbell watched */
+	uint64_t mute_ns;             /* the last mute's length */
 };
 
 /*

@@ -2,10 +2,11 @@
 /*
  * The local transport: guests are processes on this host that connect
  * to <runtime>/guest.sock (SOCK_SEQPACKET) and attach a ring with the
- * handshake in proto/tmem_local.h.  The client creates the memfd and both
- * eventfds and passes them with SCM_RIGHTS; tmemd checks them (size by
- * fstat, F_SEAL_SHRINK so the client cannot truncate the mapping under
- * us, that the doorbells really are eventfds), maps the region and hands
+ * handshake in proto/tmem_local.h.  The client creates the memfd and the
+ * kick eventfd and passes them with SCM_RIGHTS; tmemd checks them (a shmem
+ * file, F_SEAL_SHRINK so the client cannot truncate the mapping under
+ * us, then its size, that the doorbells really are eventfds), maps the
+ * region and hands
  * the ring to a worker.  After the handshake the socket only signals
  * liveness: EOF, hang-up or any further message disconnects.
  *
@@ -17,33 +18,47 @@
  * An unattached connection costs tmemd a socket and memory and gives
  * nothing back, so it is bounded: the hello must come within
  * HANDSHAKE_MS of the accept (one timerfd, armed for the earliest
- * deadline, sweeps the late ones), and one uid may have at most
- * MAX_PENDING_PER_UID connections still in the handshake; past that its
- * new connections are closed at once.  MAX_CONNS bounds them all.
+ * deadline, sweeps the late ones), and one uid may have only so many
+ * connections still in the handshake; past that its new connections are
+ * closed at once.  One uid may also attach only so many clients and
+ * hold only so many pools (local_uids.h).  All connections together are
+ * bounded by what RLIMIT_NOFILE leaves (FDS_PER_CONN each, after
+ * FDS_RESERVED), at most MAX_CONNS; if accept() still runs out of fds,
+ * guest.sock is not watched for a pause (accept_pause.h).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "accept_pause.h"
+#include "local_uids.h"
 #include "log.h"
 #include "session.h"
 #include "tmem_local.h"
 #include "transport.h"
 
 #define MAX_CONNS 1024
-#define MAX_PENDING_PER_UID 16
 #define HANDSHAKE_MS 5000
+/* A connection holds its socket, memfd and kick eventfd. */
+#define FDS_PER_CONN 3u
+/* Descriptors kept for everything else: the loop, the workers (two
+ * each), the control server and its connections (64 at most), xen
+ * and a margin. */
+#define FDS_RESERVED 128u
 
 struct local_state;
 
@@ -52,12 +67,13 @@ struct local_conn {
 	struct tmemd_watch w;       /* the socket */
 	struct tmemd_ring ring;
 	struct tmemd_client *client;
-	int memfd, kick_fd, wake_fd;
+	int memfd, kick_fd;
 	void *region;
 	size_t region_size;
 	bool attached;              /* ring handed to a worker */
 	struct tmemd_session session;
 	uid_t uid;                  /* the peer's, at connect */
+	struct local_uid *owner;    /* what uid holds; counts this connection */
 	uint64_t deadline_ns;       /* CLOCK_MONOTONIC: hello due by then */
 	struct local_conn *next;
 };
@@ -66,9 +82,13 @@ struct local_state {
 	struct tmemd_env env;
 	struct tmemd_watch listen_w;
 	struct tmemd_watch timer_w; /* handshake deadlines (timerfd) */
+	struct tmemd_watch pause_w; /* accept back-off (accept_pause.h) */
+	struct tmemd_accept_pause pause;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct local_conn *conns;
 	unsigned nr_conns;
+	unsigned max_conns;         /* from RLIMIT_NOFILE, at most MAX_CONNS */
+	struct local_uid *uids;     /* every uid with a connection */
 };
 
 /* A log line about an attached connection's client (CLIENT=, DOMID=). */
@@ -82,9 +102,14 @@ static void conn_free(struct local_conn *c)
 	tmemd_loop_del(st->env.loop, &c->w);
 	if (c->attached)
 		tmemd_workers_detach(st->env.workers, &c->ring);
-	if (c->client)
+	if (c->client) {
 		log_conn(TMEMD_LOG_INFO, c, "client %s disconnected after %llu requests",
 			 c->client->name, (unsigned long long)c->ring.requests);
+		/* Its pools go with it: give them back to the uid. */
+		__atomic_sub_fetch(&c->owner->pools.used,
+				   (unsigned)__builtin_popcount(c->client->owned_pools),
+				   __ATOMIC_RELAXED);
+	}
 	tmemd_client_remove(c->client);
 	if (c->region)
 		munmap(c->region, c->region_size);
@@ -92,8 +117,6 @@ static void conn_free(struct local_conn *c)
 		close(c->memfd);
 	if (c->kick_fd >= 0)
 		close(c->kick_fd);
-	if (c->wake_fd >= 0)
-		close(c->wake_fd);
 	close(c->w.fd);
 	for (struct local_conn **pp = &st->conns; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
@@ -102,30 +125,30 @@ static void conn_free(struct local_conn *c)
 		}
 	}
 	st->nr_conns--;
+	c->owner->conns--;
+	if (!c->attached)
+		c->owner->pending--;
+	local_uid_put(&st->uids, c->owner);
 	free(c);
 }
 
 /* ---- ring ops: called by the serving worker ---- */
 
+/*
+ * The doorbell to the client is a one-byte message on our own end of its
+ * socket, sent with MSG_DONTWAIT: the client cannot change that file
+ * description's flags (it holds only the other end) and the flag is per
+ * call anyway, so nothing it does can make this block.  EAGAIN means its
+ * queue is full of doorbells it has not read: one is pending anyway.
+ */
 static void local_notify(struct tmemd_ring *ring)
 {
 	struct local_conn *c = ring->priv;
-	uint64_t one = 1;
+	static const uint8_t bell = 1;
 
-	/* EAGAIN means the counter is saturated: the client has a
-	 * doorbell pending anyway. */
-	if (write(c->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+	if (send(c->w.fd, &bell, sizeof(bell), MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
+	    errno != EAGAIN)
 		log_conn(TMEMD_LOG_DEBUG, c, "client %s: doorbell: %m", c->client->name);
-}
-
-static void local_ack(struct tmemd_ring *ring)
-{
-	struct local_conn *c = ring->priv;
-	uint64_t v;
-
-	if (read(c->kick_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		log_conn(TMEMD_LOG_DEBUG, c, "client %s: reading doorbell: %m",
-			 c->client->name);
 }
 
 static void local_fault(struct tmemd_ring *ring, const char *reason)
@@ -137,9 +160,12 @@ static void local_fault(struct tmemd_ring *ring, const char *reason)
 	shutdown(c->w.fd, SHUT_RDWR);
 }
 
+/* No .ack: the kick eventfd's open file description is the client's
+ * too, which may clear O_NONBLOCK on it and drain it, so a read could
+ * block the worker for good.  The worker never reads it and watches it
+ * edge-triggered instead (workers.c). */
 static const struct tmemd_ring_ops local_ring_ops = {
 	.notify = local_notify,
-	.ack = local_ack,
 	.fault = local_fault,
 };
 
@@ -176,27 +202,38 @@ static int32_t check_hello(const struct tmem_local_hello *h)
 	return 0;
 }
 
+/*
+ * The memfd must be plain shmem: a hugetlbfs file can lose a page to a
+ * hole punch after we map it and then not be backed again (SIGBUS on
+ * our next read), and other file systems have no seals.  Seals are
+ * checked before the size: once F_SEAL_SHRINK is on, the size we read
+ * can only grow; checked the other way round, the client could shrink
+ * then seal in between.
+ */
 static int32_t check_fds(struct local_conn *c, uint64_t size)
 {
+	struct statfs fs;
 	struct stat sb;
 	int seals;
 
-	if (fstat(c->memfd, &sb) || !S_ISREG(sb.st_mode) ||
-	    (uint64_t)sb.st_size != size)
+	if (fstatfs(c->memfd, &fs) || fs.f_type != TMPFS_MAGIC)
 		return -TMEM_EINVAL;
 	seals = fcntl(c->memfd, F_GET_SEALS);
 	if (seals < 0 || !(seals & F_SEAL_SHRINK))
 		return -TMEM_EPERM;
-	if (!is_eventfd(c->kick_fd) || !is_eventfd(c->wake_fd))
+	if (fstat(c->memfd, &sb) || !S_ISREG(sb.st_mode) ||
+	    (uint64_t)sb.st_size != size)
 		return -TMEM_EINVAL;
-	if (fcntl(c->kick_fd, F_SETFL, O_NONBLOCK) ||
-	    fcntl(c->wake_fd, F_SETFL, O_NONBLOCK))
+	/* Only polled, never read or written: its flags do not matter. */
+	if (!is_eventfd(c->kick_fd))
 		return -TMEM_EINVAL;
 	return 0;
 }
 
-/* The header line the frontend wrote must match what it announced. */
-/* Takes the fds out of the message; any beyond three are closed. */
+/* Takes the fds out of the message into c (conn_free closes them); any
+ * beyond two are closed.  Every path that received a message calls it,
+ * a zero-length one and a truncated one (MSG_CTRUNC) included, so no
+ * fd a client sent outlives its connection. */
 static int take_fds(struct msghdr *msg, struct local_conn *c)
 {
 	int fds[TMEM_LOCAL_NR_FDS], n = 0;
@@ -220,8 +257,6 @@ static int take_fds(struct msghdr *msg, struct local_conn *c)
 		c->memfd = fds[0];
 	if (n > 1)
 		c->kick_fd = fds[1];
-	if (n > 2)
-		c->wake_fd = fds[2];
 	return n == (int)TMEM_LOCAL_NR_FDS && !(msg->msg_flags & MSG_CTRUNC)
 		       ? 0 : -TMEM_EINVAL;
 }
@@ -229,6 +264,7 @@ static int take_fds(struct msghdr *msg, struct local_conn *c)
 static int32_t attach(struct local_conn *c, const struct tmem_local_hello *h)
 {
 	struct local_state *st = c->st;
+	struct local_limits lim;
 	int32_t rc = check_fds(c, h->region_size);
 	void *region;
 
@@ -243,10 +279,20 @@ static int32_t attach(struct local_conn *c, const struct tmem_local_hello *h)
 	rc = tmemd_ring_check_fresh(region, h->nr_entries, h->nr_slots);
 	if (rc)
 		return rc;
+	local_limits_get(st->env.cfg, &lim);
+	if (c->owner->conns - c->owner->pending >= lim.clients) {
+		log_warn("local client %s (uid %u) refused: its uid has %u clients attached "
+			 "(local-max-clients-per-uid)", (const char *)h->name,
+			 (unsigned)c->uid, lim.clients);
+		return -TMEM_EUSERS;
+	}
 	rc = tmemd_session_attach(st->env.clients, (const char *)h->name, h->session,
 				  &c->session, &c->client);
 	if (rc)
 		return rc;
+	/* The limit in force now applies to all the uid's clients. */
+	__atomic_store_n(&c->owner->pools.max, lim.pools, __ATOMIC_RELAXED);
+	c->client->pool_budget = &c->owner->pools;
 	c->ring.geo = (struct tmemd_slots){ .region = region,
 					    .nr_entries = h->nr_entries,
 					    .nr_slots = h->nr_slots };
@@ -262,6 +308,7 @@ static int32_t attach(struct local_conn *c, const struct tmem_local_hello *h)
 	if (rc)
 		return rc;
 	c->attached = true;
+	c->owner->pending--;
 	return 0;
 }
 
@@ -304,11 +351,12 @@ static void on_hello(struct local_conn *c)
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
+	/* A zero-length message may carry fds too; EOF has none. */
+	rc = n >= 0 ? take_fds(&msg, c) : -TMEM_EINVAL;
 	if (n <= 0) {
 		conn_free(c);
 		return;
 	}
-	rc = take_fds(&msg, c);
 	if (!rc && (n != (ssize_t)sizeof(buf.h) || (msg.msg_flags & MSG_TRUNC)))
 		rc = -TMEM_EPROTO;
 	if (!rc)
@@ -387,17 +435,17 @@ static uid_t peer_uid(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ? (uid_t)-1 : cred.uid;
 }
 
-/* Why a new connection from uid must be refused, or NULL. */
-static const char *over_limit(const struct local_state *st, uid_t uid)
+/* Why a new connection from u's uid must be refused, or NULL. */
+static const char *over_limit(const struct local_state *st, const struct local_uid *u)
 {
-	unsigned pending = 0;
+	struct local_limits lim;
 
-	if (st->nr_conns >= MAX_CONNS)
+	local_limits_get(st->env.cfg, &lim);
+	if (st->nr_conns >= st->max_conns)
 		return "too many connections";
-	for (const struct local_conn *c = st->conns; c; c = c->next)
-		pending += !c->attached && c->uid == uid;
-	return pending >= MAX_PENDING_PER_UID ? "too many handshakes under way for its uid"
-					       : NULL;
+	if (u->pending >= lim.handshakes)
+		return "too many handshakes under way for its uid (local-max-handshakes-per-uid)";
+	return NULL;
 }
 
 static int handshake_timer_start(struct local_state *st)
@@ -421,31 +469,98 @@ static int handshake_timer_start(struct local_state *st)
 	return rc;
 }
 
+/* Out of fds or memory: stop watching guest.sock for a while
+ * (accept_pause.h), or the level-triggered listener spins. */
+static void pause_accepting(struct local_state *st, int err)
+{
+	unsigned not_logged = 0;
+	bool report = tmemd_accept_pause_start(&st->pause, &not_logged);
+
+	if (st->pause.paused)
+		tmemd_loop_del(st->env.loop, &st->listen_w);
+	if (report)
+		log_warn("%s: accept: %s; not accepting for %u ms (%u such failures not logged)",
+			 st->path, strerror(err), st->pause.delay_ms, not_logged);
+}
+
+static void on_accept_resume(struct tmemd_watch *w, uint32_t events)
+{
+	struct local_state *st = w->data;
+	int rc;
+
+	(void)events;
+	tmemd_accept_pause_end(&st->pause);
+	rc = tmemd_loop_add(st->env.loop, &st->listen_w, EPOLLIN);
+	if (rc)
+		log_err("%s: cannot watch it again: %s; no new local clients",
+			st->path, strerror(-rc));
+}
+
+/* Each connection holds FDS_PER_CONN descriptors: past RLIMIT_NOFILE
+ * accept() fails, and with it every other client and control.sock. */
+static unsigned conn_limit(void)
+{
+	struct rlimit rl;
+	rlim_t n;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return MAX_CONNS;
+	n = rl.rlim_cur > FDS_RESERVED + FDS_PER_CONN ?
+	    (rl.rlim_cur - FDS_RESERVED) / FDS_PER_CONN : 1;
+	return n < MAX_CONNS ? (unsigned)n : MAX_CONNS;
+}
+
+static int accept_pause_start(struct local_state *st)
+{
+	int rc = tmemd_accept_pause_init(&st->pause);
+
+	if (!rc) {
+		st->pause_w = (struct tmemd_watch){ .fd = st->pause.timer_fd,
+						    .fn = on_accept_resume, .data = st };
+		rc = tmemd_loop_add(st->env.loop, &st->pause_w, EPOLLIN);
+		if (rc)
+			st->pause_w.fd = -1;
+	}
+	if (rc)
+		log_err("accept back-off timer: %s", strerror(-rc));
+	return rc;
+}
+
 static void on_accept(struct tmemd_watch *w, uint32_t events)
 {
 	struct local_state *st = w->data;
 	struct local_conn *c = NULL;
+	struct local_uid *owner;
 	const char *why;
 	uid_t uid;
 	int fd;
 
 	(void)events;
 	fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		if (tmemd_accept_exhausted(errno))
+			pause_accepting(st, errno);
 		return;
+	}
+	tmemd_accept_ok(&st->pause);
 	uid = peer_uid(fd);
-	why = over_limit(st, uid);
+	owner = local_uid_get(&st->uids, uid);
+	why = owner ? over_limit(st, owner) : "out of memory";
 	if (!why && !(c = calloc(1, sizeof(*c))))
 		why = "out of memory";
 	if (why) {
 		log_warn("refusing a local connection (uid %u): %s", (unsigned)uid, why);
+		local_uid_put(&st->uids, owner);
 		close(fd);
 		return;
 	}
 	c->st = st;
 	c->uid = uid;
+	c->owner = owner;
+	owner->conns++;
+	owner->pending++;
 	c->deadline_ns = tmemd_now_ns() + HANDSHAKE_MS * 1000000ull;
-	c->memfd = c->kick_fd = c->wake_fd = -1;
+	c->memfd = c->kick_fd = -1;
 	c->w = (struct tmemd_watch){ .fd = fd, .fn = on_conn, .data = c };
 	c->next = st->conns;
 	st->conns = c;
@@ -518,6 +633,9 @@ static void local_stop(void *state)
 		close(st->listen_w.fd);
 		unlink(st->path);
 	}
+	if (st->pause_w.fd >= 0)
+		tmemd_loop_del(st->env.loop, &st->pause_w);
+	tmemd_accept_pause_fini(&st->pause);
 	free(st);
 }
 
@@ -529,8 +647,11 @@ static int local_start(const struct tmemd_env *env, void **state)
 	if (!st)
 		return -ENOMEM;
 	st->env = *env;
-	st->listen_w.fd = st->timer_w.fd = -1;
+	st->listen_w.fd = st->timer_w.fd = st->pause_w.fd = st->pause.timer_fd = -1;
+	st->max_conns = conn_limit();
 	rc = handshake_timer_start(st); /* logs its own failures */
+	if (!rc)
+		rc = accept_pause_start(st);
 	if (!rc)
 		rc = listen_on(st);
 	if (!rc) {
@@ -542,7 +663,8 @@ static int local_start(const struct tmemd_env *env, void **state)
 		local_stop(st);
 		return rc;
 	}
-	log_info("local transport listening on %s", st->path);
+	log_info("local transport listening on %s (at most %u connections)",
+		 st->path, st->max_conns);
 	*state = st;
 	return 0;
 }

@@ -6,6 +6,16 @@
  * on w->cond until the worker has let go.
  *
  * Lock order: w->lock only; never held while serving a ring.
+ *
+ * Kick storms: a ring whose doorbell keeps waking the worker with
+ * nothing on the ring (MUTE_AFTER kicks in a row) has its doorbell muted
+ * (not polled) for a while, MUTE_MIN_NS doubling to MUTE_MAX_NS while it
+ * goes on.  Its ring is still served on every pass the worker makes for
+ * anyone, and at the latest when the mute ends (the worker's sleep has
+ * that timeout), so only the storming client waits; the others'
+ * doorbells still wake the worker at once.  A kick that finds a request
+ * ends the count.  So one client's doorbells cost at most a wake-up per
+ * mute, whatever their rate.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,6 +34,9 @@
 #include "workers.h"
 
 #define BATCH 64u
+#define MUTE_AFTER 64u
+#define MUTE_MIN_NS 1000000ull   /* 1 ms */
+#define MUTE_MAX_NS 16000000ull  /* 16 ms */
 
 struct tmemd_worker {
 	pthread_t thread;
@@ -48,6 +61,13 @@ struct tmemd_workers {
 	unsigned nr;
 	struct tmemd_worker *w;
 };
+
+static uint32_t doorbell_events(const struct tmemd_ring *r)
+{
+	/* A doorbell nobody acks is never read, so it stays readable:
+	 * only a new kick may wake us (tmemd_ring_ops.ack). */
+	return r->ops->ack ? EPOLLIN : EPOLLIN | EPOLLET;
+}
 
 static void do_unlink(struct tmemd_worker *w, struct tmemd_ring *ring)
 {
@@ -74,12 +94,15 @@ static bool apply_cmds(struct tmemd_worker *w)
 	__atomic_store_n(&w->cmd_pending, 0, __ATOMIC_RELAXED);
 	while (w->to_add) {
 		struct tmemd_ring *r = w->to_add;
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = r };
+		struct epoll_event ev = { .events = doorbell_events(r), .data.ptr = r };
 
 		w->to_add = r->wnext;
 		r->wnext = w->rings;
 		w->rings = r;
 		r->attached = true;
+		r->kicked = false;
+		r->idle_kicks = 0;
+		r->muted_until = r->mute_ns = 0;
 		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, r->kick_fd, &ev)) {
 			r->faulted = true; /* never served; the transport drops it */
 			r->ops->fault(r, "cannot poll its doorbell");
@@ -94,6 +117,43 @@ static bool apply_cmds(struct tmemd_worker *w)
 	return run;
 }
 
+/* Stops polling r's doorbell for a while (see the top of the file). */
+static void mute(struct tmemd_worker *w, struct tmemd_ring *r)
+{
+	struct epoll_event ev = { .events = 0, .data.ptr = r };
+
+	r->mute_ns = r->mute_ns ? 2 * r->mute_ns : MUTE_MIN_NS;
+	if (r->mute_ns > MUTE_MAX_NS)
+		r->mute_ns = MUTE_MAX_NS;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_MOD, r->kick_fd, &ev) == 0)
+		r->muted_until = tmemd_now_ns() + r->mute_ns;
+}
+
+static void unmute_due(struct tmemd_worker *w, uint64_t now)
+{
+	for (struct tmemd_ring *r = w->rings; r; r = r->wnext) {
+		struct epoll_event ev = { .events = doorbell_events(r), .data.ptr = r };
+
+		if (!r->muted_until || r->muted_until > now)
+			continue;
+		r->muted_until = 0;
+		if (epoll_ctl(w->epfd, EPOLL_CTL_MOD, r->kick_fd, &ev))
+			log_warn("worker: cannot watch a doorbell again: %m");
+	}
+}
+
+/* Counts r's kicks that found nothing; n is what the pass served. */
+static void count_kick(struct tmemd_worker *w, struct tmemd_ring *r, int n)
+{
+	if (n > 0) {
+		r->idle_kicks = 0;
+		r->mute_ns = 0;
+	} else if (r->kicked && ++r->idle_kicks >= MUTE_AFTER && !r->muted_until) {
+		mute(w, r);
+	}
+	r->kicked = false;
+}
+
 static unsigned serve_all(struct tmemd_worker *w)
 {
 	unsigned did = 0;
@@ -101,6 +161,7 @@ static unsigned serve_all(struct tmemd_worker *w)
 	for (struct tmemd_ring *r = w->rings; r; r = r->wnext) {
 		int n = tmemd_ring_process(r, BATCH);
 
+		count_kick(w, r, n);
 		if (n > 0)
 			did += (unsigned)n;
 	}
@@ -117,17 +178,35 @@ static bool arm_all(struct tmemd_worker *w)
 	return busy;
 }
 
+/* How long the worker may sleep: until the first mute ends, or -1. */
+static int sleep_ms(struct tmemd_worker *w)
+{
+	uint64_t first = 0, now;
+
+	for (struct tmemd_ring *r = w->rings; r; r = r->wnext)
+		if (r->muted_until && (!first || r->muted_until < first))
+			first = r->muted_until;
+	if (!first)
+		return -1;
+	now = tmemd_now_ns();
+	return first <= now ? 0 : (int)((first - now + 999999) / 1000000);
+}
+
 static void sleep_on_doorbells(struct tmemd_worker *w)
 {
 	struct epoll_event evs[16];
-	int n = epoll_wait(w->epfd, evs, 16, -1);
+	int n = epoll_wait(w->epfd, evs, 16, sleep_ms(w));
 
 	for (int i = 0; i < n; i++) {
 		struct tmemd_ring *r = evs[i].data.ptr;
 
-		if (r)
+		if (!r)
+			continue;
+		r->kicked = true;
+		if (r->ops->ack)
 			r->ops->ack(r);
 	}
+	unmute_due(w, tmemd_now_ns());
 }
 
 /*

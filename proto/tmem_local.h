@@ -4,21 +4,31 @@
  * attaches a ring to tmemd over <runtime>/guest.sock, a SOCK_SEQPACKET
  * unix socket.  man/tmemd.8 describes it for users.
  *
- *  1. The client creates the shared region itself: a memfd of exactly
+ *  1. The client creates the shared region itself: a (shmem, not
+ *     hugetlbfs) memfd of exactly
  *     tmem_region_size(nr_entries, nr_slots) bytes, sealed at least with
  *     F_SEAL_SHRINK (so it cannot truncate the file under tmemd and make
  *     tmemd fault), and fills in line 0 of the ring header.  It also
- *     creates two eventfds: kick (client -> tmemd) and wake (tmemd ->
- *     client).
- *  2. It sends one struct tmem_local_hello with exactly three fds in an
- *     SCM_RIGHTS message, in the order memfd, kick, wake.
+ *     creates the kick eventfd (client -> tmemd doorbell).
+ *  2. It sends one struct tmem_local_hello with exactly two fds in an
+ *     SCM_RIGHTS message, in the order memfd, kick.
  *  3. tmemd checks everything (magic, version, sizes, name, geometry
- *     limits, fstat size, seals, fd kinds), maps the region, writes its
+ *     limits, shmem, seals, then fstat size, fd kinds), maps the region, writes its
  *     own header line (rsp_prod = 0, req_event = 1) and answers with one
  *     struct tmem_local_welcome.  status < 0 is a refusal (-TMEM_E*) and
  *     tmemd closes the socket.
- *  4. From then on the socket carries nothing: any message, EOF or hang-up
+ *  4. From then on the client sends nothing: any message, EOF or hang-up
  *     ends the connection, and tmemd frees the client's private pools.
+ *     tmemd rings the client's doorbell (tmemd -> client) by sending a
+ *     one-byte message on the socket; the client reads and drops them.
+ *
+ * Why the doorbell back is the socket and not an eventfd (version 1 had
+ * a wake eventfd): tmemd must never block on a descriptor the client can
+ * change, and a client can clear O_NONBLOCK on any open file description
+ * it shares with tmemd, while eventfd writes have no per-call
+ * non-blocking flag (RWF_NOWAIT is refused).  tmemd's end of the socket
+ * is its own and it sends with MSG_DONTWAIT.  tmemd never reads the kick
+ * eventfd either; it only polls it, edge-triggered.
  *
  * Sessions (version 2).  The welcome carries a random session token.
  * When tmemd restarts (crash, kill -9, upgrade) with its pages kept (an
@@ -41,11 +51,11 @@
 #define TMEM_LOCAL_MAGIC 0x4c4d4d54u /* "TMML" little-endian */
 #define TMEM_LOCAL_VERSION 2u
 #define TMEM_LOCAL_NAME_MAX 64u      /* bytes, NUL-padded, at least one NUL */
-#define TMEM_LOCAL_NR_FDS 3u         /* memfd, kick eventfd, wake eventfd */
+#define TMEM_LOCAL_NR_FDS 2u         /* memfd, kick eventfd */
 #define TMEM_LOCAL_SESSION_LEN 16u   /* bytes of a session token */
 #define TMEM_LOCAL_RESUMED 1u        /* welcome.flags: pools and pages are back */
 
-/* Client -> tmemd, with the three fds. */
+/* Client -> tmemd, with the two fds. */
 struct tmem_local_hello {
 	uint32_t magic;        /* TMEM_LOCAL_MAGIC */
 	uint32_t version;      /* TMEM_LOCAL_VERSION */

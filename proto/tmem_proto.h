@@ -78,6 +78,7 @@ static inline uint32_t tmem_pool_flags(uint32_t kind_bits)
 #define TMEM_ERANGE 34
 #define TMEM_ENOSYS 38
 #define TMEM_EPROTO 71
+#define TMEM_EUSERS 87
 #define TMEM_EOPNOTSUPP 95
 #define TMEM_EFROZEN 1000
 #define TMEM_EEMPTY 1001

@@ -165,8 +165,8 @@ static int cmd_shared_auth(struct tmemd_control *ctl, const struct ctl_request *
 	rc = tmem_shared_auth(ctl->hooks.store, &req->uuid, key, !req->revoke);
 	if (rc)
 		return ctl_err_set(err, -rc, "shared-auth %s %s: %s", uuid, key,
-				   rc == -ENOSPC ? "the authorisation table is full" :
-				   strerror(-rc));
+				   rc == -ENOSPC ? "tmemd holds " CTL_AUTH_LIMIT_TEXT
+				   "; revoke one first" : strerror(-rc));
 	rc = ctl_state_auth(&ctl->state, &req->uuid, key, !req->revoke);
 	if (rc)
 		return ctl_err_set(err, -rc, "shared-auth: cannot record: %s", strerror(-rc));

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "accept_pause.h"
 #include "control.h"
 #include "ctl_proto.h"
 #include "ctl_state.h"
@@ -46,6 +47,7 @@ struct tmemd_control {
 	unsigned max_per_uid, max_conns;
 	int epfd, lfd;
 	int state_lock;           /* flock'd state dir fd, -1 before */
+	struct tmemd_accept_pause pause; /* accept back-off on EMFILE */
 	struct ctl_conn *conns;
 	unsigned nr_conns;
 	struct timespec started;  /* CLOCK_MONOTONIC */
@@ -62,8 +64,9 @@ struct tmemd_control {
 void ctl_log(struct tmemd_control *ctl, int prio, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* ctl_peer.c: fills conn->uid/pid/writer from SO_PEERCRED/SO_PEERGROUPS. */
-int ctl_peer_identify(const struct tmemd_control *ctl, struct ctl_conn *conn);
+/* ctl_peer.c: fills conn->uid/pid/writer from SO_PEERCRED/SO_PEERGROUPS;
+ * a peer whose groups the kernel does not give is not a writer. */
+int ctl_peer_identify(struct tmemd_control *ctl, struct ctl_conn *conn);
 
 /* ctl_cmds.c: runs one parsed request.  0 and *result, or -errno + err. */
 int ctl_cmd_run(struct tmemd_control *ctl, const struct ctl_request *req,

@@ -5,55 +5,56 @@
  * (Linux 4.13) its supplementary groups at that moment, which is what
  * counts (a process that dropped its groups, e.g. with setpriv
  * --clear-groups, is not an admin even if /etc/group lists its user).
- * Only where SO_PEERGROUPS is missing do we fall back to the groups
- * /etc/group gives the uid (getgrouplist).
+ * When the kernel does not say, the peer is read-only: falling back to
+ * /etc/group would make such a process a writer again.
  */
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "ctl_internal.h"
 
-#define CTL_MAX_GROUPS 1024
-
-static bool in_list(const gid_t *groups, int n, gid_t gid)
+static bool in_list(const gid_t *groups, size_t n, gid_t gid)
 {
-	for (int i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		if (groups[i] == gid)
 			return true;
 	return false;
 }
 
-/* 1 member, 0 not, -errno when SO_PEERGROUPS is unavailable. */
+/*
+ * 1 member, 0 not, -errno when the kernel does not say.  The buffer is
+ * sized to the answer: a peer in more groups than the first try holds
+ * gets ERANGE and the size it needs.
+ */
 static int peergroups_has(int fd, gid_t gid)
 {
-	gid_t groups[CTL_MAX_GROUPS];
-	socklen_t len = sizeof(groups);
+	gid_t first[64], *groups = first;
+	socklen_t len = sizeof(first);
+	int rc;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) != 0)
-		return -errno;
-	return in_list(groups, (int)(len / sizeof(gid_t)), gid);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) != 0) {
+		if (errno != ERANGE || len <= sizeof(first))
+			return -errno;
+		groups = malloc(len);
+		if (!groups)
+			return -ENOMEM;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) != 0) {
+			rc = -errno;
+			goto out;
+		}
+	}
+	rc = in_list(groups, len / sizeof(gid_t), gid);
+out:
+	if (groups != first)
+		free(groups);
+	return rc;
 }
 
-static bool grouplist_has(uid_t uid, gid_t primary, gid_t gid)
-{
-	gid_t groups[CTL_MAX_GROUPS];
-	int n = CTL_MAX_GROUPS;
-	struct passwd pw, *res = NULL;
-	char buf[4096];
-
-	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) != 0 || !res)
-		return false;
-	if (getgrouplist(res->pw_name, primary, groups, &n) < 0)
-		return false;
-	return in_list(groups, n, gid);
-}
-
-int ctl_peer_identify(const struct tmemd_control *ctl, struct ctl_conn *conn)
+int ctl_peer_identify(struct tmemd_control *ctl, struct ctl_conn *conn)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -71,6 +72,10 @@ int ctl_peer_identify(const struct tmemd_control *ctl, struct ctl_conn *conn)
 		return 0;
 	}
 	rc = peergroups_has(conn->fd, ctl->admin_gid);
-	conn->writer = rc >= 0 ? rc == 1 : grouplist_has(cred.uid, cred.gid, ctl->admin_gid);
+	conn->writer = rc == 1;
+	if (rc < 0)
+		ctl_log(ctl, LOG_WARNING,
+			"control: uid %u: its groups are unknown (%s); read-only",
+			(unsigned)cred.uid, strerror(-rc));
 	return 0;
 }

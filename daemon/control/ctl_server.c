@@ -262,19 +262,46 @@ static void accept_one(struct tmemd_control *ctl, int fd)
 	ctl->nr_conns++;
 }
 
+/* Out of fds or memory: stop watching the listener for a pause
+ * (accept_pause.h); level-triggered, it would be ready again at once. */
+static void pause_accepting(struct tmemd_control *ctl, int err)
+{
+	unsigned not_logged = 0;
+	bool report = tmemd_accept_pause_start(&ctl->pause, &not_logged);
+
+	if (ctl->pause.paused)
+		(void)epoll_ctl(ctl->epfd, EPOLL_CTL_DEL, ctl->lfd, NULL);
+	if (report)
+		ctl_log(ctl, LOG_WARNING,
+			"control: accept: %s; not accepting for %u ms (%u such failures not logged)",
+			strerror(err), ctl->pause.delay_ms, not_logged);
+}
+
+static void resume_accepting(struct tmemd_control *ctl)
+{
+	int rc;
+
+	tmemd_accept_pause_end(&ctl->pause);
+	rc = watch(ctl, EPOLL_CTL_ADD, ctl->lfd, EPOLLIN, NULL);
+	if (rc)
+		ctl_log(ctl, LOG_ERR, "control: cannot watch the socket again: %s",
+			strerror(-rc));
+}
+
 static int accept_all(struct tmemd_control *ctl)
 {
 	for (;;) {
 		int fd = accept4(ctl->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 		if (fd < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
-			    errno == ECONNABORTED)
-				return 0;
-			/* EMFILE and friends: try again on the next event. */
-			ctl_log(ctl, LOG_WARNING, "control: accept: %s", strerror(errno));
+			if (tmemd_accept_exhausted(errno))
+				pause_accepting(ctl, errno);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+				 errno != ECONNABORTED)
+				ctl_log(ctl, LOG_WARNING, "control: accept: %s", strerror(errno));
 			return 0;
 		}
+		tmemd_accept_ok(&ctl->pause);
 		accept_one(ctl, fd);
 	}
 }
@@ -294,6 +321,10 @@ int tmemd_control_handle_event(struct tmemd_control *ctl, uint32_t events)
 
 		if (!conn) {
 			accept_all(ctl);
+			continue;
+		}
+		if ((void *)conn == &ctl->pause) {
+			resume_accepting(ctl);
 			continue;
 		}
 		if (evs[i].events & EPOLLOUT)
@@ -446,8 +477,10 @@ static int do_start(struct tmemd_control *ctl, const struct tmemd_control_config
 		return err_out(errbuf, errlen, rc, "control: %s", err.msg);
 	rc = apply_auths(ctl);
 	if (rc)
-		return err_out(errbuf, errlen, rc, "control: re-applying shared-pool "
-			       "authorisations: %s", strerror(-rc));
+		return err_out(errbuf, errlen, rc, "control: re-applying the shared-pool "
+			       "authorisations of %s: %s", ctl->state_path,
+			       rc == -ENOSPC ? "with tmemd.conf's, more than tmemd holds ("
+			       CTL_AUTH_LIMIT_TEXT ")" : strerror(-rc));
 	ctl->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (ctl->epfd < 0)
 		return err_out(errbuf, errlen, -errno, "control: epoll: %s", strerror(errno));
@@ -460,6 +493,10 @@ static int do_start(struct tmemd_control *ctl, const struct tmemd_control_config
 		return err_out(errbuf, errlen, rc, "control: socket %s: %s",
 			       ctl->sock_path, strerror(-rc));
 	rc = watch(ctl, EPOLL_CTL_ADD, ctl->lfd, EPOLLIN, NULL);
+	rc = rc ?: tmemd_accept_pause_init(&ctl->pause);
+	/* Its events carry &ctl->pause, neither NULL (the listener) nor a
+	 * connection. */
+	rc = rc ?: watch(ctl, EPOLL_CTL_ADD, ctl->pause.timer_fd, EPOLLIN, &ctl->pause);
 	if (rc)
 		return err_out(errbuf, errlen, rc, "control: epoll: %s", strerror(-rc));
 	return 0;
@@ -481,7 +518,7 @@ int tmemd_control_start(const struct tmemd_control_config *cfg,
 		return err_out(errbuf, errlen, -ENOMEM, "control: out of memory");
 	ctl->hooks = *hooks;
 	ctl->ctx = hooks_ctx;
-	ctl->epfd = ctl->lfd = ctl->state_lock = -1;
+	ctl->epfd = ctl->lfd = ctl->state_lock = ctl->pause.timer_fd = -1;
 	ctl->max_per_uid = cfg->max_conns_per_uid ? cfg->max_conns_per_uid :
 			   TMEMD_CONTROL_DEFAULT_PER_UID;
 	ctl->max_conns = cfg->max_conns ? cfg->max_conns : TMEMD_CONTROL_DEFAULT_MAX_CONNS;
@@ -510,6 +547,7 @@ void tmemd_control_stop(struct tmemd_control *ctl)
 		close(ctl->epfd);
 	if (ctl->state_lock >= 0)
 		close(ctl->state_lock);
+	tmemd_accept_pause_fini(&ctl->pause);
 	ctl_state_free(&ctl->state);
 	free(ctl);
 }

@@ -184,7 +184,9 @@ static int load_auths(struct ctl_state *st, json_t *auths, struct ctl_err *err)
 		rc = ctl_state_auth(st, &u, client, true);
 		if (rc)
 			return ctl_err_set(err, -rc, "shared_auth[%zu]: %s", i,
-					   rc == -EINVAL ? "bad client name" : strerror(-rc));
+					   rc == -EINVAL ? "bad client name" :
+					   rc == -ENOSPC ? "more authorisations than tmemd holds ("
+					   CTL_AUTH_LIMIT_TEXT ")" : strerror(-rc));
 	}
 	return 0;
 }

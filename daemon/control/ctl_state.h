@@ -25,7 +25,15 @@
 
 #define CTL_STATE_VERSION 1
 #define CTL_STATE_MAX_CLIENTS 4096
-#define CTL_STATE_MAX_AUTHS 4096
+/* One limit for shared-pool authorisations everywhere: what the store
+ * holds (tmemd.conf's and state.json's together). */
+#define CTL_STATE_MAX_AUTHS TMEM_MAX_SHARED_AUTH
+
+#define CTL_STR(x) #x
+#define CTL_XSTR(x) CTL_STR(x)
+/* For messages: the limit, and that it counts every source. */
+#define CTL_AUTH_LIMIT_TEXT "at most " CTL_XSTR(TMEM_MAX_SHARED_AUTH) \
+	" (uuid, client) pairs, tmemd.conf's and tmemctl's together"
 
 struct ctl_state_client {
 	char name[TMEM_CLIENT_NAME_MAX];

@@ -10,6 +10,8 @@
  *   fe Closed, or back to Initialising/InitWait while connected
  *                -> close the connection; InitWait (it may reconnect)
  *   garbage in its nodes or ring -> close; Closed; ignored until it dies
+ *   connecting more often than xen/rate.h allows -> the connect waits
+ *                (retry_fd) and happens then if still asked for
  *   released or dying -> close, unwatch, remove both directories
  */
 #include <errno.h>
@@ -19,6 +21,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -153,6 +157,60 @@ static void connect_dom(struct xen_dom *d)
 	set_state(d, TMEMD_XB_CONNECTED);
 }
 
+/* Arms retry_fd for the earliest deferred connect, or disarms it. */
+static void arm_retry(struct tmemd_xen_backend *be)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	uint64_t first = 0;
+
+	for (struct xen_dom *d = be->doms; d; d = d->next)
+		if (d->retry_at && (!first || d->retry_at < first))
+			first = d->retry_at;
+	its.it_value.tv_sec = (time_t)(first / 1000000000u);
+	its.it_value.tv_nsec = (long)(first % 1000000000u);
+	if (timerfd_settime(be->retry_fd, TFD_TIMER_ABSTIME, &its, NULL))
+		log_err("xen: reconnect timer: %m; deferred connects wait for the next event");
+}
+
+/* A connect now would be within the rate; else it is deferred. */
+static bool may_connect(struct xen_dom *d)
+{
+	uint64_t now = tmemd_now_ns(), wait = xen_rate_take(&d->rate, now);
+
+	if (!wait)
+		return true;
+	log_warn("domain %u: reconnecting more often than %u times a second; "
+		 "next connect in %llu ms", d->domid,
+		 (unsigned)(1000000000ull / XEN_RECONNECT_INTERVAL_NS),
+		 (unsigned long long)(wait / 1000000u));
+	d->retry_at = now + wait;
+	arm_retry(d->be);
+	return false;
+}
+
+static void frontend_changed(struct xen_dom *d);
+
+/* Deferred connects whose time has come: looks at each frontend again.
+ * One at a time from the head, as frontend_changed() may free domains. */
+static void run_retries(struct tmemd_xen_backend *be)
+{
+	uint64_t expirations, now = tmemd_now_ns();
+	struct xen_dom *d;
+
+	if (read(be->retry_fd, &expirations, sizeof(expirations)) < 0) {
+		/* EAGAIN: not fired; due ones are still looked at below. */
+	}
+	do {
+		for (d = be->doms; d && !(d->retry_at && d->retry_at <= now); d = d->next)
+			;
+		if (d) {
+			d->retry_at = 0;
+			frontend_changed(d);
+		}
+	} while (d);
+	arm_retry(be);
+}
+
 /* The frontend's state node changed (or the watch was just set). */
 static void frontend_changed(struct xen_dom *d)
 {
@@ -175,7 +233,8 @@ static void frontend_changed(struct xen_dom *d)
 	}
 	switch (fe) {
 	case TMEMD_XB_INITIALISED:
-		if (!d->conn && d->be_state == TMEMD_XB_INITWAIT)
+		if (!d->conn && d->be_state == TMEMD_XB_INITWAIT && !d->retry_at &&
+		    may_connect(d))
 			connect_dom(d);
 		break;
 	case TMEMD_XB_CLOSING:
@@ -403,6 +462,7 @@ void tmemd_xen_backend_poll(struct tmemd_xen_backend *be)
 	if (rc < 0)
 		log_err("reading xenstore watches: %s", strerror(-rc));
 	handle_faults(be);
+	run_retries(be);
 }
 
 static void on_fd(struct tmemd_watch *w, uint32_t events)
@@ -443,11 +503,15 @@ static int add_to_loop(struct tmemd_xen_backend *be)
 					 .fn = on_fd, .data = be };
 	be->fault_w = (struct tmemd_watch){ .fd = be->fault_fd, .fn = on_fd,
 					    .data = be };
+	be->retry_w = (struct tmemd_watch){ .fd = be->retry_fd, .fn = on_fd,
+					    .data = be };
 	rc = tmemd_loop_add(be->env.loop, &be->xs_w, EPOLLIN);
 	if (rc)
 		return rc;
 	rc = tmemd_loop_add(be->env.loop, &be->fault_w, EPOLLIN);
+	rc = rc ?: tmemd_loop_add(be->env.loop, &be->retry_w, EPOLLIN);
 	if (rc) {
+		tmemd_loop_del(be->env.loop, &be->fault_w);
 		tmemd_loop_del(be->env.loop, &be->xs_w);
 		return rc;
 	}
@@ -473,9 +537,10 @@ int tmemd_xen_backend_create(const struct tmemd_env *env, struct tmemd_xs xs,
 	be->hyp = hyp;
 	be->self = self_domid;
 	be->fault_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	be->retry_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	rc = init_allow(be); /* logs */
 	if (!rc) {
-		rc = be->fault_fd < 0 ? -errno : 0;
+		rc = be->fault_fd < 0 || be->retry_fd < 0 ? -errno : 0;
 		rc = rc ?: watch_domains(be);
 		if (!rc && env->loop)
 			rc = add_to_loop(be);
@@ -509,6 +574,7 @@ void tmemd_xen_backend_destroy(struct tmemd_xen_backend *be)
 	if (be->in_loop) {
 		tmemd_loop_del(be->env.loop, &be->xs_w);
 		tmemd_loop_del(be->env.loop, &be->fault_w);
+		tmemd_loop_del(be->env.loop, &be->retry_w);
 	}
 	if (be->watching) {
 		be->xs.ops->unwatch(be->xs.h, "@introduceDomain", TOKEN_INTRO);
@@ -516,6 +582,8 @@ void tmemd_xen_backend_destroy(struct tmemd_xen_backend *be)
 	}
 	if (be->fault_fd >= 0)
 		close(be->fault_fd);
+	if (be->retry_fd >= 0)
+		close(be->retry_fd);
 	be->xs.ops->close(be->xs.h);
 	be->hyp.ops->close(be->hyp.h);
 	free(be);

@@ -11,6 +11,7 @@
 
 #include "xen/allow.h"
 #include "xen/backend.h"
+#include "xen/rate.h"
 
 /* Room for /local/domain/4294967295/backend/tmem/4294967295/0 */
 #define TMEMD_XEN_DIR_MAX 96
@@ -34,6 +35,8 @@ struct xen_dom {
 	char state_path[TMEMD_XS_PATH_MAX]; /* fe_path/state, watched */
 	char token[TMEMD_XS_TOKEN_MAX];
 	unsigned failures;           /* connects failed on our side in a row */
+	struct xen_rate rate;        /* connects allowed (xen/rate.h) */
+	uint64_t retry_at;           /* CLOCK_MONOTONIC: deferred connect due; 0 none */
 	int be_state;                /* XenbusState last written; -1 none */
 	bool watching;
 	bool cut;                    /* cut off: ignore it until it dies */
@@ -48,7 +51,8 @@ struct tmemd_xen_backend {
 	struct tmemd_hyp hyp;
 	uint32_t self;               /* our domid (0: dom0) */
 	int fault_fd;                /* eventfd: a worker saw a fault */
-	struct tmemd_watch xs_w, fault_w;
+	int retry_fd;                /* timerfd: a deferred connect is due */
+	struct tmemd_watch xs_w, fault_w, retry_w;
 	bool in_loop;
 	bool watching;               /* @introduceDomain/@releaseDomain set */
 	struct xen_dom *doms;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The local transport's client side (proto/tmem_local.h): this process
- * creates the shared region (a sealed memfd) and both eventfds, and
- * passes them to tmemd in the hello message.
+ * creates the shared region (a sealed memfd) and the kick eventfd, and
+ * passes them to tmemd in the hello message; tmemd's doorbells come back
+ * as one-byte messages on the socket.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,7 +52,7 @@ static int make_region(uint32_t nr_entries, uint32_t nr_slots, int *memfd,
 }
 
 static int send_hello(int sock, const char *name, uint32_t nr_entries,
-		      uint32_t nr_slots, const int fds[3],
+		      uint32_t nr_slots, const int fds[TMEM_LOCAL_NR_FDS],
 		      const struct tmem_raw_session *sess)
 {
 	struct tmem_local_hello h = {
@@ -151,11 +152,11 @@ int tmem_raw_connect_session(const char *path, const char *name,
 			     struct tmem_raw_session *sess,
 			     struct tmem_raw_ring *out, int32_t *refusal)
 {
-	int memfd = -1, fds[3];
+	int memfd = -1, fds[TMEM_LOCAL_NR_FDS];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	out->kick_fd = out->wake_fd = out->sock_fd = -1;
+	out->kick_fd = out->sock_fd = -1;
 	if (!path || !name || !name[0] || strlen(name) >= TMEM_LOCAL_NAME_MAX ||
 	    tmem_ring_geometry_check(nr_entries, nr_slots))
 		return -EINVAL;
@@ -165,8 +166,7 @@ int tmem_raw_connect_session(const char *path, const char *name,
 	if (rc)
 		goto out;
 	out->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	out->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (out->kick_fd < 0 || out->wake_fd < 0) {
+	if (out->kick_fd < 0) {
 		rc = -errno;
 		goto out;
 	}
@@ -176,7 +176,6 @@ int tmem_raw_connect_session(const char *path, const char *name,
 	out->sock_fd = rc;
 	fds[0] = memfd;
 	fds[1] = out->kick_fd;
-	fds[2] = out->wake_fd;
 	rc = send_hello(out->sock_fd, name, nr_entries, nr_slots, fds, sess);
 	if (!rc)
 		rc = recv_welcome(out->sock_fd, &out->client_id, refusal, sess);
@@ -206,24 +205,33 @@ void tmem_raw_kick(const struct tmem_raw_ring *ring)
 		return;
 }
 
+/* Reads every doorbell message waiting: 1, or -EPIPE at EOF. */
+static int drain_doorbells(int sock)
+{
+	uint8_t bells[64];
+
+	for (;;) {
+		ssize_t n = recv(sock, bells, sizeof(bells), MSG_DONTWAIT);
+
+		if (n == 0)
+			return -EPIPE;
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 1 : -errno;
+	}
+}
+
 int tmem_raw_wait(const struct tmem_raw_ring *ring, int timeout_ms)
 {
-	struct pollfd pfd[2] = {
-		{ .fd = ring->wake_fd, .events = POLLIN },
-		{ .fd = ring->sock_fd, .events = POLLIN | POLLRDHUP },
-	};
-	uint64_t v;
-	int rc = poll(pfd, 2, timeout_ms);
+	struct pollfd pfd = { .fd = ring->sock_fd, .events = POLLIN | POLLRDHUP };
+	int rc = poll(&pfd, 1, timeout_ms);
 
 	if (rc < 0)
 		return errno == EINTR ? 0 : -errno;
 	if (rc == 0)
 		return 0;
-	if (pfd[1].revents)
-		return -EPIPE; /* tmemd sends nothing after the welcome */
-	if (read(ring->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		return -errno;
-	return 1;
+	if (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR))
+		return -EPIPE;
+	return drain_doorbells(ring->sock_fd);
 }
 
 void tmem_raw_disconnect(struct tmem_raw_ring *ring)
@@ -234,10 +242,8 @@ void tmem_raw_disconnect(struct tmem_raw_ring *ring)
 		munmap(ring->region, tmem_region_size(ring->nr_entries, ring->nr_slots));
 	if (ring->kick_fd >= 0)
 		close(ring->kick_fd);
-	if (ring->wake_fd >= 0)
-		close(ring->wake_fd);
 	if (ring->sock_fd >= 0)
 		close(ring->sock_fd);
 	ring->region = NULL;
-	ring->kick_fd = ring->wake_fd = ring->sock_fd = -1;
+	ring->kick_fd = ring->sock_fd = -1;
 }

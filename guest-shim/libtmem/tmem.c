@@ -11,7 +11,8 @@
  *
  * Waiting: poll rsp_prod for an adaptive, bounded window first (a
  * cross-core eventfd wakeup costs ~30 µs on VMs, tmemd usually answers
- * in one or two), then arm rsp_event and sleep on the wake eventfd.
+ * in one or two), then arm rsp_event and sleep until tmemd's doorbell
+ * message arrives on the socket.
  *
  * Locking: c->lock is held for a whole call, including its waits.
  *
@@ -422,7 +423,7 @@ int tmem_connect_geometry(const char *path, const char *name,
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->raw.kick_fd = c->raw.wake_fd = c->raw.sock_fd = -1;
+	c->raw.kick_fd = c->raw.sock_fd = -1;
 	c->pend = calloc(nr_entries, sizeof(*c->pend));
 	c->free_slots = calloc(nr_slots, sizeof(*c->free_slots));
 	if (!c->pend || !c->free_slots) {

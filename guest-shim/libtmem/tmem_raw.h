@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libtmem's low-level view of one connection to tmemd over the local
- * transport: the shared region and the two doorbells, for a frontend that
+ * transport: the shared region and the doorbells, for a frontend that
  * drives the ring itself (the kernel shim's translation core, in its
  * userspace harness).  Most programs want tmem.h instead.
  *
@@ -22,8 +22,8 @@ struct tmem_raw_ring {
 	uint32_t nr_slots;
 	uint32_t client_id;  /* as tmemd reports it */
 	int kick_fd;         /* eventfd: frontend -> backend doorbell */
-	int wake_fd;         /* eventfd: backend -> frontend doorbell */
-	int sock_fd;         /* the guest.sock connection; closing it disconnects */
+	int sock_fd;         /* the guest.sock connection: backend -> frontend
+			      * doorbells arrive on it; closing it disconnects */
 };
 
 /*

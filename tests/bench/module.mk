@@ -37,3 +37,18 @@ bench-recovery: $(BUILD)/bench/recovery-bench
 	$(Q)$<
 BENCH_TARGETS += bench-recovery
 .PHONY: bench-recovery
+
+# kick-storm-bench: another client's p99 and tmemd's CPU while one client
+# rings its doorbell in a tight loop (issue 19 item 9), against a real
+# tmemd (the daemon tests' harness starts it).
+$(BUILD)/tests/bench/kick_storm_bench.o: EXTRA_CFLAGS += $(call pkg_cflags,check)
+$(BUILD)/bench/kick-storm-bench: $(BUILD)/tests/bench/kick_storm_bench.o \
+		$(BUILD)/tests/daemon/harness.o $(BUILD)/libtmem.a | $(BUILD)/tmemd
+	@mkdir -p $(@D)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
+all: $(BUILD)/bench/kick-storm-bench
+bench-kick-storm: $(BUILD)/bench/kick-storm-bench
+	$(Q)$<
+BENCH_TARGETS += bench-kick-storm
+.PHONY: bench-kick-storm

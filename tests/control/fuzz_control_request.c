@@ -5,7 +5,7 @@
  * server has already cut them at a newline and at TMEMD_CONTROL_MAX_MSG).
  * Every input must come back as a request or an error with a message,
  * never a crash or a leak, and an accepted request must be consistent.
- * Build: make control-fuzz; run: build/fuzz/fuzz_control_request -max_len=70000
+ * make fuzz-control (60 s, -max_len=70000); make check replays its corpus.
  */
 #include <assert.h>
 #include <stdint.h>

@@ -2,6 +2,10 @@
 # variables are spelled out: tools/module.mk is read after this file.)
 #   test_control_unit   request parser/validator, state file, sizes, UUIDs,
 #                       Prometheus output (UNIT_TESTS)
+#   test_ctl_peer       control.sock writers: peers with chosen groups
+#                       (UNIT_TESTS; needs root)
+#   test_auth_limit     one shared-auth limit, state.json and tmemd.conf
+#                       (UNIT_TESTS)
 #   test_control_integ  the real tmemctl against the real tmemd (local
 #                       transport), its guests driven through libtmem
 #                       (INTEGRATION_TESTS)
@@ -13,19 +17,22 @@
 #   test_xl_habits      what an admin used to xl tmem-* expects: list --all,
 #                       forget, one client's stats, -a, freeable, audit
 #                       (INTEGRATION_TESTS)
-#   make control-fuzz   builds the libFuzzer target for the control JSON
-#                       parser (clang; not part of make check)
+#   make fuzz-control   the libFuzzer target for the control JSON parser
+#                       (clang; make check replays its corpus,
+#                       tests/fuzz/corpus/fuzz-control)
 
 TEST_CONTROL_UNIT := $(BUILD)/tests/control/test_control_unit
 TEST_CONTROL_INTEG := $(BUILD)/tests/control/test_control_integ
 TEST_ADMIN_INTEG := $(BUILD)/tests/control/test_admin_integ
 TEST_TMEMCTL_UNIT := $(BUILD)/tests/control/test_tmemctl_unit
 TEST_XL_HABITS := $(BUILD)/tests/control/test_xl_habits
-CONTROL_FUZZ := $(BUILD)/fuzz/fuzz_control_request
+TEST_CTL_PEER := $(BUILD)/tests/control/test_ctl_peer
+TEST_AUTH_LIMIT := $(BUILD)/tests/control/test_auth_limit
+CONTROL_FUZZ := build/fuzz/fuzz_control_request
 TMEM_CORE_LIBS ?= $(BUILD)/libtmempolicy.a $(BUILD)/libtmempools.a
 CONTROL_TEST_LIBS = $(call pkg_libs,check jansson liblz4 libxxhash)
 
-UNIT_TESTS += $(TEST_CONTROL_UNIT) $(TEST_TMEMCTL_UNIT)
+UNIT_TESTS += $(TEST_CONTROL_UNIT) $(TEST_TMEMCTL_UNIT) $(TEST_CTL_PEER) $(TEST_AUTH_LIMIT)
 INTEGRATION_TESTS += $(TEST_CONTROL_INTEG) $(TEST_ADMIN_INTEG) $(TEST_XL_HABITS)
 
 $(BUILD)/tests/control/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson) \
@@ -35,6 +42,19 @@ $(TEST_CONTROL_UNIT): $(BUILD)/tests/control/test_control_unit.o \
 		$(CONTROL_SERVER_LIB) $(BUILD)/tools/tmemctl/libtmemctl-cli.a $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -o $@
+
+# Who may write: real peers with chosen groups (needs root).
+$(TEST_CTL_PEER): $(BUILD)/tests/control/test_ctl_peer.o $(CONTROL_SERVER_LIB) $(TMEM_CORE_LIBS)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -o $@
+
+# One shared-auth limit in state.json and tmemd.conf (config.c is in the
+# daemon core, which needs the control and systemd libraries).
+$(BUILD)/tests/control/test_auth_limit.o: EXTRA_CFLAGS += $(call pkg_cflags,inih)
+$(TEST_AUTH_LIMIT): $(BUILD)/tests/control/test_auth_limit.o $(DAEMON_CORE) \
+		$(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check libsystemd) -o $@
 
 $(TEST_CONTROL_INTEG): $(BUILD)/tests/control/test_control_integ.o \
 		$(BUILD)/tests/control/integ_util.o $(BUILD)/libtmem.a \
@@ -67,6 +87,10 @@ $(CONTROL_FUZZ): tests/control/fuzz_control_request.c daemon/control/ctl_proto.c
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 		$(INC_tests) $(call pkg_cflags,jansson) $^ $(call pkg_libs,jansson) -o $@
 
-control-fuzz: $(CONTROL_FUZZ)
+FUZZ_TARGETS += fuzz-control
+FUZZ_BIN_fuzz-control := $(CONTROL_FUZZ)
+FUZZ_FLAGS_fuzz-control := -max_len=70000
+fuzz-control: $(CONTROL_FUZZ)
+	$(call fuzz_run,fuzz-control)
 
-.PHONY: control-fuzz
+.PHONY: fuzz-control

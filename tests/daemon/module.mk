@@ -1,16 +1,18 @@
 # tests/daemon/: daemon unit tests (parsers, validation, ring + dispatch),
-# integration tests against a real tmemd, the hostile-client test (also
-# against an ASan+UBSan tmemd), and libFuzzer targets for the request
-# path and the config parser (make fuzz-dispatch, make fuzz-config; not
-# part of make check).
+# integration tests against a real tmemd, the hostile-client test and
+# issue 19's attacks (test_attacks; both also against an ASan+UBSan and a
+# TSan tmemd), and libFuzzer targets for the request
+# path and the config parser (make fuzz-dispatch, make fuzz-config;
+# tests/fuzz/module.mk runs them, and make check replays their corpora).
 
 TEST_DAEMON_UNIT := $(BUILD)/tests/daemon/test_daemon_unit
 TEST_TMEMD := $(BUILD)/tests/daemon/test_tmemd
 TEST_HOSTILE := $(BUILD)/tests/daemon/test_hostile
+TEST_ATTACKS := $(BUILD)/tests/daemon/test_attacks
 DAEMON_TEST_HARNESS := $(BUILD)/tests/daemon/harness.o $(BUILD)/tests/daemon/rawclient.o
 
 UNIT_TESTS += $(TEST_DAEMON_UNIT)
-INTEGRATION_TESTS += $(TEST_TMEMD) $(TEST_HOSTILE)
+INTEGRATION_TESTS += $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS)
 
 $(BUILD)/tests/daemon/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson inih)
 $(BUILD)/tests/daemon/harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$(BUILD)/tmemd"'
@@ -22,7 +24,7 @@ $(TEST_DAEMON_UNIT): $(BUILD)/tests/daemon/test_daemon_unit.o $(DAEMON_CORE) \
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check libsystemd) -o $@
 
-$(TEST_TMEMD) $(TEST_HOSTILE): $(BUILD)/tests/daemon/%: $(BUILD)/tests/daemon/%.o \
+$(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS): $(BUILD)/tests/daemon/%: $(BUILD)/tests/daemon/%.o \
 		$(DAEMON_TEST_HARNESS) $(BUILD)/libtmem.a | $(TMEMD)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
@@ -31,28 +33,32 @@ $(TEST_TMEMD) $(TEST_HOSTILE): $(BUILD)/tests/daemon/%: $(BUILD)/tests/daemon/%.
 # report or a leak at exit makes tmemd exit non-zero, which fails it.
 ifeq ($(SANITIZE),)
 SAN_TMEMD := build/san-address-undefined/tmemd
-daemon-asan-hostile: $(TEST_HOSTILE) $(TEST_TMEMD) | $(DEPS_STAMP)
+daemon-asan-hostile: $(TEST_HOSTILE) $(TEST_TMEMD) $(TEST_ATTACKS) | $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined $(SAN_TMEMD)
-	@echo "== $(TEST_HOSTILE) $(TEST_TMEMD) against $(SAN_TMEMD)"
-	$(Q)TMEMD_BIN=$(SAN_TMEMD) $(TEST_HOSTILE) && TMEMD_BIN=$(SAN_TMEMD) $(TEST_TMEMD)
+	@echo "== $(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_TMEMD) against $(SAN_TMEMD)"
+	$(Q)TMEMD_BIN=$(SAN_TMEMD) $(TEST_HOSTILE) && TMEMD_BIN=$(SAN_TMEMD) $(TEST_ATTACKS) && \
+		TMEMD_BIN=$(SAN_TMEMD) $(TEST_TMEMD)
 CHECK_EXTRA += daemon-asan-hostile
 
 # And the integration tests against a ThreadSanitizer tmemd (its workers,
 # main loop and stats writer race for real there); a report makes tmemd
 # exit 66 at the clean stop, which fails the test.
 TSAN_TMEMD := build/san-thread/tmemd
-daemon-tsan-integration: $(TEST_TMEMD) $(TEST_HOSTILE) | $(DEPS_STAMP)
+daemon-tsan-integration: $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) | $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=thread $(TSAN_TMEMD)
-	@echo "== $(TEST_TMEMD) $(TEST_HOSTILE) against $(TSAN_TMEMD)"
-	$(Q)TMEMD_BIN=$(TSAN_TMEMD) $(TEST_TMEMD) && TMEMD_BIN=$(TSAN_TMEMD) $(TEST_HOSTILE)
+	@echo "== $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) against $(TSAN_TMEMD)"
+	$(Q)TMEMD_BIN=$(TSAN_TMEMD) $(TEST_TMEMD) && TMEMD_BIN=$(TSAN_TMEMD) $(TEST_HOSTILE) && \
+		TMEMD_BIN=$(TSAN_TMEMD) $(TEST_ATTACKS)
 CHECK_EXTRA += daemon-tsan-integration
 .PHONY: daemon-asan-hostile daemon-tsan-integration
 endif
 
 # libFuzzer over the ring and dispatch path (clang only).
 FUZZ_DISPATCH := build/fuzz/fuzz_dispatch
+FUZZ_TARGETS += fuzz-dispatch
+FUZZ_BIN_fuzz-dispatch := $(FUZZ_DISPATCH)
 fuzz-dispatch: $(FUZZ_DISPATCH)
-	$(FUZZ_DISPATCH) -max_total_time=$${FUZZ_SECONDS:-60} -rss_limit_mb=1024
+	$(call fuzz_run,fuzz-dispatch)
 
 # Everything on the request path; not the control or systemd glue.
 FUZZ_DAEMON_SRCS := $(filter-out daemon/service.c daemon/control_glue.c,$(DAEMON_SRCS))
@@ -67,8 +73,10 @@ $(FUZZ_DISPATCH): tests/daemon/fuzz_dispatch.c $(FUZZ_DAEMON_SRCS) daemon/system
 
 # libFuzzer over the tmemd.conf parser.
 FUZZ_CONFIG := build/fuzz/fuzz_config
+FUZZ_TARGETS += fuzz-config
+FUZZ_BIN_fuzz-config := $(FUZZ_CONFIG)
 fuzz-config: $(FUZZ_CONFIG)
-	$(FUZZ_CONFIG) -max_total_time=$${FUZZ_SECONDS:-60} -rss_limit_mb=1024
+	$(call fuzz_run,fuzz-config)
 
 $(FUZZ_CONFIG): tests/daemon/fuzz_config.c daemon/config.c daemon/size.c \
 		daemon/control/ctl_proto.c | $(DEPS_STAMP)

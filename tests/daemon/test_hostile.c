@@ -158,24 +158,13 @@ static void racing_scribbler(struct daemon *d)
 	tmem_raw_disconnect(&c.ring);
 }
 
-static int raw_socket(struct daemon *d)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-	ck_assert_uint_lt(strlen(d->sock), sizeof(sa.sun_path));
-	memcpy(sa.sun_path, d->sock, strlen(d->sock) + 1);
-	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	return fd;
-}
-
 /* 1 MB of garbage, before a handshake and after one. */
 static void socket_garbage(struct daemon *d)
 {
 	static char junk[4096];
 	struct rawc c;
 	size_t sent = 0;
-	int fd = raw_socket(d);
+	int fd = rawc_socket(d->sock);
 
 	scribble(junk, sizeof(junk));
 	while (sent < (1u << 20) && send(fd, junk, sizeof(junk), MSG_NOSIGNAL) > 0)
@@ -189,98 +178,47 @@ static void socket_garbage(struct daemon *d)
 	tmem_raw_disconnect(&c.ring);
 }
 
-/* Sends a hello with these fds; returns the welcome status. */
-static int32_t hello_with(struct daemon *d, struct tmem_local_hello *h,
-			  const int *fds, unsigned nfds)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 4)];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = h, .iov_len = sizeof(*h) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct tmem_local_welcome w = { 0 };
-	int fd = raw_socket(d);
-
-	if (nfds) {
-		struct cmsghdr *cm;
-
-		memset(&ctl, 0, sizeof(ctl));
-		msg.msg_control = ctl.buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-	}
-	ck_assert_int_eq(sendmsg(fd, &msg, MSG_NOSIGNAL), sizeof(*h));
-	ck_assert_int_eq(recv(fd, &w, sizeof(w), 0), sizeof(w));
-	close(fd);
-	return w.status;
-}
-
-static int region_fd(uint64_t size, bool seal)
-{
-	int fd = memfd_create("hostile", MFD_ALLOW_SEALING);
-	struct tmem_ring_hdr *h;
-
-	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
-	h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	h->magic = TMEM_RING_MAGIC;
-	h->version = TMEM_RING_VERSION;
-	h->nr_entries = 8;
-	h->nr_slots = 4;
-	h->slot_offset = tmem_slot_offset(8);
-	munmap(h, size);
-	if (seal)
-		ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
-	return fd;
-}
-
 static void bad_handshakes(struct daemon *d)
 {
 	uint64_t size = tmem_region_size(8, 4);
-	struct tmem_local_hello good = {
-		.magic = TMEM_LOCAL_MAGIC, .version = TMEM_LOCAL_VERSION,
-		.ring_version = TMEM_RING_VERSION, .nr_entries = 8, .nr_slots = 4,
-		.region_size = size, .name = "hostile-hs",
-	}, h;
+	struct tmem_local_hello good, h;
 	int ev1 = eventfd(0, 0), ev2 = eventfd(0, 0), p[2];
-	int sealed = region_fd(size, true), unsealed = region_fd(size, false);
-	int small = region_fd(4096, true);
+	int sealed = rawc_region_fd(size, true), unsealed = rawc_region_fd(size, false);
+	int small = rawc_region_fd(4096, true);
 	int fds[4] = { sealed, ev1, ev2, ev1 };
+	enum { N = TMEM_LOCAL_NR_FDS };
 
+	rawc_good_hello(&good, "hostile-hs");
 	ck_assert_int_eq(pipe(p), 0);
 	h = good;
 	h.magic ^= 1;
-	ck_assert_int_lt(hello_with(d, &h, fds, 3), 0);
+	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, N), 0);
 	h = good;
 	h.nr_entries = 6;
-	ck_assert_int_lt(hello_with(d, &h, fds, 3), 0);
+	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, N), 0);
 	h = good;
 	h.region_size += 4096;
-	ck_assert_int_lt(hello_with(d, &h, fds, 3), 0);
+	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, N), 0);
 	h = good;
 	memset(h.name, 'x', sizeof(h.name)); /* no NUL */
-	ck_assert_int_lt(hello_with(d, &h, fds, 3), 0);
+	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, N), 0);
 	h = good;
 	strcpy((char *)h.name, "bad/name");
-	ck_assert_int_lt(hello_with(d, &h, fds, 3), 0);
+	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, N), 0);
 	h = good;
 	h.rsvd[3] = 1;
-	ck_assert_int_lt(hello_with(d, &h, fds, 3), 0);
-	ck_assert_int_lt(hello_with(d, &good, fds, 2), 0);    /* too few fds */
-	ck_assert_int_lt(hello_with(d, &good, fds, 4), 0);    /* too many */
+	ck_assert_int_lt(rawc_hello(d->sock, &h, fds, N), 0);
+	ck_assert_int_lt(rawc_hello(d->sock, &good, fds, N - 1), 0); /* too few fds */
+	ck_assert_int_lt(rawc_hello(d->sock, &good, fds, N + 1), 0); /* too many */
 	fds[0] = unsealed;
-	ck_assert_int_eq(hello_with(d, &good, fds, 3), -EPERM);
+	ck_assert_int_eq(rawc_hello(d->sock, &good, fds, N), -EPERM);
 	fds[0] = small;
-	ck_assert_int_lt(hello_with(d, &good, fds, 3), 0);
+	ck_assert_int_lt(rawc_hello(d->sock, &good, fds, N), 0);
 	fds[0] = sealed;
 	fds[1] = p[0];                                        /* not an eventfd */
-	ck_assert_int_lt(hello_with(d, &good, fds, 3), 0);
+	ck_assert_int_lt(rawc_hello(d->sock, &good, fds, N), 0);
 	fds[1] = ev1;
-	ck_assert_int_eq(hello_with(d, &good, fds, 3), 0);    /* the control */
+	ck_assert_int_eq(rawc_hello(d->sock, &good, fds, N), 0);    /* the control */
 	close(ev1);
 	close(ev2);
 	close(p[0]);
@@ -355,11 +293,11 @@ START_TEST(test_silent_connections)
 
 	daemon_start(&d, NULL, "8M");
 	for (int i = 0; i < CAP; i++)
-		idle[i] = raw_socket(&d);
+		idle[i] = rawc_socket(d.sock);
 	usleep(100000);  /* tmemd has accepted them all */
 	for (int i = 0; i < CAP; i++)
 		ck_assert_int_eq(closed_within(idle[i], 0), -1);
-	extra = raw_socket(&d);
+	extra = rawc_socket(d.sock);
 	ck_assert_msg(closed_within(extra, 2000) == 0, "17th silent connection kept");
 	close(extra);
 	ck_assert_int_lt(tmem_connect(d.sock, "while-full", &c), 0);

@@ -50,6 +50,7 @@ START_TEST(test_errno_values)
 	ck_assert_int_eq(TMEM_ERANGE, ERANGE);
 	ck_assert_int_eq(TMEM_ENOSYS, ENOSYS);
 	ck_assert_int_eq(TMEM_EPROTO, EPROTO);
+	ck_assert_int_eq(TMEM_EUSERS, EUSERS);
 	ck_assert_int_eq(TMEM_EOPNOTSUPP, EOPNOTSUPP);
 }
 END_TEST

@@ -88,7 +88,7 @@ int shim_harness_start(struct shim_harness *h, const char *path,
 	snprintf(h->path, sizeof(h->path), "%s", path);
 	h->nr_entries = nr_entries;
 	h->nr_slots = nr_slots;
-	h->raw.kick_fd = h->raw.wake_fd = h->raw.sock_fd = -1;
+	h->raw.kick_fd = h->raw.sock_fd = -1;
 	pthread_mutex_init(&h->conn_mu, NULL);
 	shim_user_env_init(&h->uenv, harness_kick, h);
 	shim_ring_init(&h->ring, &h->uenv.env);

@@ -38,6 +38,7 @@ struct fake_hyp {
 	struct grant grants[MAX_GRANTS];
 	struct tmemd_evtchn ports[MAX_PORTS];
 	unsigned mapped, bound;
+	unsigned maps;              /* map calls that succeeded, ever */
 };
 
 struct fake_hyp *fake_hyp_new(void)
@@ -166,6 +167,11 @@ int fake_hyp_port_wake_fd(struct fake_hyp *fh, uint32_t domid, uint32_t nr)
 	return port(fh, domid, nr)->wake_fd;
 }
 
+unsigned fake_hyp_map_calls(struct fake_hyp *fh)
+{
+	return fh->maps;
+}
+
 unsigned fake_hyp_mapped_pages(struct fake_hyp *fh)
 {
 	return fh->mapped;
@@ -206,6 +212,7 @@ static int op_map(void *h, uint32_t domid, const uint32_t *refs,
 		}
 	}
 	fh->mapped += count;
+	fh->maps++;
 	*addr = base;
 	return 0;
 }

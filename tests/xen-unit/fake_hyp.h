@@ -40,6 +40,8 @@ int fake_hyp_port_wake_fd(struct fake_hyp *fh, uint32_t domid, uint32_t port);
 
 /* Pages the backend has mapped now, and ports it has bound now. */
 unsigned fake_hyp_mapped_pages(struct fake_hyp *fh);
+/* Successful grant maps so far (each connect maps once). */
+unsigned fake_hyp_map_calls(struct fake_hyp *fh);
 unsigned fake_hyp_bound_ports(struct fake_hyp *fh);
 
 #endif /* FAKE_HYP_H */

@@ -16,11 +16,13 @@ $(TEST_XEN_UNIT): $(XEN_UNIT_OBJS) $(DAEMON_CORE) $(TMEMD_SUBLIBS) $(TMEM_CORE_L
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check libsystemd) -o $@
 
 # libFuzzer over the frontend's xenstore values and the allow-list
-# (clang only; not part of make check).  The rest of the daemon comes
-# from the (uninstrumented) core library.
+# (clang only; make check replays its corpus, tests/fuzz/module.mk).
+# The rest of the daemon comes from the (uninstrumented) core library.
 FUZZ_XEN := build/fuzz/fuzz_xen_front
+FUZZ_TARGETS += fuzz-xen
+FUZZ_BIN_fuzz-xen := $(FUZZ_XEN)
 fuzz-xen: $(FUZZ_XEN)
-	$(FUZZ_XEN) -max_total_time=$${FUZZ_SECONDS:-60} -rss_limit_mb=1024
+	$(call fuzz_run,fuzz-xen)
 
 $(FUZZ_XEN): tests/xen-unit/fuzz_xen_front.c tests/xen-unit/fake_xs.c \
 		daemon/xen/front.c daemon/xen/allow.c \

@@ -23,6 +23,7 @@
 #include "xen/allow.h"
 #include "xen/backend.h"
 #include "xen/front.h"
+#include "xen/rate.h"
 
 enum { UNKNOWN, INITIALISING, INITWAIT, INITIALISED, CONNECTED, CLOSING, CLOSED };
 
@@ -507,6 +508,57 @@ START_TEST(frontend_closing_then_reconnect)
 }
 END_TEST
 
+/* xen/rate.h: a burst, then one per interval; waiting refills. */
+START_TEST(reconnect_rate_bucket)
+{
+	struct xen_rate r = { 0 };
+	uint64_t t = 5000000000ull;
+
+	for (unsigned i = 0; i < XEN_RECONNECT_BURST; i++)
+		ck_assert_uint_eq(xen_rate_take(&r, t), 0);
+	ck_assert_uint_eq(xen_rate_take(&r, t), XEN_RECONNECT_INTERVAL_NS);
+	ck_assert_uint_eq(xen_rate_take(&r, t + XEN_RECONNECT_INTERVAL_NS / 2),
+			  XEN_RECONNECT_INTERVAL_NS / 2);
+	ck_assert_uint_eq(xen_rate_take(&r, t + XEN_RECONNECT_INTERVAL_NS), 0);
+	ck_assert_uint_ne(xen_rate_take(&r, t + XEN_RECONNECT_INTERVAL_NS), 0);
+	t += 100 * XEN_RECONNECT_INTERVAL_NS; /* idle: a full burst again */
+	for (unsigned i = 0; i < XEN_RECONNECT_BURST; i++)
+		ck_assert_uint_eq(xen_rate_take(&r, t), 0);
+}
+END_TEST
+
+/*
+ * Issue 19 item 13: a guest toggling its state between Closed and
+ * Initialised made tmemd map and unmap its grants each time, without
+ * limit.  Now past the burst a connect waits; the guest still gets
+ * connected once the wait is over.
+ */
+START_TEST(state_toggling_rate_limited)
+{
+	struct fake_front f;
+	unsigned maps;
+
+	connect_front(&f, 5, "web1");
+	maps = fake_hyp_map_calls(fx.hyp);
+	for (int i = 0; i < 50; i++) {
+		fake_front_set_state(&f, CLOSED);
+		poll_be();
+		ck_assert_int_eq(fake_front_backend_state(&f), INITWAIT);
+		fake_front_publish(&f);
+		poll_be();
+	}
+	ck_assert_msg(fake_hyp_map_calls(fx.hyp) - maps <= XEN_RECONNECT_BURST,
+		      "%u maps for 50 reconnects", fake_hyp_map_calls(fx.hyp) - maps);
+	ck_assert_int_eq(fake_front_backend_state(&f), INITWAIT);
+	for (int i = 0; i < 30 && fake_front_backend_state(&f) != CONNECTED; i++) {
+		usleep(100000);
+		poll_be();
+	}
+	ck_assert_int_eq(fake_front_backend_state(&f), CONNECTED);
+	round_trip(&f, 0x3c);
+}
+END_TEST
+
 START_TEST(frontend_closed_directly)
 {
 	struct fake_front f;
@@ -652,6 +704,8 @@ static Suite *suite(void)
 	tcase_add_test(t, live_guest_removing_its_dir);
 	tcase_add_test(t, frontend_closing_then_reconnect);
 	tcase_add_test(t, frontend_closed_directly);
+	tcase_add_test(t, reconnect_rate_bucket);
+	tcase_add_test(t, state_toggling_rate_limited);
 	tcase_add_test(t, garbage_on_ring_cuts_off_one);
 	tcase_add_test(t, restart_keeps_frontend_state);
 	suite_add_tcase(s, t);

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Who may write through control.sock (daemon/control/ctl_peer.c), with
+ * real peers: forked children with chosen uid and supplementary groups
+ * connect to a unix socket and ctl_peer_identify() judges them.  Needs
+ * root (setgroups, setuid), as make check runs in CI.
+ *
+ * Issue 19 item 12: SO_PEERGROUPS failed for a peer in more than 1024
+ * groups, and ctl_peer.c fell back to /etc/group, where a process that
+ * had dropped the admin group was still listed: a writer again.  Now
+ * the groups come from the kernel however many there are, and when the
+ * kernel does not give them the peer is read-only.
+ */
+#include <check.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "control/ctl_internal.h"
+
+#define ADMIN_GID 4242u
+#define NOBODY 65534u
+
+/* Connects a child with these supplementary groups, as uid/gid nobody,
+ * and returns ctl_peer_identify's verdict on it. */
+static bool writer_with_groups(unsigned ngroups, bool with_admin)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct tmemd_control ctl = { .has_admin_gid = true, .admin_gid = ADMIN_GID };
+	struct ctl_conn conn = { .fd = -1 };
+	char dir[] = "/tmp/ctl-peer.XXXXXX";
+	int lfd, st, go[2];
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/s", dir);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(lfd, 1), 0);
+	ck_assert_int_eq(chmod(dir, 0777) | chmod(sa.sun_path, 0777), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		gid_t *groups = calloc(ngroups, sizeof(*groups));
+		int fd;
+		char b;
+
+		close(go[1]);
+		for (unsigned i = 0; i < ngroups; i++)
+			groups[i] = 10000 + i;
+		if (with_admin)
+			groups[ngroups - 1] = ADMIN_GID;
+		if (setgroups(ngroups, groups) || setgid(NOBODY) || setuid(NOBODY))
+			_exit(2);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+			_exit(3);
+		(void)read(go[0], &b, 1); /* stay connected until judged */
+		_exit(0);
+	}
+	close(go[0]);
+	conn.fd = accept(lfd, NULL, NULL);
+	ck_assert_int_ge(conn.fd, 0);
+	ck_assert_int_eq(ctl_peer_identify(&ctl, &conn), 0);
+	ck_assert_uint_eq(conn.uid, NOBODY);
+	close(go[1]);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child failed: %d", st);
+	close(conn.fd);
+	close(lfd);
+	unlink(sa.sun_path);
+	rmdir(dir);
+	return conn.writer;
+}
+
+START_TEST(test_peer_few_groups)
+{
+	ck_assert(writer_with_groups(3, true));
+	ck_assert(!writer_with_groups(3, false));
+}
+END_TEST
+
+/* More groups than one SO_PEERGROUPS buffer held before (1024). */
+START_TEST(test_peer_groups_over_1024)
+{
+	ck_assert_msg(writer_with_groups(1100, true),
+		      "a peer with the admin group among 1100 is not a writer");
+	ck_assert(!writer_with_groups(1100, false));
+	ck_assert(!writer_with_groups(5000, false));
+	ck_assert(writer_with_groups(5000, true));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("ctl-peer");
+	TCase *tc = tcase_create("peer");
+	SRunner *sr;
+	int failed;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_ctl_peer: needs root (setgroups, setuid)\n");
+		return EXIT_FAILURE;
+	}
+	tcase_add_test(tc, test_peer_few_groups);
+	tcase_add_test(tc, test_peer_groups_over_1024);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,82 @@
+# tests/fuzz/: running the libFuzzer targets (clang), their kept corpora
+# (tests/fuzz/corpus/TARGET/) and the handshake and state-file targets.
+#
+#   make fuzz-replay   every target runs every input of its corpus once
+#                      (part of make check; seconds)
+#   make fuzz-ci       every target fuzzes for FUZZ_SECONDS (60) from a
+#                      copy of its corpus (.ci/run); a crash is written to
+#                      build/fuzz/artifacts/ and fails the run
+#   make fuzz-NAME     one target, as fuzz-ci does it
+#
+# A target registers itself: FUZZ_TARGETS += NAME and FUZZ_BIN_NAME :=
+# its binary (FUZZ_FLAGS_NAME: extra libFuzzer flags).  An input that
+# crashed a target goes into its corpus with the fix.  Recipes expand
+# these lists when they run, after every module.mk is read.
+
+FUZZ_SECONDS ?= 60
+FUZZ_CC = clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
+
+fuzz_corpus = tests/fuzz/corpus/$(1)
+
+# One campaign: fuzz_run NAME.
+define fuzz_run
+	@rm -rf build/fuzz/work/$(1) && mkdir -p build/fuzz/work/$(1) build/fuzz/artifacts
+	@cp $(call fuzz_corpus,$(1))/* build/fuzz/work/$(1)/
+	@echo "== $(1): $(FUZZ_SECONDS) s from $(call fuzz_corpus,$(1))"
+	$(Q)$(FUZZ_BIN_$(1)) -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=1024 \
+		-print_final_stats=1 $(FUZZ_FLAGS_$(1)) \
+		-artifact_prefix=build/fuzz/artifacts/$(1)- build/fuzz/work/$(1)
+endef
+
+# Replays: each input of the corpus once (files as arguments).
+fuzz_replay_cmd = echo "== $(1): replaying $(words $(wildcard $(call fuzz_corpus,$(1))/*)) inputs" && \
+	$(FUZZ_BIN_$(1)) -rss_limit_mb=1024 $(FUZZ_FLAGS_$(1)) \
+		$(wildcard $(call fuzz_corpus,$(1))/*) >build/fuzz/replay-$(1).log 2>&1 || \
+	{ cat build/fuzz/replay-$(1).log; echo "FAILED: replay of $(1)"; exit 1; }
+
+fuzz-replay: | $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory $(foreach t,$(FUZZ_TARGETS),$(FUZZ_BIN_$(t)))
+	$(Q)$(foreach t,$(FUZZ_TARGETS),$(call fuzz_replay_cmd,$(t)) &&) true
+
+fuzz-ci: | $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory $(foreach t,$(FUZZ_TARGETS),$(FUZZ_BIN_$(t)))
+	$(Q)for t in $(FUZZ_TARGETS); do \
+		$(MAKE) --no-print-directory $$t || exit 1; \
+	done
+
+CHECK_EXTRA += fuzz-replay
+
+# The local transport's handshake: hello plus fds (fuzz_handshake.c
+# includes daemon/transport_local.c; the rest of tmemd comes from source
+# as for fuzz-dispatch).
+FUZZ_HANDSHAKE := build/fuzz/fuzz_handshake
+FUZZ_TARGETS += fuzz-handshake
+FUZZ_BIN_fuzz-handshake := $(FUZZ_HANDSHAKE)
+fuzz-handshake: $(FUZZ_HANDSHAKE)
+	$(call fuzz_run,fuzz-handshake)
+
+$(FUZZ_HANDSHAKE): tests/fuzz/fuzz_handshake.c \
+		$(filter-out daemon/transport_local.c daemon/service.c daemon/control_glue.c,$(DAEMON_SRCS)) \
+		$(DAEMON_XEN_SRCS) daemon/systemd/sd_log.c daemon/control/ctl_proto.c \
+		$(wildcard pools/*.c policy/*.c) daemon/transport_local.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(call quiet,CLANG,$@)
+	$(Q)$(FUZZ_CC) $(INC_tests) $(call pkg_cflags,inih jansson $(XEN_PKGS)) \
+		$(filter-out daemon/transport_local.c,$^) \
+		$(DAEMON_LDLIBS) $(call pkg_libs,libsystemd) -lpthread -o $@
+
+# The control server's state file.
+FUZZ_STATE := build/fuzz/fuzz_state
+FUZZ_TARGETS += fuzz-state
+FUZZ_BIN_fuzz-state := $(FUZZ_STATE)
+fuzz-state: $(FUZZ_STATE)
+	$(call fuzz_run,fuzz-state)
+
+$(FUZZ_STATE): tests/fuzz/fuzz_state.c daemon/control/ctl_state.c \
+		daemon/control/ctl_proto.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(call quiet,CLANG,$@)
+	$(Q)$(FUZZ_CC) $(INC_tests) -Idaemon/control $(call pkg_cflags,jansson) $^ \
+		$(call pkg_libs,jansson) -o $@
+
+.PHONY: fuzz-replay fuzz-ci fuzz-handshake fuzz-state
