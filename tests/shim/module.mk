@@ -50,9 +50,12 @@ INTEGRATION_TESTS += $(TEST_SHIM_RCACHE_TMEMD)
 
 $(TEST_SHIM_RCACHE_TMEMD): $(BUILD)/tests/shim/test_shim_rcache_tmemd.o \
 		$(RCACHE_TEST_OBJS) $(SHIM_HARNESS_OBJS) $(SHIM_CORE_OBJS) \
-		$(BUILD)/libtmem.a
+		$(BUILD)/libtmem.a | $(BUILD)/tmemctl
 	$(call quiet,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
+
+$(BUILD)/tests/shim/test_shim_rcache_tmemd.o: EXTRA_CFLAGS += $(call pkg_cflags,jansson) \
+	-DSHIM_TEST_TMEMCTL='"$(abspath $(BUILD))/tmemctl"'
 
 # GCC 12 refuses atomic_thread_fence under -fsanitize=thread; TSan does
 # not model that fence (the store->load order of the sleep handshake in

@@ -5,9 +5,11 @@
  * orderings on tmemd's ephemeral pool, a million random racing requests
  * with no stale read while tmemd evicts, and tmemd killed and restarted
  * under the cache (reads degrade to the disk, never to errors or stale
- * data).  TMEM_RC_OPS overrides the million.
+ * data), and tmemd's per-pool stats counting what the target counts.
+ * TMEM_RC_OPS overrides the million.
  */
 #include <check.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +175,74 @@ START_TEST(rc_tmemd_restart)
 }
 END_TEST
 
+#ifndef SHIM_TEST_TMEMCTL
+#define SHIM_TEST_TMEMCTL "build/tmemctl"
+#endif
+
+/* This client's ops object of its private ephemeral pool, or NULL. */
+static json_t *eph_pool_ops(json_t *doc)
+{
+	json_t *cl, *pool;
+	size_t i, j;
+
+	json_array_foreach(json_object_get(doc, "clients"), i, cl) {
+		if (strcmp(json_string_value(json_object_get(cl, "name")) ?: "",
+			   CLIENT))
+			continue;
+		json_array_foreach(json_object_get(cl, "pools"), j, pool)
+			if (!json_is_true(json_object_get(pool, "persistent")) &&
+			    !json_is_true(json_object_get(pool, "shared")))
+				return json_object_get(pool, "ops");
+	}
+	return NULL;
+}
+
+static uint64_t ops_key(json_t *ops, const char *key)
+{
+	return (uint64_t)json_integer_value(json_object_get(ops, key));
+}
+
+/*
+ * tmemctl stats --json shows the device's pool with the target's hits
+ * (succ_gets), misses (failed_gets), puts and invalidations (flushes:
+ * one per block, or one per whole object).
+ */
+START_TEST(rc_tmemd_pool_stats)
+{
+	char cmd[600];
+	json_error_t jerr;
+	json_t *doc, *ops;
+	FILE *p;
+
+	up(NULL, 4096);
+	ck_assert_int_eq(rd(0, 32), 0);
+	ck_assert_int_eq(rd(0, 32), 0);
+	ck_assert_int_eq(rd(100, 8), 0);
+	wr(3, 1);
+	wr(4, 1);
+	shim_rc_invalidate(&rf.rc, 1024, 1024 + 2, rf.calls);
+	snprintf(cmd, sizeof(cmd), "%s --socket %s/control.sock stats --json",
+		 getenv("TMEMCTL") ?: SHIM_TEST_TMEMCTL, fx.dir);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	doc = json_loadf(p, 0, &jerr);
+	ck_assert_int_eq(pclose(p), 0);
+	ck_assert_msg(doc != NULL, "stats: %s", jerr.text);
+	ops = eph_pool_ops(doc);
+	ck_assert_msg(ops != NULL, "no ephemeral pool of " CLIENT);
+	ck_assert_uint_eq(ops_key(ops, "succ_gets"), rf.rc.stats.hits);
+	ck_assert_uint_eq(ops_key(ops, "succ_gets"), 32);
+	ck_assert_uint_eq(ops_key(ops, "failed_gets"), rf.rc.stats.misses);
+	ck_assert_uint_eq(ops_key(ops, "failed_gets"), 40);
+	ck_assert_uint_eq(ops_key(ops, "succ_puts"), rf.rc.stats.puts);
+	ck_assert_uint_eq(ops_key(ops, "flush_pages"), 2 + 2);
+	ck_assert_uint_eq(ops_key(ops, "flush_objects"), 1);
+	ck_assert_uint_eq(rf.rc.stats.invalidations, 2 + 1026);
+	json_decref(doc);
+	down();
+}
+END_TEST
+
 static Suite *rcache_tmemd_suite(void)
 {
 	Suite *s = suite_create("shim-rcache-tmemd");
@@ -182,6 +252,7 @@ static Suite *rcache_tmemd_suite(void)
 	tcase_add_test(tc, rc_tmemd_orderings);
 	tcase_add_test(tc, rc_tmemd_million_random_ops);
 	tcase_add_test(tc, rc_tmemd_restart);
+	tcase_add_test(tc, rc_tmemd_pool_stats);
 	suite_add_tcase(s, tc);
 	return s;
 }
