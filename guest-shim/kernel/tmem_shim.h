@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * tmem_shim.ko: one xenbus frontend (device/tmem/0) whose ring carries
- * cleancache_ops, frontswap_ops and the /dev/tmemswap0 block device to
- * tmemd in dom0.  The translation itself is the kernel-independent core
+ * cleancache_ops, frontswap_ops, the /dev/tmemswap0 block device and the
+ * tmemcache device-mapper target to tmemd in dom0.  The translation itself is the kernel-independent core
  * in core/; these files are the kernel glue.  man/tmem_shim.4 is the
  * user's view, man/tmem.7 the protocol.
  */
@@ -25,6 +25,7 @@
 
 #include "shim_blk.h"
 #include "shim_ops.h"
+#include "shim_rcache.h"
 #include "shim_ring.h"
 
 /* The one frontend's state, shared by the files of the module. */
@@ -59,5 +60,9 @@ void tmem_hooks_init(bool want_cleancache, bool want_frontswap);
 int tmem_blk_init(unsigned long size_mb, const char *backing);
 void tmem_blk_exit(void);
 void tmem_blk_debugfs(struct dentry *dir);
+
+/* tmem_shim_dm.c: the tmemcache device-mapper target */
+void tmem_dm_init(void);
+void tmem_dm_exit(void);
 
 #endif /* TMEM_SHIM_H */

@@ -33,6 +33,9 @@
 #define TMEM_BLK_OLD_API (TMEM_KV_GE(6, 0, 0) && !TMEM_KV_GE(6, 5, 0))
 #define TMEM_BLK_NEW_API TMEM_KV_GE(6, 11, 0)
 
+/* The tmemcache dm target: device-mapper, and bio_alloc_clone (5.18). */
+#define TMEM_DM_TARGET (IS_ENABLED(CONFIG_BLK_DEV_DM) && TMEM_KV_GE(5, 18, 0))
+
 /*
  * kmap_local_page appeared in 5.11.  Before it, on a kernel without
  * highmem (every 64-bit one) a page's linear address is its mapping.

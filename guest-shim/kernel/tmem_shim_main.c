@@ -4,7 +4,8 @@
  *
  * Load order: the core and its ring exist first (disconnected: puts are
  * refused, gets miss), then the xenbus frontend, which connects when
- * tmemd's backend appears, then the hooks and /dev/tmemswap0.  Nothing
+ * tmemd's backend appears, then the hooks and /dev/tmemswap0, then the
+ * tmemcache target.  Nothing
  * waits for the backend, so loading never hangs on a dom0 without
  * tmemd.
  */
@@ -107,11 +108,18 @@ static int __init tmem_shim_init(void)
 	}
 	tmem_hooks_init(cleancache, frontswap);
 	tmem_shim_debugfs();
+	/*
+	 * Last: a table load may come at once and wants the debugfs dir.
+	 * The hooks cannot be unregistered, so a failure here only costs
+	 * the target (tmem_dm_init says why).
+	 */
+	tmem_dm_init();
 	return 0;
 }
 
 static void __exit tmem_shim_exit(void)
 {
+	tmem_dm_exit();
 	debugfs_remove_recursive(tmem_shim.debugfs);
 	tmem_blk_exit();
 	tmem_xenbus_exit();

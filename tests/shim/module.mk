@@ -28,6 +28,35 @@ $(TEST_SHIM_CORE): $(BUILD)/tests/shim/test_shim_core.o \
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
 
+# tmemcache's core (core/shim_rcache.c) on the fake backend and a fake
+# disk: orderings, the write/read races, and a threaded model check.
+TEST_SHIM_RCACHE := $(BUILD)/tests/shim/test_shim_rcache
+RCACHE_TEST_OBJS := $(BUILD)/tests/shim/fake_disk.o $(BUILD)/tests/shim/rcache_stress.o \
+	$(BUILD)/tests/shim/rcache_fixture.o
+UNIT_TESTS += $(TEST_SHIM_RCACHE)
+TSAN_TESTS += $(TEST_SHIM_RCACHE)
+
+$(TEST_SHIM_RCACHE): $(BUILD)/tests/shim/test_shim_rcache.o \
+		$(BUILD)/tests/shim/fake_backend.o $(RCACHE_TEST_OBJS) \
+		$(BUILD)/tests/shim/shim_env_user.o \
+		$(BUILD)/tests/shim/shim_test_util.o $(SHIM_CORE_OBJS)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
+
+# The same core against a real tmemd: orderings, a million random racing
+# requests with tmemd evicting, tmemd killed and restarted.
+TEST_SHIM_RCACHE_TMEMD := $(BUILD)/tests/shim/test_shim_rcache_tmemd
+INTEGRATION_TESTS += $(TEST_SHIM_RCACHE_TMEMD)
+
+$(TEST_SHIM_RCACHE_TMEMD): $(BUILD)/tests/shim/test_shim_rcache_tmemd.o \
+		$(RCACHE_TEST_OBJS) $(SHIM_HARNESS_OBJS) $(SHIM_CORE_OBJS) \
+		$(BUILD)/libtmem.a | $(BUILD)/tmemctl
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
+
+$(BUILD)/tests/shim/test_shim_rcache_tmemd.o: EXTRA_CFLAGS += $(call pkg_cflags,jansson) \
+	-DSHIM_TEST_TMEMCTL='"$(abspath $(BUILD))/tmemctl"'
+
 # GCC 12 refuses atomic_thread_fence under -fsanitize=thread; TSan does
 # not model that fence (the store->load order of the sleep handshake in
 # proto/tmem_barrier.h), and every shared field it orders is an atomic,
