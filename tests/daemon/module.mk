@@ -62,7 +62,7 @@ fuzz-dispatch: $(FUZZ_DISPATCH)
 
 # Everything on the request path; not the control or systemd glue.
 FUZZ_DAEMON_SRCS := $(filter-out daemon/service.c daemon/control_glue.c,$(DAEMON_SRCS))
-$(FUZZ_DISPATCH): tests/daemon/fuzz_dispatch.c $(FUZZ_DAEMON_SRCS) daemon/systemd/sd_log.c \
+$(FUZZ_DISPATCH): tests/daemon/fuzz_dispatch.c $(FUZZ_DAEMON_SRCS) daemon/systemd/sd_log.c daemon/systemd/sd_fdstore.c \
 		daemon/control/ctl_proto.c \
 		$(wildcard pools/*.c policy/*.c) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
