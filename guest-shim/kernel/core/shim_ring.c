@@ -274,8 +274,10 @@ static int do_post(struct shim_ring *r, const struct tmem_req *req,
 	return do_publish(r, old);
 }
 
-/* Rung after the ring lock is dropped; the caller counted it under the
- * lock (do_count_kick), since several callers may ring at once. */
+/*
+ * Rung after the ring lock is dropped; the caller counted it under the
+ * lock (do_count_kick), since several callers may ring at once.
+ */
 static void kick(struct shim_ring *r)
 {
 	r->env.ops->kick(r->env.priv);
