@@ -99,6 +99,12 @@ static bool file_grants(void *ctx, const struct tmem_uuid *uuid, const char *pri
 	return g->cfg && tmemd_config_grants(g->cfg, principal, uuid);
 }
 
+static void ctl_audit(void *ctx, int priority, uid_t uid, const char *client, const char *msg)
+{
+	(void)ctx;
+	tmemd_log_audit(priority, (uint32_t)uid, client, "control: %s", msg);
+}
+
 static void ctl_log(void *ctx, int priority, const char *fmt, va_list ap)
 {
 	char line[400];
@@ -150,6 +156,7 @@ int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 		.with_client = with_client,
 		.log = ctl_log,
 		.file_grants = file_grants,
+		.audit = ctl_audit,
 	};
 	int rc;
 

@@ -56,3 +56,14 @@ void tmemd_log_client(int level, const char *client, int domid, int64_t pool,
 	vlog(level, &f, fmt, ap);
 	va_end(ap);
 }
+
+void tmemd_log_audit(int level, uint32_t peer_uid, const char *client, const char *fmt, ...)
+{
+	const struct tmemd_sd_log_fields f = { .client = client, .domid = -1, .pool = -1,
+					       .has_peer = true, .peer_uid = peer_uid };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(level, &f, fmt, ap);
+	va_end(ap);
+}

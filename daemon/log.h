@@ -4,7 +4,8 @@
  * returns it, never both.  The sink is daemon/systemd/'s: under systemd
  * (stderr is the journal stream) structured journal entries with
  * PRIORITY=, SYSLOG_IDENTIFIER=tmemd and, for client and pool events,
- * CLIENT=, DOMID= and POOL=; anywhere else one line per event on stderr.
+ * CLIENT=, DOMID= and POOL= (PEER_UID= for audit entries); anywhere else
+ * one line per event on stderr.
  */
 #ifndef TMEMD_LOG_H
 #define TMEMD_LOG_H
@@ -37,6 +38,11 @@ void tmemd_log(int level, const char *fmt, ...)
 void tmemd_log_client(int level, const char *client, int domid, int64_t pool,
 		      const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+
+/* An audit entry: a state change a control peer asked for, with its uid
+ * (PEER_UID= in the journal) and the client it names (CLIENT=, or NULL). */
+void tmemd_log_audit(int level, uint32_t peer_uid, const char *client, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 #define log_err(...) tmemd_log(TMEMD_LOG_ERR, __VA_ARGS__)
 #define log_warn(...) tmemd_log(TMEMD_LOG_WARNING, __VA_ARGS__)

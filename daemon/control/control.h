@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <stdarg.h>
+#include <sys/types.h>
 
 #include "tmem_store.h"
 #include "tmem_policy.h"
@@ -97,6 +98,9 @@ struct tmemd_control_hooks {
 	 * principal the shared pool uuid.  "forget" leaves such a grant in
 	 * force (it removes what tmemctl stored, not what the file says). */
 	bool (*file_grants)(void *ctx, const struct tmem_uuid *uuid, const char *principal);
+	/* Optional (NULL: through log): one audit line, a state change peer
+	 * uid asked for about client (NULL: not about one), as syslog(3). */
+	void (*audit)(void *ctx, int priority, uid_t uid, const char *client, const char *msg);
 };
 
 /*

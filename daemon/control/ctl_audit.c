@@ -67,10 +67,16 @@ static void describe(const struct ctl_request *req, char *buf, size_t len)
 void ctl_audit(struct tmemd_control *ctl, const struct ctl_conn *conn,
 	       const struct ctl_request *req, int rc, const struct ctl_err *err)
 {
-	char args[256];
+	char args[256], msg[640];
+	int prio = rc ? LOG_WARNING : LOG_NOTICE;
 
 	describe(req, args, sizeof(args));
-	ctl_log(ctl, rc ? LOG_WARNING : LOG_NOTICE, "audit: uid %u (pid %d): %s%s: %s%s",
-		(unsigned)conn->uid, (int)conn->pid, ctl_cmd_name(req->cmd), args,
-		rc ? "failed: " : "done", rc ? err->msg : "");
+	snprintf(msg, sizeof(msg), "audit: uid %u (pid %d): %s%s: %s%s", (unsigned)conn->uid,
+		 (int)conn->pid, ctl_cmd_name(req->cmd), args, rc ? "failed: " : "done",
+		 rc ? err->msg : "");
+	if (ctl->hooks.audit)
+		ctl->hooks.audit(ctl->ctx, prio, conn->uid,
+				 req->has & CTL_HAS_CLIENT ? req->client : NULL, msg);
+	else
+		ctl_log(ctl, prio, "%s", msg);
 }

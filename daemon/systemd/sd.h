@@ -88,6 +88,8 @@ struct tmemd_sd_log_fields {
 	const char *client; /* CLIENT= the client's name */
 	int32_t domid;      /* DOMID= Xen domain id */
 	int64_t pool;       /* POOL= pool id */
+	bool has_peer;      /* an audit entry: PEER_UID= is set */
+	uint32_t peer_uid;  /* PEER_UID= the control peer's uid (SO_PEERCRED) */
 };
 
 #define TMEMD_SD_LOG_NO_FIELDS \

@@ -68,8 +68,8 @@ static const char *priority_name(int priority)
 
 /* Journal fields are "NAME=value" strings; these buffers hold them. */
 struct journal_entry {
-	char message[1024], priority[16], client[80], domid[24], pool[32];
-	struct iovec iov[6];
+	char message[1024], priority[16], client[80], domid[24], pool[32], peer[32];
+	struct iovec iov[7];
 	int n;
 };
 
@@ -106,6 +106,8 @@ static int journal_write(int priority, const struct tmemd_sd_log_fields *f,
 		add_field(&e, e.domid, sizeof(e.domid), "DOMID=%" PRId32, f->domid);
 	if (f->pool >= 0)
 		add_field(&e, e.pool, sizeof(e.pool), "POOL=%" PRId64, f->pool);
+	if (f->has_peer)
+		add_field(&e, e.peer, sizeof(e.peer), "PEER_UID=%" PRIu32, f->peer_uid);
 	/* The parentheses call the function, not the macro that would add
 	 * CODE_FILE= pointing at this file rather than the caller. */
 	return (sd_journal_sendv)(e.iov, e.n);
@@ -123,7 +125,9 @@ static void line_write(const struct tmemd_sd_log *lg, int priority,
 	if (f->domid >= 0 && n < (int)sizeof(ctx))
 		n += snprintf(ctx + n, sizeof(ctx) - n, " domid=%" PRId32, f->domid);
 	if (f->pool >= 0 && n < (int)sizeof(ctx))
-		snprintf(ctx + n, sizeof(ctx) - n, " pool=%" PRId64, f->pool);
+		n += snprintf(ctx + n, sizeof(ctx) - n, " pool=%" PRId64, f->pool);
+	if (f->has_peer && n < (int)sizeof(ctx))
+		snprintf(ctx + n, sizeof(ctx) - n, " peer_uid=%" PRIu32, f->peer_uid);
 	if (lg->fd_is_journal) /* journald reads "<N>" as the priority */
 		n = snprintf(line, sizeof(line), "<%d>%s%s%s\n",
 			     priority & LOG_PRIMASK, msg, ctx[0] ? " --" : "", ctx);

@@ -157,6 +157,9 @@ START_TEST(test_audit_log_names_peer_uid)
 		ck_assert_msg(host_logged(&H, uid, done[i][0]) && host_logged(&H, done[i][0], "done"),
 			      "no audit line for %s, see %s/host.err", done[i][0], H.dir);
 	ck_assert(host_logged(&H, "audit: uid", "flush vm1: done"));
+	/* The journal fields (stderr here): CLIENT= and PEER_UID=. */
+	snprintf(uid, sizeof(uid), "client=vm1 peer_uid=%u", (unsigned)geteuid());
+	ck_assert_msg(host_logged(&H, "audit:", uid), "no %s, see %s/host.err", uid, H.dir);
 	ck_assert(host_logged(&H, "audit: uid", "forget vm1: failed: "));
 	/* Reads are not state changes. */
 	expect(ctl(&H, "stats", NULL), 0, NULL, NULL);

@@ -69,6 +69,12 @@ done
 for m in man1/tmem-bench.1 man4/tmem_shim.4 man5/tmemd.conf.5 man7/tmem.7 man8/tmemctl.8 man8/tmemd.8; do
 	[[ -f /usr/share/man/$m.gz ]] || fail "no /usr/share/man/$m.gz"
 done
+[[ -f /usr/share/bash-completion/completions/tmemctl ]] ||
+	fail "no bash completion for tmemctl in the tmemd package"
+tests/packaging/completion.sh /usr/share/bash-completion/completions/tmemctl ||
+	fail "the installed bash completion does not work"
+# ExecReload's /bin/kill is procps'; a minimal system has it only through Depends.
+dpkg-query -W -f='${Depends}' tmemd | grep -qw procps || fail "tmemd does not depend on procps"
 
 # The installed unit, with the installed binary and man pages in place now.
 step "systemd-analyze verify / security $unit"

@@ -323,7 +323,8 @@ static int journal_child(int out)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX,
 				  .sun_path = "/run/systemd/journal/socket" };
-	struct tmemd_sd_log_fields f = { .client = "db2", .domid = 12, .pool = 4 };
+	struct tmemd_sd_log_fields f = { .client = "db2", .domid = 12, .pool = 4,
+					 .has_peer = true, .peer_uid = 1000 };
 	struct tmemd_sd_log lg;
 	char buf[2048];
 	ssize_t n;
@@ -374,8 +375,10 @@ START_TEST(test_log_journal_fields)
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "journal child failed (status %d; 2 = no mount namespace)", status);
-	ck_assert_msg(!strncmp(msg, "tmemd: warning: no journald yet -- client=db2 domid=12 pool=4\nJOURNAL\n",
-			       strlen("tmemd: warning: no journald yet -- client=db2 domid=12 pool=4\nJOURNAL\n")),
+	ck_assert_msg(!strncmp(msg, "tmemd: warning: no journald yet -- client=db2 domid=12 pool=4 "
+			       "peer_uid=1000\nJOURNAL\n",
+			       strlen("tmemd: warning: no journald yet -- client=db2 domid=12 pool=4 "
+				      "peer_uid=1000\nJOURNAL\n")),
 		      "got: %s", msg);
 	ck_assert(notify_has_line(msg, "MESSAGE=quota exceeded"));
 	ck_assert(notify_has_line(msg, "PRIORITY=3"));
@@ -383,6 +386,8 @@ START_TEST(test_log_journal_fields)
 	ck_assert(notify_has_line(msg, "CLIENT=db2"));
 	ck_assert(notify_has_line(msg, "DOMID=12"));
 	ck_assert(notify_has_line(msg, "POOL=4"));
+	/* An audit entry's control peer (journalctl -u tmemd PEER_UID=1000). */
+	ck_assert(notify_has_line(msg, "PEER_UID=1000"));
 	ck_assert(!strstr(msg, "CODE_FILE="));
 }
 END_TEST

@@ -363,7 +363,12 @@ static int blk_rw(enum shim_blk_op op, uint64_t pgno, uint32_t n)
 			   bf.calls, NULL);
 }
 
-/* A 32-page request is one batch: 32 requests, one doorbell each way. */
+/*
+ * A 32-page request is one batch: 32 requests, at most one doorbell each
+ * way.  At most, not exactly: a backend still awake from the previous
+ * batch (its adaptive spin, longer under valgrind or a loaded machine)
+ * asked for no doorbell (req_event), and then none is rung.
+ */
 START_TEST(blk_batch_one_doorbell)
 {
 	uint64_t posted, kicks;
@@ -374,12 +379,12 @@ START_TEST(blk_batch_one_doorbell)
 	kicks = fb.ring.stats.kicks;
 	ck_assert_int_eq(blk_rw(SHIM_BLK_OP_WRITE, 16, 32), 0);
 	ck_assert_uint_eq(fb.ring.stats.posted - posted, 32);
-	ck_assert_uint_eq(fb.ring.stats.kicks - kicks, 1);
+	ck_assert_uint_le(fb.ring.stats.kicks - kicks, 1);
 	ck_assert_uint_eq(bf.b.stats.tmem_writes, 32);
 	memset(bf.pages, 0, sizeof(bf.pages));
 	ck_assert_int_eq(blk_rw(SHIM_BLK_OP_READ, 16, 32), 0);
 	ck_assert_uint_eq(fb.ring.stats.posted - posted, 64);
-	ck_assert_uint_eq(fb.ring.stats.kicks - kicks, 2);
+	ck_assert_uint_le(fb.ring.stats.kicks - kicks, 2);
 	for (i = 0; i < 32; i++)
 		ck_assert_msg(shim_test_same(bf.pages[i], 100 + i), "page %u",
 			      i);
@@ -411,7 +416,7 @@ START_TEST(blk_discard_batch)
 	kicks = fb.ring.stats.kicks;
 	ck_assert_int_eq(blk_rw(SHIM_BLK_OP_DISCARD, 0, 32), 0);
 	ck_assert_uint_eq(fb.ring.stats.posted - posted, 24);
-	ck_assert_uint_eq(fb.ring.stats.kicks - kicks, 1);
+	ck_assert_uint_le(fb.ring.stats.kicks - kicks, 1);  /* see blk_batch_one_doorbell */
 	ck_assert_uint_eq(fake_nr_pages(&fb), 0);
 	ck_assert_uint_eq(bf.b.stats.discards, 32);
 	ck_assert_int_eq(blk_rw(SHIM_BLK_OP_READ, 0, 32), 0);

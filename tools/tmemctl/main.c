@@ -45,8 +45,9 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < NR_COMMANDS; i++)
 		fprintf(out, "  %-12s %s\n  %-12s   %s\n", commands[i].name,
 			commands[i].usage, "", commands[i].help);
-	fprintf(out, "\nSIZE: bytes with K/M/G/T (powers of 1024), or pages as Np;\n"
-		"set also takes \"none\".  CLIENT: a domid or a client name.\n"
+	fprintf(out, "\nSIZE: bytes with K/M/G/T (powers of 1024) making whole 4 KiB pages,\n"
+		"or pages as Np (tmemd.conf's grammar); set also takes \"none\".\n"
+		"CLIENT: a domid or a name of [A-Za-z0-9._:-].\n"
 		"The socket: --socket, DIR/control.sock for --runtime-dir DIR,\n"
 		"$TMEMCTL_SOCKET, /run/tmemd/control.sock as root, else\n"
 		"$XDG_RUNTIME_DIR/tmemd/control.sock.  The global options may also\n"
