@@ -129,14 +129,21 @@ static uint64_t evict_from(struct tmem_client *c, uint64_t want)
 	return n;
 }
 
-/* Evicts up to want ephemeral pages by the weighted rule; returns how many. */
+/*
+ * Evicts up to want ephemeral pages by the weighted rule; returns how
+ * many.  Pages of detached clients (recovered after a restart, owners
+ * not back yet) go first: nobody is using them.
+ */
 uint64_t policy_evict_weighted(struct tmem_policy *policy, uint64_t want)
 {
 	struct tmem_pclient *skip[EVICT_SKIP_MAX];
 	unsigned int nskip = 0;
-	uint64_t got = 0, batch, n;
+	uint64_t got, batch, n;
 	struct tmem_pclient *v;
 
+	got = tmem_store_evict_detached(policy->store,
+					want < POLICY_EVICT_BATCH ? (unsigned int)want
+								  : POLICY_EVICT_BATCH);
 	while (got < want) {
 		v = victim_pin(policy, skip, nskip, &batch);
 		if (!v)

@@ -100,6 +100,7 @@ static void do_client_destroy(struct tmem_client *c)
 
 	if (c->rec)
 		rec_set_state(&c->rec->state, TMEM_REC_DYING);
+	do_client_set_detached(c, false);
 	for (int32_t i = 0; i < (int32_t)TMEM_MAX_POOLS_PER_CLIENT; i++)
 		if (atomic_load_explicit(&c->slots[i].ref, memory_order_relaxed))
 			do_slot_drop(c, i);
@@ -190,7 +191,7 @@ int tmem_client_claim(struct tmem_store *s, const char *name,
 	else if (memcmp(c->rec->ident, ident->b, TMEM_IDENT_LEN) != 0)
 		ret = -EPERM;
 	if (ret == 0) {
-		c->detached = false;
+		do_client_set_detached(c, false);
 		atomic_fetch_add_explicit(&s->clients_reattached, 1, memory_order_relaxed);
 		*out = c;
 	}
@@ -203,7 +204,7 @@ void tmem_client_detach(struct tmem_client *c)
 	if (!c || c == c->store->shared_client)
 		return;
 	pthread_mutex_lock(&c->store->lock);
-	c->detached = true;
+	do_client_set_detached(c, true);
 	pthread_mutex_unlock(&c->store->lock);
 }
 

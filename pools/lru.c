@@ -160,3 +160,19 @@ int tmem_client_evict_oldest(struct tmem_client *c)
 {
 	return (int)tmem_client_evict_oldest_n(c, 1);
 }
+
+/* store->lock keeps each detached client alive while it is evicted from;
+ * the lock order (store, then LRU, then a pool by trylock) allows it. */
+unsigned int tmem_store_evict_detached(struct tmem_store *s, unsigned int n)
+{
+	unsigned int done = 0;
+
+	if (!s || !n || !atomic_load_explicit(&s->nr_detached, memory_order_relaxed))
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	for (struct tmem_client *c = s->clients; c && done < n; c = c->next)
+		if (c->detached)
+			done += tmem_client_evict_oldest_n(c, n - done);
+	pthread_mutex_unlock(&s->lock);
+	return done;
+}

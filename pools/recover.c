@@ -81,7 +81,7 @@ static int recover_clients(struct recover *r)
 		if (cr->id >= s->next_client_id)
 			s->next_client_id = cr->id + 1;
 		c->rec = cr;
-		c->detached = true;
+		do_client_set_detached(c, true);
 		do_client_list_add(c);
 		r->by_rec[i] = c;
 		r->info->clients++;

@@ -287,6 +287,7 @@ struct tmem_store {
 	uint32_t crec_free;                   /* free client records; lock */
 	struct tmem_recovery_info recovery;   /* constant after create */
 	_Atomic uint64_t clients_reattached, clients_expired;
+	_Atomic uint32_t nr_detached;         /* written under lock; read without */
 	/* Under alloc_lock. */
 	pthread_mutex_t alloc_lock;
 	struct tmem_arena arena;
@@ -299,6 +300,15 @@ struct tmem_store {
 };
 
 /* ---- inline helpers ---------------------------------------------------- */
+
+/* store->lock held: c becomes detached or attached. */
+static inline void do_client_set_detached(struct tmem_client *c, bool detached)
+{
+	if (c->detached != detached)
+		atomic_fetch_add_explicit(&c->store->nr_detached, detached ? 1u : (uint32_t)-1,
+					  memory_order_relaxed);
+	c->detached = detached;
+}
 
 static inline struct tmem_pagedesc *pd(const struct tmem_store *s, uint32_t i)
 {

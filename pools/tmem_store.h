@@ -241,6 +241,13 @@ int tmem_store_for_each_shared_auth(struct tmem_store *store,
  */
 int tmem_client_evict_oldest(struct tmem_client *c);
 /*
+ * Added for policy/: up to n ephemeral pages of detached clients (see
+ * tmem_client_claim()), oldest first within each.  Their owners are
+ * away, so their pages go before anyone's.  Returns how many went.
+ * Safe to call from any thread, holding nothing of the store's.
+ */
+unsigned int tmem_store_evict_detached(struct tmem_store *store, unsigned int n);
+/*
  * Added for policy/: the same, for up to n pages in one call, holding the
  * LRU lock throughout and each victim pool's lock across its run of
  * consecutive LRU pages, so a batch pays the locks about once.  Returns

@@ -156,6 +156,40 @@ START_TEST(test_weights_two)
 }
 END_TEST
 
+/*
+ * Clients recovered after a restart (or left by a stopping tmemd) are
+ * detached until they come back: their ephemeral pages must still give
+ * way, first, or a full arena of them refuses every other client's puts
+ * until the grace period ends.
+ */
+START_TEST(test_detached_ephemeral_pages_give_way)
+{
+	struct tmem_pclient *gone, *here;
+	struct tmem_store_info si;
+	int32_t gpool, hpool, eph;
+	struct fx f;
+	uint64_t p = pool_pages();
+
+	fx_setup(&f, p, NULL);
+	gone = fx_client(&f, "gone", 100);
+	gpool = fx_pool(gone, false);
+	for (uint64_t n = 0; n < 2 * p; n++)
+		ck_assert_int_eq(fx_put(gone, gpool, 1, n), 1);
+	eph = (int32_t)fx_ephemeral(gone);
+	ck_assert_int_ge(eph, (int32_t)(p - tmem_policy_low_water(f.policy) - 16));
+	tmem_policy_client_detach(gone);
+	here = fx_client(&f, "here", 100);
+	hpool = fx_pool(here, true);
+	for (uint64_t n = 0; n < p / 2; n++)
+		ck_assert_msg(fx_put(here, hpool, 2, n) == 1, "persistent put %llu refused",
+			      (unsigned long long)n);
+	tmem_store_info(f.store, &si);
+	ck_assert_uint_eq(si.nr_detached, 1);
+	ck_assert_uint_le(si.arena.ephemeral, (uint64_t)eph - p / 2);
+	fx_teardown(&f);
+}
+END_TEST
+
 START_TEST(test_weights_three)
 {
 	struct tmem_pclient *pcs[3];
@@ -800,6 +834,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_no_persistent_loss);
 	tcase_add_test(tc, test_persistent_evicts_ephemeral);
 	tcase_add_test(tc, test_persistent_full);
+	tcase_add_test(tc, test_detached_ephemeral_pages_give_way);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("quota");
