@@ -274,9 +274,10 @@ static int do_post(struct shim_ring *r, const struct tmem_req *req,
 	return do_publish(r, old);
 }
 
+/* Called without the lock, from several threads at once: an atomic add. */
 static void kick(struct shim_ring *r)
 {
-	r->stats.kicks++;
+	shim_stat_inc(&r->stats.kicks);
 	r->env.ops->kick(r->env.priv);
 }
 
