@@ -67,7 +67,7 @@ ratio() {
 # tmem hits, no stale block after overwrite/truncate/unlink, tmemd showing
 # the ephemeral pages while it ran, and the ephemeral cap case.
 check_readcache() {
-	local st steps="create pass1 pass2 mutate pass3" r2 r4 maxe held q
+	local st steps="create pass1 pass2 mutate pass3" r2 r4 r6 maxe held q
 	check "tmemcache device created" grep -q "^E2E-GUEST $name DM-CREATED /dev/dm-" <<<"$con"
 	check "ext4 mounted on it" grep -q "^E2E-GUEST $name MOUNTED" <<<"$con"
 	[[ $quota == eph ]] && steps+=" pass4"
@@ -93,6 +93,13 @@ check_readcache() {
 		check "under the cap the hit ratio fell (pass3 $(ratio "$name" dropped2 pass3)% -> pass4 ${r4}%), data still right" \
 			test "$r4" -lt "$(ratio "$name" dropped2 pass3)"
 	fi
+	check "dmsetup remove, then the disk itself: 0 errors ($(fileset "$name" pass5 blocks) blocks)" \
+		test "$(fileset "$name" pass5 errors)" = 0
+	# A new table's pool starts empty: pass6 is cold (its few hits are
+	# blocks it read twice itself, metadata mostly) and right.
+	r6=$(ratio "$name" recreated pass6)
+	check "a new table over the same disk: pass6 0 errors, cold (${r6}% hits < 1%)" \
+		test "$(fileset "$name" pass6 errors)" = 0 -a "$r6" -lt 1
 	summary+=("$(printf '  %-14s %-4s %-9s hits=%-8s misses=%-8s pass2=%s%% stale=%s' "$name" "$type" "$mode" \
 		"$(rc "$name" pass3 hits)" "$(rc "$name" pass3 misses)" "$r2" "$(fileset "$name" pass3 stale)")")
 }

@@ -7,6 +7,8 @@
 # not keep should hit), overwritten/truncated/deleted/rewritten, caches
 # dropped, read again (pass3: no stale block).  With e2e.quota=eph dom0
 # lowers the ephemeral cap, and pass4 must still be right with fewer hits.
+# Then dmsetup remove, the disk read directly (pass5), and a new table
+# over it read once more (pass6).
 # After each step: "E2E-RCACHE NAME STEP hits=.. misses=.." (debugfs).
 
 rc_counters() {   # STEP
@@ -71,4 +73,21 @@ readcache_run() {
 		rc_step pass4 verify
 	fi
 	say "DM-STATUS $(/usr/sbin/dmsetup status data)"
+	# Teardown: dmsetup remove destroys the pool; the disk read directly
+	# (pass5) is the same file set.  A new table starts with an empty pool
+	# (pass6: no hit can come from the old one) and is left for dom0's look.
+	umount /mnt || fail "umount"
+	/usr/sbin/dmsetup remove data || fail "dmsetup remove data"
+	say "DM-REMOVED"
+	mount -t ext4 /dev/xvdb /mnt || fail "mount /dev/xvdb"
+	drop_caches
+	/bin/e2e-fileset -d /mnt -t $NAME-pass5 verify || say "FILESET-FAILED pass5 rc=$?"
+	umount /mnt || fail "umount /dev/xvdb"
+	/usr/sbin/dmsetup create data --noudevsync --table "0 $sectors tmemcache /dev/xvdb" ||
+		fail "dmsetup create again"
+	dm=$(ls -d /sys/block/dm-* 2>/dev/null | head -n 1)
+	mount -t ext4 /dev/${dm##*/} /mnt || fail "mount /dev/${dm##*/} again"
+	drop_caches
+	rc_counters recreated
+	rc_step pass6 verify
 }
