@@ -79,3 +79,18 @@ bench-shim-blk: $(SHIM_BLK_BENCH) $(BUILD)/tmemd
 	$(Q)$<
 BENCH_TARGETS += bench-shim-blk
 .PHONY: bench-shim-blk
+
+# bench-shim-rcache: tmemcache's core against tmemd, the cost per 4 KiB
+# block of a miss and of a hit, one block per call vs batches of 32.
+SHIM_RCACHE_BENCH := $(BUILD)/bench/shim-rcache-bench
+$(SHIM_RCACHE_BENCH): $(BUILD)/tests/shim/shim_rcache_bench.o \
+		$(BUILD)/tests/shim/fake_disk.o $(SHIM_HARNESS_OBJS) \
+		$(SHIM_CORE_OBJS) $(BUILD)/libtmem.a
+	@mkdir -p $(@D)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
+all: $(SHIM_RCACHE_BENCH)
+bench-shim-rcache: $(SHIM_RCACHE_BENCH) $(BUILD)/tmemd
+	$(Q)$<
+BENCH_TARGETS += bench-shim-rcache
+.PHONY: bench-shim-rcache

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Judge an e2e-xen run from its serial log: every assertion of issue #8,
-# each printed PASS/FAIL, then a summary.  Exit 0 only if all passed.
+# Judge an e2e-xen run from its serial log: every assertion of issue #8
+# (and issue #17's pv-readcache guest), each printed PASS/FAIL, then a summary.  Exit 0 only if all passed.
 #
 # usage: check-results.sh SERIAL_LOG   with GUESTS (as mkinitramfs.sh) in
 # the environment and WALL (seconds) for the summary.
@@ -26,11 +26,90 @@ failed_sum='(.ops.failed_puts | if type == "object" then ([.[]] | add // 0) else
 counter() { console "$1" | grep -a "^E2E-COUNTERS $1 $2 " | tail -1 | grep -oE "(^| )$3=[0-9]+" | cut -d= -f2; }
 gt0() { local v=${1:-0}; [[ $v =~ ^[0-9]+$ ]] && (( v > 0 )); }
 
+# max_pages KIND LABEL...: the most KIND pages the guest's client had in
+# those snapshots (uses name, domid).
+max_pages() {
+	local kind=$1 l
+	shift
+	for l; do snapshots "$l" "$name"; done | jq -s --argjson d "$domid" --arg n "$name" \
+		"[.[] | $client_sel | .[].pages.$kind // 0] | max // 0" 2>/dev/null
+}
+
+# check_gone KIND (persistent|ephemeral): after xl destroy the guest's
+# client and its KIND pages are gone (uses name, domid).
+check_gone() {
+	local gone left pp others
+	gone=$(snapshots destroyed "$name" | tail -1)
+	check "after xl destroy: stats readable" test -n "$gone"
+	[[ -n $gone ]] || return 0
+	left=$(jq --argjson d "$domid" --arg n "$name" "$client_sel | length" <<<"$gone")
+	# Other guests may still run: the pool holds exactly their pages.
+	pp=$(jq ".pool.$1_pages" <<<"$gone")
+	others=$(jq "[.clients[]?.pages.$1 // 0] | add // 0" <<<"$gone")
+	check "after xl destroy: client gone ($left left)" test "$left" = 0
+	check "after xl destroy: its $1 pages gone (pool $pp = other clients' $others)" test "$pp" = "$others"
+}
+
+# rc NAME STEP KEY: a tmemcache counter from the guest's E2E-RCACHE line.
+rc() { console "$1" | grep -a "^E2E-RCACHE $1 $2 " | tail -1 | grep -oE "(^| )$3=[0-9]+" | cut -d= -f2; }
+# fileset NAME STEP KEY: a field of the guest's E2E-FILESET line for STEP.
+fileset() { console "$1" | grep -a "^E2E-FILESET tag=$1-$2 " | tail -1 | grep -oE "(^| )$3=[0-9]+" | cut -d= -f2; }
+# ratio NAME FROM TO: the tmem hit ratio (percent) of the reads between two steps.
+ratio() {
+	local h0 h1 m0 m1
+	h0=$(rc "$1" "$2" hits) h1=$(rc "$1" "$3" hits) m0=$(rc "$1" "$2" misses) m1=$(rc "$1" "$3" misses)
+	local h=$(( ${h1:-0} - ${h0:-0} )) m=$(( ${m1:-0} - ${m0:-0} ))
+	if (( h + m > 0 )); then echo $(( 100 * h / (h + m) )); else echo 0; fi
+}
+
+# check_readcache: the pv-readcache guest (tests/xen/readcache.sh): the
+# file set right in every pass, pass2's reads from the disk device mostly
+# tmem hits, no stale block after overwrite/truncate/unlink, tmemd showing
+# the ephemeral pages while it ran, and the ephemeral cap case.
+check_readcache() {
+	local st steps="create pass1 pass2 mutate pass3" r2 r4 r6 maxe held q
+	check "tmemcache device created" grep -q "^E2E-GUEST $name DM-CREATED /dev/dm-" <<<"$con"
+	check "ext4 mounted on it" grep -q "^E2E-GUEST $name MOUNTED" <<<"$con"
+	[[ $quota == eph ]] && steps+=" pass4"
+	for st in $steps; do
+		check "file set $st: 0 errors ($(console "$name" | grep -a "^E2E-FILESET tag=$name-$st " | tail -1 | cut -d' ' -f3-))" \
+			test "$(fileset "$name" $st errors)" = 0
+	done
+	check "pass1 filled tmem (puts $(rc "$name" pass1 puts))" gt0 "$(rc "$name" pass1 puts)"
+	r2=$(ratio "$name" pass1 pass2)
+	check "pass2: ${r2}% of the blocks read from the disk device were tmem hits (>= 70%)" test "$r2" -ge 70
+	check "pass3 after overwrite/truncate/unlink: 0 stale blocks ($(fileset "$name" pass3 stale))" \
+		test "$(fileset "$name" pass3 stale)" = 0
+	check "target counted invalidations ($(rc "$name" pass3 invalidations))" gt0 "$(rc "$name" pass3 invalidations)"
+	check "target read errors = 0 ($(rc "$name" pass3 errors))" test "$(rc "$name" pass3 errors)" = 0
+	maxe=$(max_pages ephemeral run hold)
+	check "tmemctl stats shows the client with ephemeral pages (max ${maxe:-0})" gt0 "${maxe:-0}"
+	held=$(max_pages ephemeral hold)
+	check "client holds ephemeral pages just before xl destroy (${held:-0})" gt0 "${held:-0}"
+	if [[ $quota == eph ]]; then
+		q=$(grep -a "^E2E-DOM0 QUOTA $name " <<<"$lines" | tail -1)
+		check "tmemctl set $domid --ephemeral-max 16M succeeded (${q#E2E-DOM0 QUOTA })" grep -q ' rc=0 ' <<<"$q "
+		r4=$(ratio "$name" dropped3 pass4)
+		check "under the cap the hit ratio fell (pass3 $(ratio "$name" dropped2 pass3)% -> pass4 ${r4}%), data still right" \
+			test "$r4" -lt "$(ratio "$name" dropped2 pass3)"
+	fi
+	check "dmsetup remove, then the disk itself: 0 errors ($(fileset "$name" pass5 blocks) blocks)" \
+		test "$(fileset "$name" pass5 errors)" = 0
+	# A new table's pool starts empty: pass6 is cold (its few hits are
+	# blocks it read twice itself, metadata mostly) and right.
+	r6=$(ratio "$name" recreated pass6)
+	check "a new table over the same disk: pass6 0 errors, cold (${r6}% hits < 1%)" \
+		test "$(fileset "$name" pass6 errors)" = 0 -a "$r6" -lt 1
+	summary+=("$(printf '  %-14s %-4s %-9s hits=%-8s misses=%-8s pass2=%s%% stale=%s' "$name" "$type" "$mode" \
+		"$(rc "$name" pass3 hits)" "$(rc "$name" pass3 misses)" "$r2" "$(fileset "$name" pass3 stale)")")
+}
+
 sum_stores=0 sum_loads=0 sum_errors=0 nguests=0 summary=()
 while read -r name type kernel mode quota disk; do
 	[[ -n $name ]] || continue
 	nguests=$((nguests + 1))
-	echo "guest $name ($type, $kernel kernel, $mode${quota/#1/, quota}${quota/#0/}):"
+	q=; [[ $quota == 1 ]] && q=", quota"; [[ $quota == eph ]] && q=", ephemeral quota"
+	echo "guest $name ($type, $kernel kernel, $mode$q):"
 	domid=$(grep -a "^E2E-DOM0 DOMID $name " <<<"$lines" | awk '{print $4}')
 	check "created (domid ${domid:-none})" test -n "$domid"
 	domid=${domid:--1}
@@ -38,8 +117,14 @@ while read -r name type kernel mode quota disk; do
 	check "console log came back" test -n "$con"
 	check "tmem_shim.ko loaded" grep -q "^E2E-GUEST $name SHIM-LOADED" <<<"$con"
 	check "shim connected to tmemd" grep -q "^E2E-GUEST $name CONNECTED" <<<"$con"
+	# Not a pipe: fail must count in this shell.
+	while read -r l; do fail "$l"; done < <(grep -a "^E2E-GUEST $name FAIL" <<<"$con")
+	if [[ $mode == readcache ]]; then
+		check_readcache
+		check_gone ephemeral
+		continue
+	fi
 	check "swap on" grep -q "^E2E-GUEST $name SWAP /dev/" <<<"$con"
-	grep -a "^E2E-GUEST $name FAIL" <<<"$con" | while read -r l; do fail "$l"; done
 	phases="p1"; [[ $quota == 1 ]] && phases="p1 p2"
 	errs=0
 	for p in $phases; do
@@ -57,23 +142,11 @@ while read -r name type kernel mode quota disk; do
 	[[ $mode == tmemswap ]] && check "guest tmemswap_errors = 0 (${gerr:-none})" test "${gerr:-x}" = 0
 
 	# tmemd's view while the guest ran, and after xl destroy.
-	maxp=$(snapshots run "$name"; snapshots hold "$name") 
-	maxp=$(jq -s --argjson d "$domid" --arg n "$name" "[.[] | $client_sel | .[].pages.persistent // 0] | max // 0" <<<"$maxp" 2>/dev/null)
+	maxp=$(max_pages persistent run hold)
 	check "tmemctl stats shows the client with persistent pages (max ${maxp:-0})" gt0 "${maxp:-0}"
-	held=$(snapshots hold "$name" | jq -s --argjson d "$domid" --arg n "$name" \
-		"[.[] | $client_sel | .[].pages.persistent // 0] | max // 0" 2>/dev/null)
+	held=$(max_pages persistent hold)
 	check "client holds persistent pages just before xl destroy (${held:-0})" gt0 "${held:-0}"
-	gone=$(snapshots destroyed "$name" | tail -1)
-	check "after xl destroy: stats readable" test -n "$gone"
-	if [[ -n $gone ]]; then
-		left=$(jq --argjson d "$domid" --arg n "$name" "$client_sel | length" <<<"$gone")
-		# Other guests may still run: the pool holds exactly their pages.
-		pp=$(jq '.pool.persistent_pages' <<<"$gone")
-		others=$(jq '[.clients[]?.pages.persistent // 0] | add // 0' <<<"$gone")
-		check "after xl destroy: client gone ($left left)" test "$left" = 0
-		check "after xl destroy: its pages gone (pool persistent $pp = other clients' $others)" test "$pp" = "$others"
-	fi
-
+	check_gone persistent
 	if [[ $quota == 1 ]]; then
 		q=$(grep -a "^E2E-DOM0 QUOTA $name " <<<"$lines" | tail -1)
 		check "tmemctl set $domid --persistent-max 4M succeeded (${q#E2E-DOM0 QUOTA })" grep -q ' rc=0 ' <<<"$q "

@@ -1,7 +1,8 @@
 #!/bin/sh
 # /init of the e2e-xen dom0 (busybox + the host's Xen toolstack + tmemd).
 # Brings up xenstored/xenconsoled and tmemd --transport xen, then runs the
-# guests listed in /guest/guests ("NAME QUOTA" lines), one at a time:
+# guests listed in /guest/guests ("NAME QUOTA" lines, QUOTA 0, 1 for a
+# persistent cap or eph for an ephemeral one), one at a time:
 # xl create, watch the guest's console log for its markers, snapshot
 # `tmemctl stats --json` while it runs, apply the quota case, xl destroy,
 # check that its client is gone.  Everything the host checks is printed on
@@ -83,6 +84,8 @@ wait_marker() {
 	while [ $j -lt $(($3 * 2)) ]; do
 		relay $1
 		grep -q "$2" $CON/guest-$1.log 2>/dev/null && return 0
+		# A guest that said DONE (a FAIL says it too) prints nothing more.
+		grep -q "E2E-GUEST $1 DONE" $CON/guest-$1.log 2>/dev/null && return 1
 		tmemd_alive || return 1
 		if xl domid $1 >/dev/null 2>&1; then miss=0; else miss=$((miss + 1)); fi
 		if [ $miss -ge 3 ]; then   # gone for good, not one failed xl call
@@ -120,10 +123,11 @@ run_guest() {
 	done ) &
 	poller=$!
 	wait_marker $name "E2E-GUEST $name READY" 180 || say "TIMEOUT $name READY"
-	if [ "$quota" = 1 ]; then
+	if [ "$quota" != 0 ]; then   # 1: persistent cap, eph: ephemeral cap
+		cap="--persistent-max 4M"; [ "$quota" = eph ] && cap="--ephemeral-max 16M"
 		wait_marker $name "E2E-GUEST $name WAIT-QUOTA" 900 || say "TIMEOUT $name WAIT-QUOTA"
 		snapshot pre-quota $name $domid
-		$TMEMCTL set $domid --persistent-max 4M >/tmp/set-$name.log 2>&1
+		$TMEMCTL set $domid $cap >/tmp/set-$name.log 2>&1
 		say "QUOTA $name domid=$domid rc=$? $(tr '\n' ' ' </tmp/set-$name.log)"
 		tty=$(xenstore-read /local/domain/$domid/console/tty)
 		echo go >$tty

@@ -1,8 +1,11 @@
 #!/bin/sh
 # /init of an e2e-xen domU.  Kernel command line (xl cfg "extra"):
-#   e2e.name=NAME  e2e.mode=tmemswap|frontswap|plain|noshim  e2e.quota=0|1  e2e.swapmb=MiB
+#   e2e.name=NAME  e2e.mode=tmemswap|frontswap|readcache|plain|noshim
+#   e2e.quota=0|1|eph  e2e.swapmb=MiB  e2e.filesmb=MiB
 # tmemswap:  swapon /dev/tmemswap0, its refused pages going to backing=/dev/xvdb
 # frontswap: swapon /dev/xvdb, frontswap carrying the pages to tmemd
+# readcache: ext4 on a tmemcache target over /dev/xvdb, the file set of
+#            e2e-fileset read twice, mutated, read again (readcache.sh)
 # plain:     (diagnostics) the shim connected but idle, swapon /dev/xvdb
 # noshim:    (diagnostics) no tmem_shim.ko at all, swapon /dev/xvdb
 # Prints E2E-* marker lines on hvc0, which dom0's xenconsoled logs.  After
@@ -14,6 +17,7 @@ echo 4 >/proc/sys/kernel/printk
 
 arg() { sed -n "s/.*\\<e2e\\.$1=\\([^ ]*\\).*/\\1/p" /proc/cmdline; }
 NAME=$(arg name); MODE=$(arg mode); QUOTA=$(arg quota); SWAPMB=$(arg swapmb)
+FILESMB=$(arg filesmb)
 say() { echo "E2E-GUEST $NAME $*"; }
 fail() { say "FAIL $*"; say DONE; exec sleep 100000; }
 
@@ -31,6 +35,7 @@ say "DISK /dev/xvdb $(( $(cat /sys/block/xvdb/size) / 2048 )) MiB"
 case "$MODE" in
 tmemswap) params="cleancache=0 frontswap=0 tmemswap_mb=$SWAPMB backing=/dev/xvdb" ;;
 frontswap) params="cleancache=0 frontswap=1 tmemswap_mb=0" ;;
+readcache) params="cleancache=0 frontswap=0 tmemswap_mb=0" ;;
 plain) params="cleancache=0 frontswap=0 tmemswap_mb=0" ;;
 noshim) params="" ;;
 *) fail "bad e2e.mode=$MODE" ;;
@@ -44,6 +49,13 @@ else
 fi
 dmesg | grep -E 'tmem_shim|tmemswap0|frontswap:|cleancache:' | grep -v 'command line' | sed "s/^/E2E-DMESG $NAME /"
 if dmesg | grep -q 'connected to tmem backend'; then say CONNECTED; else say NOT-CONNECTED; fi
+
+if [ "$MODE" = readcache ]; then
+	. /bin/readcache.sh
+	readcache_run
+	say DONE
+	exec sleep 100000
+fi
 
 if [ "$MODE" = tmemswap ]; then dev=/dev/tmemswap0; else dev=/dev/xvdb; fi
 [ -b $dev ] || fail "no $dev"

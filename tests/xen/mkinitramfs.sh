@@ -5,16 +5,17 @@
 # usage: mkinitramfs.sh OUT   with, in the environment:
 #   KV          the stock Debian kernel version (dom0 and the stock guests)
 #   WORK        scratch folder
-#   TMEMD TMEMCTL WORKLOAD       the programs
+#   TMEMD TMEMCTL WORKLOAD FILESET  the programs
 #   SHIM_STOCK  tmem_shim.ko built for KV
 #   FS_KERNEL FS_SHIM  the frontswap test kernel's bzImage and its tmem_shim.ko
 #   GUESTS      guest lines "NAME TYPE KERNEL(stock|fs) MODE QUOTA DISK"
 #   SWAPMB      size of /dev/tmemswap0 (MiB)
+#   FILESMB     the pv-readcache file set (MiB)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 out=${1:?usage: mkinitramfs.sh OUT}
-: "${KV:?}" "${WORK:?}" "${TMEMD:?}" "${TMEMCTL:?}" "${WORKLOAD:?}" "${SHIM_STOCK:?}" "${GUESTS:?}" "${SWAPMB:?}"
+: "${KV:?}" "${WORK:?}" "${TMEMD:?}" "${TMEMCTL:?}" "${WORKLOAD:?}" "${FILESET:?}" "${SHIM_STOCK:?}" "${GUESTS:?}" "${SWAPMB:?}" "${FILESMB:?}"
 xenbin=/usr/lib/xen-4.17/bin
 
 # --- guest initramfs images: one per kernel ---
@@ -25,6 +26,10 @@ guest_irfs() {   # OUT SHIM [stock-modules...]
 	if (($#)); then copy_modules "/lib/modules/$KV" "$r/mods" "$@"; fi
 	cp "$shim" "$r/mods/tmem_shim.ko"
 	cp "$WORKLOAD" "$r/bin/e2e-workload"
+	cp "$FILESET" "$r/bin/e2e-fileset"
+	# pv-readcache: the host's dmsetup and mke2fs with their libraries.
+	copy_bins "$r" /usr/sbin/dmsetup /usr/sbin/mke2fs
+	cp "$here/readcache.sh" "$r/bin/readcache.sh"
 	cp "$here/guest-init.sh" "$r/init"
 	pack_cpio "$r" "$gout"
 	rm -rf "$r"
@@ -51,7 +56,9 @@ copy_bins "$root" "$TMEMD" "$TMEMCTL"
 mv "$root/$TMEMD" "$root/usr/sbin/tmemd"; mv "$root/$TMEMCTL" "$root/usr/bin/tmemctl"
 
 cp "/boot/vmlinuz-$KV" "$root/guest/vmlinuz-stock"
-guest_irfs "$root/guest/initrd-stock.gz" "$SHIM_STOCK" xen-blkfront
+# dm_mod first: tmem_shim.ko uses its symbols (the tmemcache target);
+# ext4 and crc32c for pv-readcache's filesystem.
+guest_irfs "$root/guest/initrd-stock.gz" "$SHIM_STOCK" xen-blkfront dm_mod ext4 crc32c_generic
 if [[ -n ${FS_KERNEL:-} ]]; then
 	cp "$FS_KERNEL" "$root/guest/vmlinuz-fs"
 	guest_irfs "$root/guest/initrd-fs.gz" "$FS_SHIM"
@@ -69,7 +76,7 @@ name = "$name"
 type = "$type"
 kernel = "/guest/vmlinuz-$kernel"
 ramdisk = "/guest/initrd-$kernel.gz"
-extra = "console=hvc0 ${E2E_GUEST_ARGS:-quiet} panic=-1 e2e.name=$name e2e.mode=$mode e2e.quota=$quota e2e.swapmb=$SWAPMB"
+extra = "console=hvc0 ${E2E_GUEST_ARGS:-quiet} panic=-1 e2e.name=$name e2e.mode=$mode e2e.quota=$quota e2e.swapmb=$SWAPMB e2e.filesmb=$FILESMB"
 memory = 256
 maxmem = 256
 vcpus = 1

@@ -4,18 +4,25 @@
 #                  guest workload and tmem_shim.ko (for Debian's stock 6.1
 #                  kernel and for a frontswap test kernel built once per
 #                  machine into /var/cache/tmemd-e2e), boot Xen 4.17 under
-#                  QEMU with tmemd in dom0, two PV guests and a PVH guest
-#                  (E2E_PVH=0 leaves it out; README, "Known platform
-#                  limits"), and check.
+#                  QEMU with tmemd in dom0, three PV guests (two swapping,
+#                  one reading a file set through the tmemcache target)
+#                  and a PVH guest (E2E_PVH=0 leaves it out; README, "Known
+#                  platform limits"), and check.
 #
 # Not part of `make check` (it needs root, ~9 minutes and, the first
 # time, a kernel build); .ci/run runs it.  Scratch: build/e2e-xen/.
 E2E_XEN_DIR := tests/xen
 E2E_WORKLOAD := $(BUILD)/tests/xen/e2e-workload
+E2E_FILESET := $(BUILD)/tests/xen/e2e-fileset
 E2E_WORK ?= $(BUILD)/e2e-xen
 
 # Static: the guests' initramfs has no C library.
-$(E2E_WORKLOAD): $(E2E_XEN_DIR)/workload.c | $(DEPS_STAMP)
+$(E2E_WORKLOAD): $(E2E_XEN_DIR)/workload.c $(E2E_XEN_DIR)/e2e_pattern.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(call quiet,CCLD,$@)
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -static $< -o $@
+
+$(E2E_FILESET): $(E2E_XEN_DIR)/fileset.c $(E2E_XEN_DIR)/e2e_pattern.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CCLD,$@)
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -static $< -o $@
@@ -24,9 +31,11 @@ e2e-xen-deps:
 	$(Q)mk/deps.sh mk/deps-xen.list
 
 e2e-xen: e2e-xen-deps
-	$(Q)$(MAKE) --no-print-directory $(BUILD)/tmemd $(BUILD)/tmemctl $(E2E_WORKLOAD) shim-dkms
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/tmemd $(BUILD)/tmemctl $(E2E_WORKLOAD) \
+		$(E2E_FILESET) shim-dkms
 	$(Q)E2E_WORK=$(abspath $(E2E_WORK)) TMEMD=$(abspath $(BUILD)/tmemd) \
 		TMEMCTL=$(abspath $(BUILD)/tmemctl) WORKLOAD=$(abspath $(E2E_WORKLOAD)) \
+		FILESET=$(abspath $(E2E_FILESET)) \
 		SHIM_SRC=$(abspath $(SHIM_DKMS_DIR)) $(E2E_XEN_DIR)/run-e2e.sh
 
 .PHONY: e2e-xen e2e-xen-deps

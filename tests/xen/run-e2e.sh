@@ -5,7 +5,7 @@
 # kernel, packs dom0, boots, and judges the serial log (check-results.sh).
 # A missing prerequisite fails; nothing is skipped.
 #
-# env (from tests/xen/module.mk): E2E_WORK TMEMD TMEMCTL WORKLOAD SHIM_SRC
+# env (from tests/xen/module.mk): E2E_WORK TMEMD TMEMCTL WORKLOAD FILESET SHIM_SRC
 # optional: E2E_GUESTS (guest lines, see below), E2E_TIMEOUT (s),
 #           E2E_DOM0_EXTRA (dom0 kernel args; e2e.tmemd=0: no tmemd;
 #             e2e.diag=1: xl list and vcpu-list, domain, VMCB and xenctx dumps 8 s in),
@@ -23,7 +23,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-: "${E2E_WORK:?}" "${TMEMD:?}" "${TMEMCTL:?}" "${WORKLOAD:?}" "${SHIM_SRC:?}"
+: "${E2E_WORK:?}" "${TMEMD:?}" "${TMEMCTL:?}" "${WORKLOAD:?}" "${FILESET:?}" "${SHIM_SRC:?}"
 T0=$(date +%s)
 stamp() { echo "e2e-xen: [$(( $(date +%s) - T0 ))s] $*"; }
 
@@ -31,12 +31,16 @@ stamp() { echo "e2e-xen: [$(( $(date +%s) - T0 ))s] $*"; }
 # mkinitramfs.sh pins PVH guests to the last pCPU: unpinned, QEMU 7.2's TCG
 # emulation of nested SVM/NPT makes them triple-fault at random (README,
 # "Known platform limits").
+# pv-readcache: the tmemcache target under ext4 (readcache.sh), QUOTA eph
+# lowering its ephemeral cap before the last pass.
 GUESTS=${E2E_GUESTS:-"pv-stock pv stock tmemswap 0 /dev/vda
-pv-frontswap pv fs frontswap 1 /dev/vdb"}
+pv-frontswap pv fs frontswap 1 /dev/vdb
+pv-readcache pv stock readcache eph /dev/vdc"}
 if [[ ${E2E_PVH:-1} == 1 && -z ${E2E_GUESTS:-} ]]; then
-	GUESTS+=$'\npvh-stock pvh stock tmemswap 0 /dev/vdc'
+	GUESTS+=$'\npvh-stock pvh stock tmemswap 0 /dev/vdd'
 fi
 SWAPMB=512
+FILESMB=600   # pv-readcache's file set: over twice its 256 MiB of RAM
 
 # QEMU CPU model.  -smap,-smep,-rdtscp: see the xen-nested reference.
 # -xsave and what depends on it: with XSAVE, QEMU 7.2's TCG corrupts dom0
@@ -50,7 +54,8 @@ KV=${KV#linux-image-}
 [[ -n $KV ]] || die "linux-image-amd64 is not installed"
 HDRS=/usr/src/linux-headers-$KV
 for f in /boot/vmlinuz-$KV /boot/xen-4.17-amd64.gz /lib/modules/$KV/kernel "$HDRS/Makefile" \
-	/usr/lib/xen-4.17/bin/xl /bin/busybox "$TMEMD" "$TMEMCTL" "$WORKLOAD" "$SHIM_SRC/Kbuild"; do
+	/usr/lib/xen-4.17/bin/xl /bin/busybox "$TMEMD" "$TMEMCTL" "$WORKLOAD" "$FILESET" "$SHIM_SRC/Kbuild" \
+	/usr/sbin/dmsetup /usr/sbin/mke2fs; do
 	[[ -e $f ]] || die "missing $f (make e2e-xen installs mk/deps-xen.list; is a package out of step?)"
 done
 for c in qemu-system-x86_64 jq cpio gzip modinfo; do
@@ -94,14 +99,16 @@ else
 fi
 
 # --- dom0 initramfs, guest disks ---
-export E2E_XLCFG_EXTRA E2E_GUEST_ARGS KV SMP=${E2E_SMP:-2} WORK=$E2E_WORK TMEMD TMEMCTL WORKLOAD SHIM_STOCK=$E2E_WORK/shim-stock/tmem_shim.ko \
-	FS_KERNEL FS_SHIM GUESTS SWAPMB
+export E2E_XLCFG_EXTRA E2E_GUEST_ARGS KV SMP=${E2E_SMP:-2} WORK=$E2E_WORK TMEMD TMEMCTL WORKLOAD FILESET \
+	SHIM_STOCK=$E2E_WORK/shim-stock/tmem_shim.ko FS_KERNEL FS_SHIM GUESTS SWAPMB FILESMB
 "$here/mkinitramfs.sh" "$E2E_WORK/dom0.cpio.gz"
 drives=()
-while read -r name _ _ _ _ disk; do
+while read -r name _ _ mode _ disk; do
 	[[ -n $name ]] || continue
 	img=$E2E_WORK/disk-${disk##*/}.img
-	truncate -s $((SWAPMB + 64))M "$img"
+	# sparse; readcache: the file set, ext4's overhead and the rewrites
+	if [[ $mode == readcache ]]; then size=$((FILESMB * 3 / 2)); else size=$((SWAPMB + 64)); fi
+	truncate -s ${size}M "$img"
 	drives+=(-drive "file=$img,if=virtio,format=raw,cache=unsafe")
 done <<<"$GUESTS"
 zcat /boot/xen-4.17-amd64.gz >"$E2E_WORK/xen.elf"   # QEMU's multiboot loader wants the ELF

@@ -31,28 +31,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "e2e_pattern.h"
+
 #define PAGE_BYTES 4096u
 #define WORDS (PAGE_BYTES / sizeof(uint64_t))
 #define MAGIC 0x746d656d00000000ull /* "tmem" in the high half */
-
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Order-sensitive, so swapped words are caught too. */
-static uint64_t checksum(const uint64_t *w, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ w[i]) * 0x100000001b3ull + (h >> 29);
-	return h;
-}
 
 static void fill_page(uint64_t *w, uint64_t index, uint64_t seed)
 {

@@ -274,20 +274,11 @@ static int do_post(struct shim_ring *r, const struct tmem_req *req,
 	return do_publish(r, old);
 }
 
-/*
- * Rung after the ring lock is dropped; the caller counted it under the
- * lock (do_count_kick), since several callers may ring at once.
- */
+/* Called without the lock, from several threads at once: an atomic add. */
 static void kick(struct shim_ring *r)
 {
+	shim_stat_inc(&r->stats.kicks);
 	r->env.ops->kick(r->env.priv);
-}
-
-static int do_count_kick(struct shim_ring *r, int need_kick)
-{
-	if (need_kick)
-		r->stats.kicks++;
-	return need_kick;
 }
 
 static int gen_ok(struct shim_ring *r, uint32_t gen)
@@ -448,7 +439,7 @@ int shim_ring_call_batch(struct shim_ring *r, uint32_t gen,
 		ring_unlock(r, flags);
 		return got;
 	}
-	need_kick = do_count_kick(r, do_post_batch(r, calls, (uint32_t)got));
+	need_kick = do_post_batch(r, calls, (uint32_t)got);
 	ring_unlock(r, flags);
 	if (need_kick)
 		kick(r);
@@ -496,7 +487,7 @@ int shim_ring_post_put(struct shim_ring *r, uint32_t gen,
 	r->tags[tag].async = 1;
 	r->env.ops->copy_to_slot(r->env.priv, do_slot(r, r->tags[tag].slot),
 				 src);
-	need_kick = do_count_kick(r, do_post(r, req, (uint32_t)tag));
+	need_kick = do_post(r, req, (uint32_t)tag);
 	ring_unlock(r, flags);
 	if (need_kick)
 		kick(r);
@@ -534,7 +525,7 @@ int shim_ring_post_nodata(struct shim_ring *r, uint32_t gen,
 		ops->relax(r->env.priv);
 	}
 	r->tags[tag].async = 1;
-	need_kick = do_count_kick(r, do_post(r, req, (uint32_t)tag));
+	need_kick = do_post(r, req, (uint32_t)tag);
 	ring_unlock(r, flags);
 	if (need_kick)
 		kick(r);
