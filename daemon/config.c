@@ -47,6 +47,12 @@ int tmemd_check_client_name(const char *name)
 
 	if (n == 0 || n >= TMEM_CLIENT_NAME_MAX)
 		return -EINVAL;
+	/* All digits and "domid:N" spell Xen domain ids (tmemctl's CLIENT,
+	 * the state file): no client may be called so, or a local client
+	 * could take a domain's identity. */
+	if (name[strspn(name, "0123456789")] == '\0' ||
+	    !strncmp(name, TMEMD_DOMID_PREFIX, strlen(TMEMD_DOMID_PREFIX)))
+		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char ch = (unsigned char)name[i];
 
@@ -289,7 +295,8 @@ static int handler(void *user, const char *section, const char *key,
 		const char *name = section + 7;
 
 		if (tmemd_check_client_name(name))
-			FAIL(ctx, "[%s]: bad client name (1..63 of A-Z a-z 0-9 . _ : -)", section);
+			FAIL(ctx, "[%s]: bad client name (1..63 of A-Z a-z 0-9 . _ : -, "
+			     "not all digits, not domid:N)", section);
 		cc = client_section(ctx, name);
 		if (!cc)
 			FAIL(ctx, "[%s]: too many client sections (max %d)", section, TMEMD_MAX_CLIENT_CONF);

@@ -765,6 +765,38 @@ START_TEST(test_kick_storm_bounded)
 }
 END_TEST
 
+/*
+ * Item 11: all digits and "domid:N" spell Xen domain ids (tmemctl's
+ * CLIENT, the state file's keys and shared-pool principals).  A local
+ * client called "4242" kept storing after "tmemctl freeze 4242" froze
+ * domain 4242, and one called "domid:5" joined pools authorised for
+ * domain 5.  No client may take such a name now.
+ */
+START_TEST(test_local_client_cannot_take_domid_name)
+{
+	static const char *const names[] = { "4242", "domid:5", "domid:x", "0" };
+	struct tmem_conn *c;
+	struct daemon d;
+
+	daemon_start(&d, NULL, "8M");
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct tmem_local_hello h;
+		int fds[3] = { rawc_region_fd(tmem_region_size(8, 4), true),
+			       eventfd(0, 0), eventfd(0, 0) };
+
+		ck_assert_msg(tmem_connect(d.sock, names[i], &c) < 0,
+			      "a local client attached as \"%s\"", names[i]);
+		rawc_good_hello(&h, names[i]);
+		ck_assert_int_eq(rawc_hello(d.sock, &h, fds, TMEM_LOCAL_NR_FDS), -EINVAL);
+		for (int j = 0; j < 3; j++)
+			close(fds[j]);
+	}
+	ck_assert_int_eq(tmem_connect(d.sock, "dom5", &c), 0); /* names like it are fine */
+	tmem_disconnect(c);
+	survived(&d);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tmemd-attacks");
@@ -784,6 +816,7 @@ int main(void)
 	tcase_add_test(tc, test_uid_limits_default);
 	tcase_add_test(tc, test_uid_limits_config);
 	tcase_add_test(tc, test_kick_storm_bounded);
+	tcase_add_test(tc, test_local_client_cannot_take_domid_name);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
