@@ -46,6 +46,7 @@ struct tmemd_control {
 	unsigned max_per_uid, max_conns;
 	int epfd, lfd;
 	struct tmemd_accept_pause pause; /* accept back-off on EMFILE */
+	struct tmemd_log_limit refusals; /* "too many connections" lines */
 	struct ctl_conn *conns;
 	unsigned nr_conns;
 	struct timespec started;  /* CLOCK_MONOTONIC */

@@ -797,6 +797,28 @@ START_TEST(test_local_client_cannot_take_domid_name)
 }
 END_TEST
 
+/* Item 8, the logs: each refused connection logged a line, so a client
+ * connecting in a loop filled the journal.  At most one line per 10 s. */
+START_TEST(test_refusal_log_rate_limited)
+{
+	struct daemon d;
+	long log0, log1;
+	int idle;
+
+	daemon_start(&d, "[tmemd]\nlocal-max-handshakes-per-uid = 1\n", "8M");
+	idle = rawc_socket(d.sock);
+	msleep(100);
+	log0 = file_size(d.log);
+	for (int i = 0; i < 2000; i++)
+		close(rawc_socket(d.sock)); /* each over the limit: refused */
+	msleep(200);
+	log1 = file_size(d.log);
+	ck_assert_msg(log1 - log0 < 1024, "2000 refusals logged %ld bytes", log1 - log0);
+	close(idle);
+	survived(&d);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tmemd-attacks");
@@ -817,6 +839,7 @@ int main(void)
 	tcase_add_test(tc, test_uid_limits_config);
 	tcase_add_test(tc, test_kick_storm_bounded);
 	tcase_add_test(tc, test_local_client_cannot_take_domid_name);
+	tcase_add_test(tc, test_refusal_log_rate_limited);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
