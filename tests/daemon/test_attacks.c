@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accept_pause.h"
 #include "harness.h"
 #include "rawclient.h"
 #include "tmem.h"
@@ -819,6 +820,50 @@ START_TEST(test_refusal_log_rate_limited)
 }
 END_TEST
 
+/*
+ * Item 8's back-off itself (daemon/accept_pause.h), which the listeners
+ * use when accept() still fails with EMFILE: pauses double from 50 ms
+ * to 1.6 s, the timer says when to listen again, a success resets them,
+ * and the failures are logged once per 10 s with a count.
+ */
+START_TEST(test_accept_pause_backoff)
+{
+	struct tmemd_accept_pause p;
+	struct pollfd pfd = { .events = POLLIN };
+	unsigned not_logged = 99, want = TMEMD_ACCEPT_PAUSE_MIN_MS;
+	uint64_t t0;
+
+	ck_assert(tmemd_accept_exhausted(EMFILE) && tmemd_accept_exhausted(ENFILE));
+	ck_assert(!tmemd_accept_exhausted(EAGAIN));
+	ck_assert_int_eq(tmemd_accept_pause_init(&p), 0);
+	pfd.fd = p.timer_fd;
+	t0 = now_ns();
+	ck_assert(tmemd_accept_pause_start(&p, &not_logged)); /* first: logged */
+	ck_assert_uint_eq(not_logged, 0);
+	ck_assert(p.paused);
+	ck_assert_uint_eq(p.delay_ms, TMEMD_ACCEPT_PAUSE_MIN_MS);
+	ck_assert_int_eq(poll(&pfd, 1, 1000), 1);
+	ck_assert_uint_ge(now_ns() - t0, TMEMD_ACCEPT_PAUSE_MIN_MS * 1000000ull - 1000000);
+	tmemd_accept_pause_end(&p);
+	ck_assert(!p.paused);
+	for (int i = 0; i < 8; i++) {
+		want = want * 2 > TMEMD_ACCEPT_PAUSE_MAX_MS ? TMEMD_ACCEPT_PAUSE_MAX_MS : want * 2;
+		ck_assert(!tmemd_accept_pause_start(&p, &not_logged)); /* within 10 s */
+		ck_assert_uint_eq(p.delay_ms, want);
+		tmemd_accept_pause_end(&p);
+	}
+	ck_assert_uint_eq(p.log.not_logged, 8);
+	tmemd_accept_ok(&p);
+	ck_assert(!tmemd_accept_pause_start(&p, &not_logged));
+	ck_assert_uint_eq(p.delay_ms, TMEMD_ACCEPT_PAUSE_MIN_MS);
+	p.log.next_ns = 0; /* as if 10 s had passed */
+	ck_assert(tmemd_accept_pause_start(&p, &not_logged));
+	ck_assert_uint_eq(not_logged, 9);
+	tmemd_accept_pause_fini(&p);
+	ck_assert_int_eq(p.timer_fd, -1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tmemd-attacks");
@@ -840,6 +885,7 @@ int main(void)
 	tcase_add_test(tc, test_kick_storm_bounded);
 	tcase_add_test(tc, test_local_client_cannot_take_domid_name);
 	tcase_add_test(tc, test_refusal_log_rate_limited);
+	tcase_add_test(tc, test_accept_pause_backoff);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
