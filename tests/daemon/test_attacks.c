@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -210,37 +211,51 @@ START_TEST(test_shrink_then_seal_race)
 }
 END_TEST
 
+static int huge_fd = -1; /* /proc/sys/vm/nr_hugepages, locked while the case runs */
 static long saved_huge_pages = -1;
 
-/* An unchecked fixture (it runs in the parent, so the value is put back
- * even when the test fails): one more 2 MiB huge page in the pool. */
+static long huge_read(void)
+{
+	char buf[32] = "";
+
+	return pread(huge_fd, buf, sizeof(buf) - 1, 0) > 0 ? atol(buf) : -1;
+}
+
+static bool huge_write(long n)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%ld\n", n);
+
+	return pwrite(huge_fd, buf, (size_t)len, 0) == len;
+}
+
+/*
+ * An unchecked fixture (it runs in the parent, so the pool is put back
+ * even when the test fails): one more 2 MiB huge page.  make -j2 check
+ * runs this program against several tmemd builds at once, so the case
+ * holds a lock on the sysctl file while it runs, and gives back one
+ * page rather than writing back what it read.
+ */
 static void huge_setup(void)
 {
-	const char *path = "/proc/sys/vm/nr_hugepages";
-	FILE *f = fopen(path, "r");
-
-	if (!f || fscanf(f, "%ld", &saved_huge_pages) != 1)
+	huge_fd = open("/proc/sys/vm/nr_hugepages", O_RDWR | O_CLOEXEC);
+	if (huge_fd < 0 || flock(huge_fd, LOCK_EX) || (saved_huge_pages = huge_read()) < 0 ||
+	    !huge_write(saved_huge_pages + 1)) {
+		fprintf(stderr, "test_attacks: cannot add a huge page: %s (needs root)\n",
+			strerror(errno));
 		saved_huge_pages = -1;
-	if (f)
-		fclose(f);
-	f = saved_huge_pages >= 0 ? fopen(path, "w") : NULL;
-	if (!f) {
-		fprintf(stderr, "test_attacks: %s: cannot add a huge page (needs root)\n", path);
-		saved_huge_pages = -1;
-		return;
 	}
-	fprintf(f, "%ld\n", saved_huge_pages + 1);
-	fclose(f);
 }
 
 static void huge_teardown(void)
 {
-	FILE *f = saved_huge_pages >= 0 ? fopen("/proc/sys/vm/nr_hugepages", "w") : NULL;
+	long n = saved_huge_pages >= 0 ? huge_read() : -1;
 
-	if (f) {
-		fprintf(f, "%ld\n", saved_huge_pages);
-		fclose(f);
-	}
+	if (n > 0)
+		huge_write(n - 1);
+	if (huge_fd >= 0)
+		close(huge_fd); /* drops the lock */
+	huge_fd = -1;
 }
 
 static long free_huge_pages(void)
