@@ -7,7 +7,8 @@
  * caller stops watching the socket for a pause (50 ms, doubling to
  * 1.6 s while failures go on, reset by a successful accept), a timerfd
  * says when to watch it again, and the failure is logged at most once
- * every 10 s with a count of the ones not logged.
+ * every 10 s with a count of the ones not logged (tmemd_log_limit, also
+ * for the connections a listener refuses).
  *
  * Header-only: the local transport and the control server (a library
  * of its own) both use it.  Single-threaded, like their loops.
@@ -26,12 +27,37 @@
 #define TMEMD_ACCEPT_PAUSE_MAX_MS 1600u
 #define TMEMD_ACCEPT_LOG_EVERY_NS 10000000000ull /* 10 s */
 
+/* At most one report per TMEMD_ACCEPT_LOG_EVERY_NS of one kind of event
+ * a peer can cause at will (a refused connection, a failed accept). */
+struct tmemd_log_limit {
+	uint64_t next_ns;     /* CLOCK_MONOTONIC: no report before */
+	unsigned not_logged;  /* events since the last report */
+};
+
+/* True when the event may be logged now; *not_logged then says how
+ * many were not since the last report. */
+static inline bool tmemd_log_limit_ok(struct tmemd_log_limit *l, unsigned *not_logged)
+{
+	struct timespec now;
+	uint64_t now_ns;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	if (now_ns < l->next_ns) {
+		l->not_logged++;
+		return false;
+	}
+	l->next_ns = now_ns + TMEMD_ACCEPT_LOG_EVERY_NS;
+	*not_logged = l->not_logged;
+	l->not_logged = 0;
+	return true;
+}
+
 struct tmemd_accept_pause {
 	int timer_fd;       /* timerfd: readable when the pause is over; -1 */
 	unsigned delay_ms;  /* the last pause; 0 after a successful accept */
 	bool paused;        /* the caller is not watching its socket */
-	uint64_t log_next_ns; /* CLOCK_MONOTONIC: no report before */
-	unsigned not_logged;  /* failures since the last report */
+	struct tmemd_log_limit log; /* of the failures */
 };
 
 /* Whether accept()'s errno means "out of descriptors or memory". */
@@ -67,8 +93,6 @@ static inline bool tmemd_accept_pause_start(struct tmemd_accept_pause *p,
 					    unsigned *not_logged)
 {
 	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
-	struct timespec now;
-	uint64_t now_ns;
 
 	p->delay_ms = p->delay_ms ? 2 * p->delay_ms : TMEMD_ACCEPT_PAUSE_MIN_MS;
 	if (p->delay_ms > TMEMD_ACCEPT_PAUSE_MAX_MS)
@@ -76,16 +100,7 @@ static inline bool tmemd_accept_pause_start(struct tmemd_accept_pause *p,
 	its.it_value.tv_sec = p->delay_ms / 1000;
 	its.it_value.tv_nsec = (long)(p->delay_ms % 1000) * 1000000L;
 	p->paused = timerfd_settime(p->timer_fd, 0, &its, NULL) == 0;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-	if (now_ns < p->log_next_ns) {
-		p->not_logged++;
-		return false;
-	}
-	p->log_next_ns = now_ns + TMEMD_ACCEPT_LOG_EVERY_NS;
-	*not_logged = p->not_logged;
-	p->not_logged = 0;
-	return true;
+	return tmemd_log_limit_ok(&p->log, not_logged);
 }
 
 /* timer_fd fired: the caller watches its socket again. */

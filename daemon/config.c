@@ -56,7 +56,15 @@ bool tmemd_config_grants(const struct tmemd_config *cfg, const char *name,
 
 int tmemd_check_client_name(const char *name)
 {
-	return tmem_name_valid(name) ? 0 : -EINVAL;
+	if (!tmem_name_valid(name))
+		return -EINVAL;
+	/* All digits and "domid:N" spell Xen domain ids (tmemctl's CLIENT,
+	 * the state file): no client may be called so, or a local client
+	 * could take a domain's identity. */
+	if (name[strspn(name, "0123456789")] == '\0' ||
+	    !strncmp(name, TMEMD_DOMID_PREFIX, strlen(TMEMD_DOMID_PREFIX)))
+		return -EINVAL;
+	return 0;
 }
 
 /* A cap: a size or "none"/"unlimited" (proto/tmem_size.h, as tmemctl). */
@@ -336,7 +344,7 @@ static int handler(void *user, const char *section, const char *key,
 		const char *name = section + 7;
 
 		if (tmemd_check_client_name(name))
-			FAIL(ctx, "[%s]: bad client name (want " TMEM_NAME_RULE ")", section);
+			FAIL(ctx, "[%s]: bad client name (want " TMEM_NAME_RULE ", not all digits, not domid:N)", section);
 		cc = client_section(ctx, name);
 		if (!cc)
 			FAIL(ctx, "[%s]: too many client sections (max %d)", section, TMEMD_MAX_CLIENT_CONF);

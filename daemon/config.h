@@ -91,7 +91,9 @@ void tmemd_config_client_settings(const struct tmemd_config *cfg,
 				  const char *name,
 				  struct tmem_client_settings *out);
 
-/* Client names: 1..63 bytes of [A-Za-z0-9._:-].  0 or -EINVAL. */
+/* Client names: 1..63 bytes of [A-Za-z0-9._:-], neither all digits nor
+ * starting with "domid:" (those name Xen domains by id).  0 or -EINVAL. */
+#define TMEMD_DOMID_PREFIX "domid:"
 int tmemd_check_client_name(const char *name);
 
 /* UUID text: ctl_uuid_parse()/ctl_uuid_format() in control/ctl_proto.h. */

@@ -84,6 +84,7 @@ struct local_state {
 	struct tmemd_watch timer_w; /* handshake deadlines (timerfd) */
 	struct tmemd_watch pause_w; /* accept back-off (accept_pause.h) */
 	struct tmemd_accept_pause pause;
+	struct tmemd_log_limit refusals; /* "refusing a local connection" lines */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct local_conn *conns;
 	unsigned nr_conns;
@@ -549,7 +550,11 @@ static void on_accept(struct tmemd_watch *w, uint32_t events)
 	if (!why && !(c = calloc(1, sizeof(*c))))
 		why = "out of memory";
 	if (why) {
-		log_warn("refusing a local connection (uid %u): %s", (unsigned)uid, why);
+		unsigned not_logged;
+
+		if (tmemd_log_limit_ok(&st->refusals, &not_logged))
+			log_warn("refusing a local connection (uid %u): %s (%u more refusals "
+				 "not logged)", (unsigned)uid, why, not_logged);
 		local_uid_put(&st->uids, owner);
 		close(fd);
 		return;

@@ -48,6 +48,7 @@ struct tmemd_control {
 	int epfd, lfd;
 	int state_lock;           /* flock'd state dir fd, -1 before */
 	struct tmemd_accept_pause pause; /* accept back-off on EMFILE */
+	struct tmemd_log_limit refusals; /* "too many connections" lines */
 	struct ctl_conn *conns;
 	unsigned nr_conns;
 	struct timespec started;  /* CLOCK_MONOTONIC */

@@ -246,8 +246,11 @@ static void accept_one(struct tmemd_control *ctl, int fd)
 	}
 	if (ctl->nr_conns >= ctl->max_conns ||
 	    conns_of(ctl, conn->uid) >= ctl->max_per_uid) {
-		ctl_log(ctl, LOG_WARNING, "control: too many connections, refused uid %u",
-			(unsigned)conn->uid);
+		unsigned not_logged;
+
+		if (tmemd_log_limit_ok(&ctl->refusals, &not_logged))
+			ctl_log(ctl, LOG_WARNING, "control: too many connections, refused uid %u "
+				"(%u more refusals not logged)", (unsigned)conn->uid, not_logged);
 		free(conn);
 		refuse(fd, EUSERS, "too many control connections");
 		return;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -30,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accept_pause.h"
 #include "harness.h"
 #include "rawclient.h"
 #include "tmem.h"
@@ -209,33 +211,51 @@ START_TEST(test_shrink_then_seal_race)
 }
 END_TEST
 
-/* Adds one 2 MiB huge page to the pool; returns the nr_hugepages to
- * restore afterwards. */
-static long reserve_huge_page(void)
-{
-	const char *path = "/proc/sys/vm/nr_hugepages";
-	long nr = -1;
-	FILE *f = fopen(path, "r");
+static int huge_fd = -1; /* /proc/sys/vm/nr_hugepages, locked while the case runs */
+static long saved_huge_pages = -1;
 
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(fscanf(f, "%ld", &nr), 1);
-	fclose(f);
-	f = fopen(path, "w");
-	ck_assert_msg(f != NULL, "%s: %s (the test needs root to reserve a huge page)",
-		      path, strerror(errno));
-	fprintf(f, "%ld\n", nr + 1);
-	fclose(f);
-	return nr;
+static long huge_read(void)
+{
+	char buf[32] = "";
+
+	return pread(huge_fd, buf, sizeof(buf) - 1, 0) > 0 ? atol(buf) : -1;
 }
 
-static void restore_huge_pages(long nr)
+static bool huge_write(long n)
 {
-	FILE *f = fopen("/proc/sys/vm/nr_hugepages", "w");
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%ld\n", n);
 
-	if (f) {
-		fprintf(f, "%ld\n", nr);
-		fclose(f);
+	return pwrite(huge_fd, buf, (size_t)len, 0) == len;
+}
+
+/*
+ * An unchecked fixture (it runs in the parent, so the pool is put back
+ * even when the test fails): one more 2 MiB huge page.  make -j2 check
+ * runs this program against several tmemd builds at once, so the case
+ * holds a lock on the sysctl file while it runs, and gives back one
+ * page rather than writing back what it read.
+ */
+static void huge_setup(void)
+{
+	huge_fd = open("/proc/sys/vm/nr_hugepages", O_RDWR | O_CLOEXEC);
+	if (huge_fd < 0 || flock(huge_fd, LOCK_EX) || (saved_huge_pages = huge_read()) < 0 ||
+	    !huge_write(saved_huge_pages + 1)) {
+		fprintf(stderr, "test_attacks: cannot add a huge page: %s (needs root)\n",
+			strerror(errno));
+		saved_huge_pages = -1;
 	}
+}
+
+static void huge_teardown(void)
+{
+	long n = saved_huge_pages >= 0 ? huge_read() : -1;
+
+	if (n > 0)
+		huge_write(n - 1);
+	if (huge_fd >= 0)
+		close(huge_fd); /* drops the lock */
+	huge_fd = -1;
 }
 
 static long free_huge_pages(void)
@@ -283,12 +303,13 @@ START_TEST(test_hugetlbfs_memfd_refused)
 	struct tmem_local_welcome w = { 0 };
 	struct tmem_local_hello h;
 	struct daemon d;
-	long saved = reserve_huge_page(), nfree;
+	long nfree;
 	int fds[3] = { huge_ring_fd(size), eventfd(0, 0), eventfd(0, 0) };
 	int hog = memfd_create("huge-hog", MFD_HUGETLB), sock;
 	char *p;
 
 	ck_assert_uint_eq(size, 2u << 20);
+	ck_assert_msg(saved_huge_pages >= 0, "no huge page could be reserved (needs root)");
 	daemon_start(&d, NULL, "8M");
 	rawc_good_hello(&h, "huge");
 	h.nr_slots = 511;
@@ -314,7 +335,6 @@ START_TEST(test_hugetlbfs_memfd_refused)
 	close(hog);
 	for (int i = 0; i < 3; i++)
 		close(fds[i]);
-	restore_huge_pages(saved);
 	survived(&d);
 }
 END_TEST
@@ -765,26 +785,130 @@ START_TEST(test_kick_storm_bounded)
 }
 END_TEST
 
+/*
+ * Item 11: all digits and "domid:N" spell Xen domain ids (tmemctl's
+ * CLIENT, the state file's keys and shared-pool principals).  A local
+ * client called "4242" kept storing after "tmemctl freeze 4242" froze
+ * domain 4242, and one called "domid:5" joined pools authorised for
+ * domain 5.  No client may take such a name now.
+ */
+START_TEST(test_local_client_cannot_take_domid_name)
+{
+	static const char *const names[] = { "4242", "domid:5", "domid:x", "0" };
+	struct tmem_conn *c;
+	struct daemon d;
+
+	daemon_start(&d, NULL, "8M");
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct tmem_local_hello h;
+		int fds[3] = { rawc_region_fd(tmem_region_size(8, 4), true),
+			       eventfd(0, 0), eventfd(0, 0) };
+
+		ck_assert_msg(tmem_connect(d.sock, names[i], &c) < 0,
+			      "a local client attached as \"%s\"", names[i]);
+		rawc_good_hello(&h, names[i]);
+		ck_assert_int_eq(rawc_hello(d.sock, &h, fds, TMEM_LOCAL_NR_FDS), -EINVAL);
+		for (int j = 0; j < 3; j++)
+			close(fds[j]);
+	}
+	ck_assert_int_eq(tmem_connect(d.sock, "dom5", &c), 0); /* names like it are fine */
+	tmem_disconnect(c);
+	survived(&d);
+}
+END_TEST
+
+/* Item 8, the logs: each refused connection logged a line, so a client
+ * connecting in a loop filled the journal.  At most one line per 10 s. */
+START_TEST(test_refusal_log_rate_limited)
+{
+	struct daemon d;
+	long log0, log1;
+	int idle;
+
+	daemon_start(&d, "[tmemd]\nlocal-max-handshakes-per-uid = 1\n", "8M");
+	idle = rawc_socket(d.sock);
+	msleep(100);
+	log0 = file_size(d.log);
+	for (int i = 0; i < 2000; i++)
+		close(rawc_socket(d.sock)); /* each over the limit: refused */
+	msleep(200);
+	log1 = file_size(d.log);
+	ck_assert_msg(log1 - log0 < 1024, "2000 refusals logged %ld bytes", log1 - log0);
+	close(idle);
+	survived(&d);
+}
+END_TEST
+
+/*
+ * Item 8's back-off itself (daemon/accept_pause.h), which the listeners
+ * use when accept() still fails with EMFILE: pauses double from 50 ms
+ * to 1.6 s, the timer says when to listen again, a success resets them,
+ * and the failures are logged once per 10 s with a count.
+ */
+START_TEST(test_accept_pause_backoff)
+{
+	struct tmemd_accept_pause p;
+	struct pollfd pfd = { .events = POLLIN };
+	unsigned not_logged = 99, want = TMEMD_ACCEPT_PAUSE_MIN_MS;
+	uint64_t t0;
+
+	ck_assert(tmemd_accept_exhausted(EMFILE) && tmemd_accept_exhausted(ENFILE));
+	ck_assert(!tmemd_accept_exhausted(EAGAIN));
+	ck_assert_int_eq(tmemd_accept_pause_init(&p), 0);
+	pfd.fd = p.timer_fd;
+	t0 = now_ns();
+	ck_assert(tmemd_accept_pause_start(&p, &not_logged)); /* first: logged */
+	ck_assert_uint_eq(not_logged, 0);
+	ck_assert(p.paused);
+	ck_assert_uint_eq(p.delay_ms, TMEMD_ACCEPT_PAUSE_MIN_MS);
+	ck_assert_int_eq(poll(&pfd, 1, 1000), 1);
+	ck_assert_uint_ge(now_ns() - t0, TMEMD_ACCEPT_PAUSE_MIN_MS * 1000000ull - 1000000);
+	tmemd_accept_pause_end(&p);
+	ck_assert(!p.paused);
+	for (int i = 0; i < 8; i++) {
+		want = want * 2 > TMEMD_ACCEPT_PAUSE_MAX_MS ? TMEMD_ACCEPT_PAUSE_MAX_MS : want * 2;
+		ck_assert(!tmemd_accept_pause_start(&p, &not_logged)); /* within 10 s */
+		ck_assert_uint_eq(p.delay_ms, want);
+		tmemd_accept_pause_end(&p);
+	}
+	ck_assert_uint_eq(p.log.not_logged, 8);
+	tmemd_accept_ok(&p);
+	ck_assert(!tmemd_accept_pause_start(&p, &not_logged));
+	ck_assert_uint_eq(p.delay_ms, TMEMD_ACCEPT_PAUSE_MIN_MS);
+	p.log.next_ns = 0; /* as if 10 s had passed */
+	ck_assert(tmemd_accept_pause_start(&p, &not_logged));
+	ck_assert_uint_eq(not_logged, 9);
+	tmemd_accept_pause_fini(&p);
+	ck_assert_int_eq(p.timer_fd, -1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tmemd-attacks");
-	TCase *tc = tcase_create("attacks");
+	TCase *tc = tcase_create("attacks"), *huge = tcase_create("hugetlbfs");
 	SRunner *sr;
 	int failed;
 
 	signal(SIGPIPE, SIG_IGN);
 	tcase_set_timeout(tc, 60);
+	tcase_set_timeout(huge, 60);
+	tcase_add_unchecked_fixture(huge, huge_setup, huge_teardown);
 	tcase_add_test(tc, test_uaf_hangup_after_handshake_deadline);
 	tcase_add_test(tc, test_fd_leak_zero_length_message);
 	tcase_add_test(tc, test_shrink_then_seal_race);
-	tcase_add_test(tc, test_hugetlbfs_memfd_refused);
+	tcase_add_test(huge, test_hugetlbfs_memfd_refused);
 	tcase_add_test(tc, test_kick_eventfd_drained_blocking);
 	tcase_add_test(tc, test_wake_doorbell_saturated_blocking);
 	tcase_add_test(tc, test_fd_exhaustion_no_busy_loop);
 	tcase_add_test(tc, test_uid_limits_default);
 	tcase_add_test(tc, test_uid_limits_config);
 	tcase_add_test(tc, test_kick_storm_bounded);
+	tcase_add_test(tc, test_local_client_cannot_take_domid_name);
+	tcase_add_test(tc, test_refusal_log_rate_limited);
+	tcase_add_test(tc, test_accept_pause_backoff);
 	suite_add_tcase(s, tc);
+	suite_add_tcase(s, huge);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -316,6 +316,18 @@ START_TEST(bad_name_falls_back)
 }
 END_TEST
 
+/* A domain whose name spells another's id gets its own dom<D> name. */
+START_TEST(domid_like_name_falls_back)
+{
+	struct fake_front f, g;
+
+	connect_front(&f, 9, "domid:7");
+	ck_assert_str_eq(client_of(9)->name, "dom9");
+	connect_front(&g, 11, "7");
+	ck_assert_str_eq(client_of(11)->name, "dom11");
+}
+END_TEST
+
 START_TEST(commit_retried)
 {
 	struct fake_front f;
@@ -688,6 +700,7 @@ static Suite *suite(void)
 	tcase_add_test(h, round_trip_through_ring);
 	tcase_add_test(h, unnamed_domain_gets_domid_name);
 	tcase_add_test(h, bad_name_falls_back);
+	tcase_add_test(h, domid_like_name_falls_back);
 	tcase_add_test(h, commit_retried);
 	tcase_add_loop_test(h, bad_value_cuts_off, 0,
 			    (int)(sizeof(bad_values) / sizeof(bad_values[0])));
