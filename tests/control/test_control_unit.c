@@ -371,7 +371,13 @@ static const char *stats_doc =
 	"\"failed_gets\":0,\"puts\":0,\"flushes\":0},\"frontswap\":{\"succ_stores\":0,"
 	"\"failed_stores\":0,\"loads\":0,\"invalidates\":0},\"pools\":[]}],"
 	"\"shared_pools\":[{\"uuid\":\"00112233-4455-6677-8899-aabbccddeeff\","
-	"\"sharers\":2,\"authorised\":[\"vm\"],\"pages\":0,\"objects\":0}]}";
+	"\"sharers\":2,\"authorised\":[\"vm\"],\"pages\":0,\"objects\":0}],"
+	"\"restart\":{\"survives_restart\":true,\"recovered\":true,\"starts\":3,"
+	"\"recovered_at_usec\":1796400000000000,\"recovery_seconds\":0.02,"
+	"\"pages_recovered\":5,\"persistent_pages_recovered\":4,"
+	"\"ephemeral_pages_recovered\":1,\"pages_dropped\":0,\"clients_recovered\":2,"
+	"\"pools_recovered\":2,\"clients_reattached\":1,\"clients_expired\":1,"
+	"\"clients_detached\":0}}";
 
 /*
  * A strict reader of the text format: every line is a HELP, a TYPE or a
@@ -455,6 +461,9 @@ START_TEST(test_prometheus)
 	ck_assert_ptr_nonnull(strstr(text, "tmem_shared_pool_sharers{uuid=\"00112233-4455-"
 				     "6677-8899-aabbccddeeff\"} 2\n"));
 	ck_assert_ptr_nonnull(strstr(text, "tmem_frontswap_succ_stores_total{client="));
+	ck_assert_ptr_nonnull(strstr(text, "tmem_restart_survives 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "tmem_restart_recovered_bytes 20480\n"));
+	ck_assert_ptr_nonnull(strstr(text, "tmem_restart_clients_reattached_total 1\n"));
 	check_exposition(text);
 	free(text);
 	json_decref(doc);
@@ -470,6 +479,9 @@ START_TEST(test_prometheus_rejects_bad_doc)
 
 	ck_assert_int_eq(prom_write(null, doc, empty), -EINVAL); /* no daemon version */
 	json_decref(empty);
+	json_object_set_new(json_object_get(doc, "restart"), "pages_recovered", json_null());
+	ck_assert_int_eq(prom_write(null, doc, status), -EINVAL); /* a figure missing */
+	json_object_set_new(json_object_get(doc, "restart"), "pages_recovered", json_integer(5));
 	json_object_set_new(json_object_get(doc, "pool"), "total_pages", json_string("x"));
 	ck_assert_int_eq(prom_write(null, doc, status), -EINVAL);
 	json_object_set_new(doc, "version", json_integer(2));

@@ -58,6 +58,32 @@ static const struct metric pool_metrics[] = {
 	{ NULL },
 };
 
+/* From the stats' restart object: what this start of tmemd recovered. */
+static const struct metric restart_metrics[] = {
+	M("tmem_restart_survives", "gauge",
+	  "1 when the pages live in a file or systemd's fd store and survive a restart.",
+	  "survives_restart", NULL, 1),
+	M("tmem_restart_recovered_bytes", "gauge",
+	  "Bytes of pages this start of tmemd recovered from its arena.",
+	  "pages_recovered", NULL, PAGE),
+	M("tmem_restart_recovered_persistent_bytes", "gauge",
+	  "Bytes of persistent pages this start recovered.",
+	  "persistent_pages_recovered", NULL, PAGE),
+	M("tmem_restart_clients_recovered", "gauge", "Clients this start found in its arena.",
+	  "clients_recovered", NULL, 1),
+	M("tmem_restart_clients_detached", "gauge",
+	  "Recovered clients not back yet (freed after reattach-grace).",
+	  "clients_detached", NULL, 1),
+	M("tmem_restart_adoptions_total", "counter",
+	  "Times this arena has been adopted by a starting tmemd.", "starts", NULL, 1),
+	M("tmem_restart_clients_reattached_total", "counter",
+	  "Recovered clients that came back.", "clients_reattached", NULL, 1),
+	M("tmem_restart_clients_expired_total", "counter",
+	  "Recovered clients freed: not back within reattach-grace, or their name taken.",
+	  "clients_expired", NULL, 1),
+	{ NULL },
+};
+
 static const struct metric client_metrics[] = {
 	CL("client_weight", "gauge", "Eviction weight.", "weight"),
 	CL("client_frozen", "gauge", "1 when the client's puts are refused.", "frozen"),
@@ -205,12 +231,14 @@ int prom_write(FILE *out, json_t *stats, json_t *status)
 	json_t *pool = json_object_get(stats, "pool");
 	json_t *clients = json_object_get(stats, "clients");
 	json_t *shared = json_object_get(stats, "shared_pools");
+	json_t *restart = json_object_get(stats, "restart");
 	json_t *ver = json_object_get(stats, "version");
 
 	if (!json_is_integer(ver) || json_integer_value(ver) != 1 || !json_is_object(pool) ||
-	    !json_is_array(clients) || !json_is_array(shared))
+	    !json_is_array(clients) || !json_is_array(shared) || !json_is_object(restart))
 		return -EINVAL;
 	if (daemon_families(out, status) || families(out, pool_metrics, pool, NULL) ||
+	    families(out, restart_metrics, restart, NULL) ||
 	    families(out, client_metrics, clients, client_labels) ||
 	    families(out, shared_metrics, shared, uuid_labels))
 		return -EINVAL;
