@@ -110,7 +110,7 @@ int tmemd_client_attach(struct tmemd_clients *reg, const char *name,
 	if (rc)
 		goto out_unlock;
 	c->sc = tmem_pclient_store_client(c->pc);
-	if (*resumed)
+	if (resumed && *resumed)
 		tmem_client_for_each_pool(c->sc, note_owned, &c->owned_pools);
 	c->next = reg->head;
 	reg->head = c;

@@ -70,8 +70,8 @@ int tmemd_client_add(struct tmemd_clients *reg, const char *name,
 /*
  * The same for a client that may be coming back after tmemd restarted:
  * with ident, a recovered client of that name and identity is claimed
- * with its pools and pages, and *resumed says so (see
- * tmem_policy_client_attach()).
+ * with its pools and pages, and *resumed says so; resumed NULL only
+ * records the identity (see tmem_policy_client_attach()).
  */
 int tmemd_client_attach(struct tmemd_clients *reg, const char *name,
 			const char *transport, int domid,

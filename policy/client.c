@@ -90,8 +90,9 @@ static int store_client_get(struct tmem_store *store, const char *name,
 			    const struct tmem_ident *ident,
 			    struct tmem_client **client, bool *resumed)
 {
-	*resumed = false;
-	if (ident && tmem_client_claim(store, name, ident, client) == 0) {
+	if (resumed)
+		*resumed = false;
+	if (ident && resumed && tmem_client_claim(store, name, ident, client) == 0) {
 		*resumed = true;
 		return 0;
 	}
@@ -117,7 +118,7 @@ int tmem_policy_client_attach(struct tmem_policy *policy, const char *name,
 	struct tmem_client *client;
 	int rc;
 
-	if (!policy || !name || !out || !resumed)
+	if (!policy || !name || !out)
 		return -EINVAL;
 	if (settings) {
 		rc = policy_settings_check(settings);

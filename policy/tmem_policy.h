@@ -58,7 +58,8 @@ int tmem_policy_client_add(struct tmem_policy *policy, const char *name,
  * store: with an identity, a detached store client of that name and
  * identity is claimed back with its pools and pages (*resumed = true);
  * otherwise a new one is made, a detached namesake going first.  ident
- * NULL never claims.
+ * NULL never claims; resumed NULL never claims either, only records the
+ * identity (a transport whose clients cannot resume yet).
  */
 int tmem_policy_client_attach(struct tmem_policy *policy, const char *name,
 			      const struct tmem_ident *ident,

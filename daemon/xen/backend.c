@@ -552,6 +552,7 @@ int tmemd_xen_backend_create(const struct tmemd_env *env, struct tmemd_xs xs,
 		tmemd_xen_backend_destroy(be);
 		return rc;
 	}
+	xen_forget_previous_domains(be);
 	scan_domains(be);
 	*out = be;
 	return 0;

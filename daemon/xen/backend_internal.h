@@ -61,6 +61,10 @@ struct tmemd_xen_backend {
 };
 
 /* conn.c */
+#define XEN_IDENT_MARK 'X'  /* first byte of a domain's tmem_ident */
+/* At start, before any domain connects: free what domains of the last
+ * run left in a recovered arena. */
+void xen_forget_previous_domains(struct tmemd_xen_backend *be);
 /* Reads, checks and maps what the frontend published, binds its event
  * channel, registers the client and hands the ring to a worker.  0, or
  * -errno with the reason in *why (the frontend's fault when -EINVAL,

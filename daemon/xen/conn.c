@@ -54,23 +54,81 @@ static const struct tmemd_ring_ops xen_ring_ops = {
 
 /* ---- connect ---- */
 
+/* A Xen domain's identity in the store: 'X' and its domid.  Recorded,
+ * never claimed: the shim does not take its pools back yet. */
+static struct tmem_ident xen_ident(uint32_t domid)
+{
+	struct tmem_ident id = { { XEN_IDENT_MARK } };
+
+	memcpy(id.b + 1, &domid, sizeof(domid));
+	return id;
+}
+
 /* The domain's name when it is a valid client name, else "dom<N>";
  * "dom<N>" also when the name is taken (a local client, say). */
 static int add_client(struct xen_dom *d)
 {
 	struct tmemd_clients *reg = d->be->env.clients;
+	struct tmem_ident id = xen_ident(d->domid);
 	char fallback[TMEM_CLIENT_NAME_MAX];
 	int rc = -EINVAL;
 
 	if (d->name[0])
-		rc = tmemd_client_add(reg, d->name, "xen", (int)d->domid,
-				      &d->conn->client);
+		rc = tmemd_client_attach(reg, d->name, "xen", (int)d->domid, &id,
+					 &d->conn->client, NULL);
 	if (rc == -EINVAL || rc == -EEXIST) {
 		snprintf(fallback, sizeof(fallback), "dom%u", d->domid);
-		rc = tmemd_client_add(reg, fallback, "xen", (int)d->domid,
-				      &d->conn->client);
+		rc = tmemd_client_attach(reg, fallback, "xen", (int)d->domid, &id,
+					 &d->conn->client, NULL);
 	}
 	return rc;
+}
+
+struct names {
+	char (*name)[TMEM_CLIENT_NAME_MAX];
+	unsigned n, cap;
+};
+
+static int note_xen_client(const char *name, const struct tmem_ident *id, void *ctx)
+{
+	struct names *ns = ctx;
+	void *grown;
+
+	if (id->b[0] != XEN_IDENT_MARK)
+		return 0;
+	if (ns->n == ns->cap) {
+		grown = realloc(ns->name, (ns->cap * 2 + 8) * sizeof(*ns->name));
+		if (!grown)
+			return -ENOMEM;
+		ns->name = grown;
+		ns->cap = ns->cap * 2 + 8;
+	}
+	snprintf(ns->name[ns->n++], TMEM_CLIENT_NAME_MAX, "%s", name);
+	return 0;
+}
+
+/*
+ * At start: the domains a previous tmemd served left their pages in the
+ * arena, but a Xen guest does not reattach yet (its shim makes new
+ * pools), so they are freed now rather than after reattach-grace; a
+ * domain that died meanwhile leaves nothing, and one that reuses its
+ * domid starts empty.
+ */
+void xen_forget_previous_domains(struct tmemd_xen_backend *be)
+{
+	struct tmem_store *store = tmemd_clients_store(be->env.clients);
+	struct names ns = { 0 };
+	int rc = tmem_store_for_each_detached(store, note_xen_client, &ns);
+	unsigned dropped = 0;
+
+	for (unsigned i = 0; rc == 0 && i < ns.n; i++)
+		dropped += tmem_store_drop_detached(store, ns.name[i]) > 0;
+	if (rc)
+		log_warn("xen: cannot list the domains of the last run: %s", strerror(-rc));
+	if (dropped)
+		log_info("xen: freed the pages %u domain%s left before the restart "
+			 "(Xen guests do not reattach yet)", dropped, dropped == 1 ? "" : "s");
+	free(ns.name);
 }
 
 static int map_and_bind(struct xen_dom *d, const struct tmemd_xen_front *f,

@@ -679,6 +679,36 @@ START_TEST(restart_keeps_frontend_state)
 }
 END_TEST
 
+/*
+ * A restart after which the arena held the pages of a domain and of a
+ * local client: the domain's go at start (Xen guests do not reattach
+ * yet, and it may be dead or its domid reused); the local client's stay
+ * for it to claim.
+ */
+START_TEST(restart_frees_previous_domains)
+{
+	static const struct tmem_ident local = { { 'L', 1 } };
+	struct tmem_store_info si;
+	struct tmem_client *lc;
+	struct fake_front f;
+
+	connect_front(&f, 5, "web1");
+	ck_assert_int_ge(new_pool(&f, tmem_pool_flags(TMEM_POOL_PERSIST)), 0);
+	ck_assert_int_eq(tmem_client_create_ident(fx.store, "loc", &local, &lc), 0);
+	tmem_client_detach(lc);
+	tmemd_clients_keep_on_stop(fx.reg); /* as tmemd stopping does */
+	stop_backend();
+	tmem_store_info(fx.store, &si);
+	ck_assert_uint_eq(si.nr_detached, 2);
+	start_backend();
+	tmem_store_info(fx.store, &si);
+	ck_assert_uint_eq(si.nr_detached, 1);
+	ck_assert_uint_eq(si.clients_expired, 1);
+	ck_assert_int_eq(tmem_client_claim(fx.store, "loc", &local, &lc), 0);
+	ck_assert_int_eq(tmem_client_claim(fx.store, "web1", NULL, &lc), -ENOENT);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("xen-backend");
@@ -721,6 +751,7 @@ static Suite *suite(void)
 	tcase_add_test(t, state_toggling_rate_limited);
 	tcase_add_test(t, garbage_on_ring_cuts_off_one);
 	tcase_add_test(t, restart_keeps_frontend_state);
+	tcase_add_test(t, restart_frees_previous_domains);
 	suite_add_tcase(s, t);
 	return s;
 }
