@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "config.h"
 #include "control/ctl_proto.h"
 #include "dispatch.h"
@@ -81,6 +82,12 @@ START_TEST(test_options)
 	ck_assert_int_eq(parse(&o, 3, "tmemd", "--memory", "lots"), TMEMD_OPTS_EXIT_USAGE);
 	ck_assert_int_eq(parse(&o, 3, "tmemd", "--workers", "0"), TMEMD_OPTS_EXIT_USAGE);
 	ck_assert_int_eq(parse(&o, 3, "tmemd", "--runtime-dir", "rel"), TMEMD_OPTS_EXIT_USAGE);
+	ck_assert_int_eq(parse(&o, 4, "tmemd", "--arena", "/dev/shm/a", "--discard-arena"),
+			 TMEMD_OPTS_RUN);
+	ck_assert_str_eq(o.arena_path, "/dev/shm/a");
+	ck_assert(o.discard_arena);
+	ck_assert_int_eq(parse(&o, 3, "tmemd", "--arena", "shm/a"), TMEMD_OPTS_EXIT_USAGE);
+	ck_assert_int_eq(parse(&o, 2, "tmemd", "--arena"), TMEMD_OPTS_EXIT_USAGE);
 	ck_assert_int_eq(parse(&o, 2, "tmemd", "--bogus"), TMEMD_OPTS_EXIT_USAGE);
 	ck_assert_int_eq(parse(&o, 2, "tmemd", "extra"), TMEMD_OPTS_EXIT_USAGE);
 }
@@ -126,6 +133,55 @@ START_TEST(test_config_good)
 }
 END_TEST
 
+START_TEST(test_config_restart_keys)
+{
+	struct tmemd_config cfg;
+	char err[256] = "";
+
+	ck_assert_int_eq(load(&cfg, "[tmemd]\narena = /dev/shm/t\nreattach-grace = 5m\n", err), 0);
+	ck_assert_str_eq(cfg.arena_path, "/dev/shm/t");
+	ck_assert_uint_eq(cfg.reattach_grace_sec, 300);
+	tmemd_config_free(&cfg);
+	ck_assert_int_eq(load(&cfg, "[tmemd]\nreattach-grace = 0\n", err), 0);
+	ck_assert_uint_eq(cfg.reattach_grace_sec, 0);
+	tmemd_config_free(&cfg);
+	ck_assert_int_eq(load(&cfg, "[tmemd]\nreattach-grace = 24h\n", err), 0);
+	ck_assert_uint_eq(cfg.reattach_grace_sec, 86400);
+	tmemd_config_free(&cfg);
+	ck_assert_int_eq(load(&cfg, "", err), 0);
+	ck_assert_uint_eq(cfg.reattach_grace_sec, TMEMD_DEFAULT_REATTACH_GRACE);
+	tmemd_config_free(&cfg);
+}
+END_TEST
+
+/* --arena: memory only (tmpfs or hugetlbfs), one tmemd at a time. */
+START_TEST(test_arena_refusals)
+{
+	char disk[] = "/var/tmp/tmemd-arena-test.XXXXXX", shm[] = "/dev/shm/tmemd-arena-test.XXXXXX";
+	struct tmemd_arena a, b;
+	char why[300];
+	int fd;
+
+	fd = mkstemp(disk);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(tmemd_arena_open(disk, false, &a, why, sizeof(why)), -EINVAL);
+	ck_assert_msg(strstr(why, "not on tmpfs or hugetlbfs"), "why: %s", why);
+	unlink(disk);
+	ck_assert_int_eq(tmemd_arena_open("/dev/shm", false, &a, why, sizeof(why)) < 0, 1);
+	fd = mkstemp(shm);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(tmemd_arena_open(shm, false, &a, why, sizeof(why)), 0);
+	ck_assert_int_eq(tmemd_arena_open(shm, false, &b, why, sizeof(why)), -EBUSY);
+	ck_assert_msg(strstr(why, "another tmemd"), "why: %s", why);
+	tmemd_arena_close(&a);
+	ck_assert_int_eq(tmemd_arena_open(shm, false, &b, why, sizeof(why)), 0);
+	tmemd_arena_close(&b);
+	unlink(shm);
+}
+END_TEST
+
 START_TEST(test_config_errors)
 {
 	static const struct {
@@ -136,6 +192,12 @@ START_TEST(test_config_errors)
 		{ "[tmemd]\nworkers = 0\n", "t.conf:2: workers" },
 		{ "[tmemd]\ntransport = tcp\n", "t.conf:2: transport" },
 		{ "[tmemd]\nruntime-dir = rel\n", "t.conf:2: runtime-dir" },
+		{ "[tmemd]\narena = shm/a\n", "t.conf:2: arena: want an absolute path" },
+		{ "[tmemd]\nreattach-grace = soon\n", "t.conf:2: reattach-grace: want a duration" },
+		{ "[tmemd]\nreattach-grace = 5d\n", "t.conf:2: reattach-grace" },
+		{ "[tmemd]\nreattach-grace = 25h\n", "t.conf:2: reattach-grace" },
+		{ "[tmemd]\nreattach-grace = -1\n", "t.conf:2: reattach-grace" },
+		{ "[tmemd]\nreattach-grace = 10ms\n", "t.conf:2: reattach-grace" },
 		{ "[defaults]\nweight = 0\n", "t.conf:2: weight" },
 		{ "[defaults]\nweight = 10001\n", "t.conf:2: weight" },
 		{ "[defaults]\nshared-auth = x\n", "t.conf:2: unknown key 'shared-auth'" },
@@ -516,6 +578,8 @@ static Suite *daemon_suite(void)
 	tcase_add_test(parse_tc, test_options);
 	tcase_add_test(parse_tc, test_config_good);
 	tcase_add_test(parse_tc, test_config_errors);
+	tcase_add_test(parse_tc, test_config_restart_keys);
+	tcase_add_test(parse_tc, test_arena_refusals);
 	tcase_add_test(parse_tc, test_config_cap_not_page_multiple_refused);
 	tcase_add_test(parse_tc, test_config_missing_file);
 	tcase_add_test(parse_tc, test_req_check);
