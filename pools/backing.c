@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -108,14 +107,6 @@ static int hdr_check(const struct tmem_arena_hdr *h, uint64_t st_size,
 	return 0;
 }
 
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /*
  * The mapping starts on a 2 MiB boundary, so that the frames (at a
  * 2 MiB multiple into it) can be huge pages: an unaligned start would
@@ -184,7 +175,7 @@ static int backing_format(struct tmem_store *s, const struct tmem_store_config *
 	if (frames == 0 || max < frames || max > TMEM_MAX_DESCS / TMEM_DESCS_PER_FRAME)
 		return -EINVAL;
 	layout_compute(&h, (uint32_t)max, block);
-	h.created_usec = now_usec();
+	h.created_usec = store_wall_usec();
 	h.geom_sum = geom_sum(&h);
 	if (s->fd >= 0 && ftruncate(s->fd, (off_t)h.file_bytes) < 0)
 		return -errno;

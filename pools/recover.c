@@ -43,14 +43,6 @@ static uint64_t mono_nsec(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t wall_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static void rec_free(struct tmem_store *s, uint32_t i)
 {
 	rec_set_state(&s->crec[i].state, TMEM_REC_FREE);
@@ -323,7 +315,7 @@ int store_recover(struct tmem_store *s)
 		s->hdr->starts++;
 		s->recovery.adopted = true;
 		s->recovery.starts = s->hdr->starts;
-		s->recovery.wall_usec = wall_usec();
+		s->recovery.wall_usec = store_wall_usec();
 		s->recovery.duration_nsec = mono_nsec() - t0;
 	}
 	free(r.by_rec);

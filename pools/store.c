@@ -20,6 +20,14 @@ static uint64_t random_seed(const void *salt)
 	return (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uintptr_t)salt;
 }
 
+uint64_t store_wall_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 static int store_alloc(const struct tmem_store_config *cfg, struct tmem_store **out)
 {
 	struct tmem_store *s = calloc(1, sizeof(*s));

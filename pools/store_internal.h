@@ -416,6 +416,9 @@ int backing_open(struct tmem_store *s, const struct tmem_store_config *cfg,
 		 int fd, bool *adopted, char *why, size_t why_len);
 void backing_close(struct tmem_store *s);
 
+/* CLOCK_REALTIME in microseconds: the arena's created and recovered times. */
+uint64_t store_wall_usec(void);
+
 /* ---- recover.c ------------------------------------------------------------- */
 /* Rebuild clients, pools, tables, lists and counts from the records. */
 int store_recover(struct tmem_store *s);
