@@ -418,9 +418,28 @@ char *ctl_reply_result(json_t *result)
 				   TMEMD_CONTROL_PROTO_VERSION, "result", result));
 }
 
+/*
+ * A message can quote a peer's bytes (jansson's error text shows the
+ * bytes near a syntax error) or cut a UTF-8 character in two (%.64s, a
+ * full msg buffer), and json_pack refuses a string that is not valid
+ * UTF-8: the peer would get no answer at all.  Messages are English, so
+ * anything but printable ASCII becomes '?'.
+ */
+static void printable_ascii(char *dst, const char *src, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < size && src[i]; i++)
+		dst[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? src[i] : '?';
+	dst[i] = '\0';
+}
+
 char *ctl_reply_error(const struct ctl_err *err)
 {
+	char msg[sizeof(err->msg)];
+
+	printable_ascii(msg, err->msg, sizeof(msg));
 	return dump_line(json_pack("{s:i, s:{s:i, s:s}}", "version",
 				   TMEMD_CONTROL_PROTO_VERSION, "error", "errno",
-				   err->errnum, "message", err->msg));
+				   err->errnum, "message", msg));
 }

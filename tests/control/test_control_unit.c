@@ -160,6 +160,28 @@ START_TEST(test_reply_lines)
 }
 END_TEST
 
+/* A malformed request quoting bytes that are not UTF-8 (fuzz-control
+ * found it) still gets an error line, with the bytes shown as '?'. */
+START_TEST(test_reply_error_bad_utf8)
+{
+	static const char req[] = "{\"version\":1,\"cmd\":\"stats\",\"args\\\xc5\x84\xdd\":1}";
+	struct ctl_request parsed;
+	struct ctl_err err;
+	char *line;
+
+	ck_assert_int_lt(ctl_request_parse(req, sizeof(req) - 1, &parsed, &err), 0);
+	line = ctl_reply_error(&err);
+	ck_assert_ptr_nonnull(line);
+	ck_assert_ptr_nonnull(strstr(line, "malformed JSON"));
+	free(line);
+	ctl_err_set(&err, EINVAL, "cut in two: \xc3");
+	line = ctl_reply_error(&err);
+	ck_assert_ptr_nonnull(line);
+	ck_assert_ptr_nonnull(strstr(line, "cut in two: ?\""));
+	free(line);
+}
+END_TEST
+
 /* ---- state file ---------------------------------------------------------- */
 
 static char state_dir[64], state_path[128];
@@ -502,6 +524,7 @@ static Suite *control_suite(void)
 	tcase_add_test(tc, test_parse_oversized);
 	tcase_add_test(tc, test_uuid);
 	tcase_add_test(tc, test_reply_lines);
+	tcase_add_test(tc, test_reply_error_bad_utf8);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("state");
 	tcase_add_checked_fixture(tc, state_setup, state_teardown);
