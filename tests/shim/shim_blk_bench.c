@@ -136,7 +136,7 @@ int main(void)
 			strerror(-ret));
 		return 1;
 	}
-	ret = shim_harness_start(&h, fx.sock, 64, 32);
+	ret = shim_harness_start(&h, fx.sock, 64, 32, 0);
 	ret = ret ?: shim_harness_wait(&h, 1, 5000);
 	ret = ret ?: shim_blk_init(&b, &h.ops, 0, NR_PAGES, map, 0);
 	if (!ret) {

@@ -43,11 +43,14 @@ static void *irq_main(void *arg)
 static void serve_one(struct shim_harness *h)
 {
 	struct tmem_raw_ring raw;
+	int32_t refusal = 0;
+	uint32_t kept;
 	pthread_t irq;
 
-	if (tmem_raw_connect(h->path, "shim-harness", h->nr_entries,
-			     h->nr_slots, &raw) < 0)
+	if (tmem_raw_connect_session(h->path, "shim-harness", h->nr_entries,
+				     h->nr_slots, &h->sess, &raw, &refusal) < 0)
 		return;
+	kept = h->sess.flags & TMEM_LOCAL_RESUMED ? h->sess.pools : 0;
 	pthread_mutex_lock(&h->conn_mu);
 	h->raw = raw;
 	h->raw_live = 1;
@@ -55,7 +58,9 @@ static void serve_one(struct shim_harness *h)
 	if (shim_ring_attach(&h->ring, raw.region, raw.nr_entries,
 			     raw.nr_slots) == 0 &&
 	    pthread_create(&irq, NULL, irq_main, h) == 0) {
-		shim_ops_reconnect(&h->ops);
+		shim_ops_resume(&h->ops, kept, kept);
+		if (kept)
+			__atomic_fetch_add(&h->resumes, 1, __ATOMIC_RELEASE);
 		__atomic_fetch_add(&h->connects, 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&h->ready, 1, __ATOMIC_RELEASE);
 		pthread_join(irq, NULL);
@@ -80,7 +85,8 @@ static void *conn_main(void *arg)
 }
 
 int shim_harness_start(struct shim_harness *h, const char *path,
-		       uint32_t nr_entries, uint32_t nr_slots)
+		       uint32_t nr_entries, uint32_t nr_slots,
+		       uint32_t persist_wait_ms)
 {
 	memset(h, 0, sizeof(*h));
 	if (!path || strlen(path) >= sizeof(h->path))
@@ -94,6 +100,7 @@ int shim_harness_start(struct shim_harness *h, const char *path,
 	shim_ring_init(&h->ring, &h->uenv.env);
 	h->ring.timeout_ms = 2000;
 	shim_ops_init(&h->ops, &h->ring);
+	h->ops.persist_wait_ms = persist_wait_ms;
 	if (pthread_create(&h->conn_thread, NULL, conn_main, h))
 		return -EAGAIN;
 	return 0;

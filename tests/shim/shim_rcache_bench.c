@@ -128,7 +128,7 @@ int main(void)
 		fake_disk_fini(&d);
 		return 1;
 	}
-	ret = shim_harness_start(&h, fx.sock, 64, 32);
+	ret = shim_harness_start(&h, fx.sock, 64, 32, 0);
 	ret = ret ?: shim_harness_wait(&h, 1, 5000);
 	ret = ret ?: shim_rc_init(&rc, &h.ops, NR_BLOCKS, slots, NR_SLOTS);
 	if (!ret) {

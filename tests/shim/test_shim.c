@@ -5,6 +5,7 @@
  * harness (shim_harness.c) stands in for xenbus and the event channel.
  */
 #include <check.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +19,9 @@
 #include "tmemd_fixture.h"
 
 #define PAGE 4096
+/* Persistent requests wait this long for a restarted tmemd (the module's
+ * persist_wait_ms, shortened). */
+#define PERSIST_WAIT_MS 10000u
 #define CLIENT "shim-harness"
 #define UUID_OK "0123abcd-89ab-cdef-0123-456789abcdef"
 /* The same UUID as RFC 4122 bytes, the way a superblock holds it. */
@@ -44,7 +48,8 @@ static void up(const char *conf, uint32_t entries, uint32_t slots)
 
 	ck_assert_msg(ret == 0, "tmemd did not start: %d (%s)", ret,
 		      strerror(-ret));
-	ck_assert_int_eq(shim_harness_start(&hh, fx.sock, entries, slots), 0);
+	ck_assert_int_eq(shim_harness_start(&hh, fx.sock, entries, slots,
+					    PERSIST_WAIT_MS), 0);
 	ck_assert_int_eq(shim_harness_wait(&hh, 1, 5000), 0);
 }
 
@@ -283,16 +288,27 @@ START_TEST(cleancache_slots_busy)
 }
 END_TEST
 
+static void *restart_later(void *arg)
+{
+	(void)arg;
+	usleep(300 * 1000);
+	return (void *)(intptr_t)tmemd_fixture_restart(&fx);
+}
+
 /*
- * tmemd killed in the middle of a run and a new one started on the same
- * runtime dir: while it is down stores are refused and gets miss
- * (promptly), then the shim reconnects and recreates its pools.
+ * tmemd killed in the middle of a run, without an arena, and a new one
+ * started on the same runtime dir: while it is down ephemeral requests
+ * miss or drop promptly, and a persistent store waits for the new tmemd
+ * and lands there.  Nothing of the old one survives: the page stored
+ * before the kill is gone, and the shim's pools are new ones.
  */
 START_TEST(backend_restart)
 {
 	struct shim_ops *o = &hh.ops;
 	struct tmem_oid ino = file_key(77);
 	uint8_t buf[PAGE], out[PAGE];
+	pthread_t restarter;
+	void *rc;
 	uint64_t t0;
 	int pool;
 
@@ -308,21 +324,118 @@ START_TEST(backend_restart)
 		usleep(1000);
 	ck_assert_uint_eq(shim_ring_gen(&hh.ring), 0);
 	t0 = now_ms();
-	ck_assert_int_eq(shim_fs_store(o, 0, 2, buf), -1);
-	ck_assert_int_eq(shim_fs_load(o, 0, 1, out), -1);
 	ck_assert_int_eq(shim_cc_get_page(o, pool, &ino, 1, out), -1);
 	shim_cc_put_page(o, pool, &ino, 1, buf);
-	ck_assert_msg(now_ms() - t0 < 100, "disconnected ops waited");
+	ck_assert_msg(now_ms() - t0 < 100, "disconnected ephemeral ops waited");
 
-	ck_assert_int_eq(tmemd_fixture_restart(&fx), 0);
-	ck_assert_int_eq(shim_harness_wait(&hh, 2, 5000), 0);
+	ck_assert_int_eq(pthread_create(&restarter, NULL, restart_later, NULL), 0);
 	ck_assert_int_eq(shim_fs_store(o, 0, 2, buf), 0);
+	ck_assert_msg(now_ms() - t0 >= 250, "the store did not wait for tmemd");
+	ck_assert_int_eq(pthread_join(restarter, &rc), 0);
+	ck_assert_int_eq((intptr_t)rc, 0);
+	ck_assert_int_eq(shim_harness_wait(&hh, 2, 5000), 0);
+	ck_assert_uint_eq(__atomic_load_n(&hh.resumes, __ATOMIC_ACQUIRE), 0);
 	ck_assert_int_eq(shim_fs_load(o, 0, 2, out), 0);
 	ck_assert(shim_test_same(out, 3));
+	ck_assert_int_eq(shim_fs_load(o, 0, 1, out), -1);
 	shim_cc_put_page(o, pool, &ino, 1, buf);
 	ck_assert_int_eq(shim_harness_quiesce(&hh, 2000), 0);
 	ck_assert_int_eq(shim_cc_get_page(o, pool, &ino, 1, out), 0);
 	down();
+}
+END_TEST
+
+/* A swapper for restart_keeps_pages: stores and loads its own offsets,
+ * each page's content derived from its offset and a version. */
+struct churn {
+	struct shim_ops *o;
+	uint32_t base, n;
+	int stop;			/* atomic */
+	uint64_t ops, failed, wrong;
+};
+
+static uint32_t churn_seed(uint32_t off, uint32_t ver)
+{
+	return off * 1000u + ver;
+}
+
+static void *churn_main(void *arg)
+{
+	struct churn *c = arg;
+	uint32_t ver[64] = { 0 }, i;
+	uint8_t buf[PAGE], out[PAGE];
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		i = (uint32_t)(c->ops % c->n);
+		if (ver[i] && c->ops % 3) {
+			if (shim_fs_load(c->o, 0, c->base + i, out))
+				c->failed++;
+			else if (!shim_test_same(out, churn_seed(c->base + i, ver[i])))
+				c->wrong++;
+		} else {
+			shim_test_fill(buf, churn_seed(c->base + i, ver[i] + 1));
+			if (shim_fs_store(c->o, 0, c->base + i, buf))
+				c->failed++;
+			else
+				ver[i]++;
+		}
+		c->ops++;
+	}
+	return NULL;
+}
+
+/*
+ * The point of a kept arena: tmemd killed with SIGKILL three times while
+ * two swappers store and load, each time restarted on the same arena.
+ * The shim resumes its session, takes its persistent pool back with the
+ * same id, and repeats the requests the kill cut off: not one store
+ * fails, not one load misses or returns the wrong bytes.  The ephemeral
+ * pool is dropped at each resume (see shim_ops.h).
+ */
+START_TEST(restart_keeps_pages)
+{
+	char conf[200], arena[64];
+	struct churn c[2];
+	pthread_t t[2];
+	uint8_t buf[PAGE], out[PAGE];
+	struct tmem_oid ino = file_key(5);
+	int pool, k;
+
+	snprintf(arena, sizeof(arena), "/dev/shm/tmem-shim-arena-%d", (int)getpid());
+	unlink(arena);
+	snprintf(conf, sizeof(conf), "[tmemd]\narena = %s\n", arena);
+	up(conf, 32, 16);
+	shim_fs_init(&hh.ops, 0);
+	pool = shim_cc_init_fs(&hh.ops, PAGE);
+	shim_test_fill(buf, 9);
+	shim_cc_put_page(&hh.ops, pool, &ino, 0, buf);
+	for (k = 0; k < 2; k++) {
+		c[k] = (struct churn){ .o = &hh.ops, .base = 64u * (uint32_t)k, .n = 64 };
+		ck_assert_int_eq(pthread_create(&t[k], NULL, churn_main, &c[k]), 0);
+	}
+	for (k = 0; k < 3; k++) {
+		usleep(200 * 1000);
+		tmemd_fixture_kill(&fx, SIGKILL);
+		usleep(100 * 1000);
+		ck_assert_int_eq(tmemd_fixture_restart(&fx), 0);
+		ck_assert_int_eq(shim_harness_wait(&hh, (uint64_t)k + 2, 5000), 0);
+	}
+	usleep(200 * 1000);
+	for (k = 0; k < 2; k++) {
+		__atomic_store_n(&c[k].stop, 1, __ATOMIC_RELEASE);
+		pthread_join(t[k], NULL);
+		ck_assert_msg(c[k].failed == 0 && c[k].wrong == 0,
+			      "swapper %d: %llu ops, %llu failed, %llu wrong", k,
+			      (unsigned long long)c[k].ops,
+			      (unsigned long long)c[k].failed,
+			      (unsigned long long)c[k].wrong);
+		ck_assert_uint_gt(c[k].ops, 100);
+	}
+	ck_assert_uint_eq(__atomic_load_n(&hh.resumes, __ATOMIC_ACQUIRE), 3);
+	ck_assert_uint_ge(hh.ops.pools_resumed, 3);
+	ck_assert_int_eq(shim_cc_get_page(&hh.ops, pool, &ino, 0, out), -1);
+	down();
+	unlink(arena);
 }
 END_TEST
 
@@ -510,6 +623,7 @@ static Suite *shim_suite(void)
 	tcase_add_test(tc, frontswap_concurrent);
 	tcase_add_test(tc, cleancache_slots_busy);
 	tcase_add_test(tc, backend_restart);
+	tcase_add_test(tc, restart_keeps_pages);
 	tcase_add_test(tc, blk_translation);
 	tcase_add_test(tc, blk_no_backing);
 	tcase_add_test(tc, blk_batch_through_quota);

@@ -34,7 +34,7 @@ static void up(const char *conf, uint64_t nr_blocks)
 	int ret = tmemd_fixture_start(&fx, conf);
 
 	ck_assert_msg(ret == 0, "tmemd did not start: %d", ret);
-	ck_assert_int_eq(shim_harness_start(&hh, fx.sock, 64, 32), 0);
+	ck_assert_int_eq(shim_harness_start(&hh, fx.sock, 64, 32, 0), 0);
 	ck_assert_int_eq(shim_harness_wait(&hh, 1, 5000), 0);
 	rc_fix_up(&rf, &hh.ops, nr_blocks, NR_SLOTS);
 }

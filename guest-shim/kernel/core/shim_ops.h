@@ -8,11 +8,18 @@
  *
  * Pool ids handed to the kernel are local (an index into pools[]): the
  * backend's ids die with a connection, the kernel's live as long as the
- * superblock.  shim_ops_reconnect() asks the new backend for a fresh
- * remote pool for every local one.  Ephemeral pages are lost on a
- * reconnect, which cleancache allows; persistent ones are lost too, and
- * frontswap cannot know: a backend restart while swap is in tmem loses
- * those pages (man/tmem_shim.4).
+ * superblock.  After every attach shim_ops_resume() maps them onto the
+ * new connection: a backend that kept its pages across a restart (tmemd
+ * with a kept arena) names the pools it kept, and each persistent local
+ * pool takes its pool back, pages and all; every other pool is created
+ * anew.  Ephemeral pages are dropped at a reconnect, which cleancache
+ * allows: invalidations the dead backend never applied could have left
+ * stale pages in them.
+ *
+ * A request on a persistent pool outlives a backend restart: it waits
+ * for the reconnect (bounded by persist_wait_ms) and is repeated when
+ * its connection died under it.  Put, get and flush are idempotent, and
+ * the caller waits, so nothing it issues later can overtake the repeat.
  *
  * Return values follow Linux: cleancache get and frontswap store/load
  * return 0 on success and -1 otherwise.
@@ -72,10 +79,29 @@ struct shim_ops {
 	int swap_pool;		/* local id of frontswap's pool, -1 */
 	struct shim_cc_stats cc;
 	struct shim_fs_stats fs;
+	/*
+	 * The connection pools[] was last mapped onto (0 before the first
+	 * shim_ops_resume): pools are created only once it is the current
+	 * one, so none is made anew before it could take its old one back.
+	 */
+	uint32_t conn_gen;
+	uint32_t persist_wait_ms;	/* 0: persistent requests fail at once */
+	uint64_t persist_retries;	/* requests repeated after a reconnect */
+	uint64_t pools_resumed;		/* pools taken back, pages and all */
 };
 
+#define SHIM_PERSIST_WAIT_MS 120000u
+
 void shim_ops_init(struct shim_ops *o, struct shim_ring *ring);
-/* After a (re)attach: recreates every local pool on the backend. */
+/*
+ * After a (re)attach.  kept: the backend's pool ids (bit n = id n) that
+ * it kept, pages and all, from the connection before this one; listed:
+ * every pool it holds for this client (kept is a subset).  A persistent
+ * local pool whose remote id on that connection is in kept takes it
+ * back; the other listed pools are destroyed; the rest are created.
+ */
+void shim_ops_resume(struct shim_ops *o, uint32_t kept, uint32_t listed);
+/* shim_ops_resume for a backend that kept nothing. */
 void shim_ops_reconnect(struct shim_ops *o);
 
 /*

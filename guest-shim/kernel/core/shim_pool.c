@@ -57,7 +57,7 @@ static void remote_create(struct shim_ops *o, int p)
 		return;
 	flags = pools_lock(o);
 	snap = o->pools[p];
-	if (!snap.used || snap.creating ||
+	if (!snap.used || snap.creating || (o->conn_gen && o->conn_gen != gen) ||
 	    (snap.remote_id >= 0 && snap.remote_gen == gen)) {
 		pools_unlock(o, flags);
 		return;
@@ -92,12 +92,55 @@ static int pool_created(void *arg)
 	return !tmem_load_once(&w->o->pools[w->pool].creating);
 }
 
-void shim_ops_reconnect(struct shim_ops *o)
+/* Under the lock: local pools that take their remote pool back. */
+static uint32_t adopt_kept(struct shim_ops *o, uint32_t kept, uint32_t gen)
 {
+	uint32_t prev = o->conn_gen, adopted = 0;
+	struct shim_pool *sp;
 	int p;
 
+	for (p = 0; p < SHIM_MAX_POOLS; p++) {
+		sp = &o->pools[p];
+		if (!prev || !sp->used || sp->creating || sp->remote_gen != prev ||
+		    sp->kind != TMEM_POOL_PERSIST || sp->remote_id < 0 ||
+		    sp->remote_id >= 32 || !(kept & 1u << sp->remote_id) ||
+		    (adopted & 1u << sp->remote_id))
+			continue;
+		sp->remote_gen = gen;
+		adopted |= 1u << sp->remote_id;
+	}
+	o->conn_gen = gen;
+	return adopted;
+}
+
+void shim_ops_resume(struct shim_ops *o, uint32_t kept, uint32_t listed)
+{
+	uint32_t gen = shim_ring_gen(o->ring), adopted, orphans;
+	struct tmem_req req;
+	unsigned long flags;
+	int p;
+
+	if (!gen)
+		return;
+	flags = pools_lock(o);
+	adopted = adopt_kept(o, kept & listed, gen);
+	pools_unlock(o, flags);
+	o->ring->env.ops->wake(o->ring->env.priv);
+	o->pools_resumed += (uint64_t)__builtin_popcount(adopted);
+	orphans = listed & ~adopted;
+	for (p = 0; p < 32; p++) {
+		if (!(orphans & 1u << p))
+			continue;
+		shim_req_fill(&req, TMEM_OP_DESTROY_POOL, p, NULL, 0);
+		shim_ring_call(o->ring, gen, &req, NULL, NULL);
+	}
 	for (p = 0; p < SHIM_MAX_POOLS; p++)
 		remote_create(o, p);
+}
+
+void shim_ops_reconnect(struct shim_ops *o)
+{
+	shim_ops_resume(o, 0, 0);
 }
 
 int shim_pool_new(struct shim_ops *o, uint32_t kind,
@@ -219,34 +262,114 @@ void shim_pool_destroy(struct shim_ops *o, int pool)
 	pools_unlock(o, flags);
 }
 
+/* The request never got its answer: the connection went, or it hung. */
+static int answer_lost(int ret)
+{
+	return ret == -ENOTCONN || ret == -ETIMEDOUT;
+}
+
+/*
+ * Nothing more will change for the pool on this connection without a
+ * request: connected, resumed (shim_ops_resume ran), no NEW_POOL in
+ * flight.  Until then a persistent pool's request waits.
+ */
+static int pool_settled(void *arg)
+{
+	struct pool_wait *w = arg;
+	uint32_t gen = shim_ring_gen(w->o->ring);
+
+	return gen && tmem_load_once(&w->o->conn_gen) == gen &&
+	       !tmem_load_once(&w->o->pools[w->pool].creating);
+}
+
+/*
+ * A persistent pool's request whose answer was lost: waits until the
+ * pool is settled again (a reconnect) or *deadline (set on the first
+ * call) passes.  Non-zero: try again.
+ */
+static int await_pool(struct shim_ops *o, int pool, uint64_t *deadline)
+{
+	const struct shim_env *env = &o->ring->env;
+	struct pool_wait w = { .o = o, .pool = pool };
+	uint64_t now = env->ops->now_ms(env->priv);
+
+	if (!o->persist_wait_ms || pool < 0 || pool >= SHIM_MAX_POOLS ||
+	    !(tmem_load_once(&o->pools[pool].kind) & TMEM_POOL_PERSIST))
+		return 0;
+	if (!*deadline)
+		*deadline = now + o->persist_wait_ms;
+	if (now >= *deadline)
+		return 0;
+	if (!pool_settled(&w) &&
+	    !env->ops->sleep(env->priv, pool_settled, &w,
+			     (unsigned int)(*deadline - now)))
+		return 0;
+	shim_stat_inc(&o->persist_retries);
+	return 1;
+}
+
+/* -ENOTCONN from shim_pool_remote that no waiting will change. */
+static int unreachable_for_good(struct shim_ops *o, int pool, int ret)
+{
+	struct pool_wait w = { .o = o, .pool = pool };
+
+	return ret != -ENOTCONN || pool < 0 || pool >= SHIM_MAX_POOLS ||
+	       pool_settled(&w);
+}
+
 int shim_pool_call(struct shim_ops *o, int pool, uint32_t op,
 		   const struct tmem_oid *oid, uint32_t index,
 		   const void *src, void *dst)
 {
 	struct tmem_req req;
+	uint64_t deadline = 0;
 	uint32_t gen;
-	int remote = shim_pool_remote(o, pool, &gen);
+	int ret;
 
-	if (remote < 0)
-		return remote;
-	shim_req_fill(&req, op, remote, oid, index);
-	return shim_ring_call(o->ring, gen, &req, src, dst);
+	do {
+		ret = shim_pool_remote(o, pool, &gen);
+		if (ret >= 0) {
+			shim_req_fill(&req, op, ret, oid, index);
+			ret = shim_ring_call(o->ring, gen, &req, src, dst);
+		} else if (unreachable_for_good(o, pool, ret)) {
+			return ret;
+		}
+	} while (answer_lost(ret) && await_pool(o, pool, &deadline));
+	return ret;
+}
+
+/* Posts calls[*done..n) on connection gen: 0 or the error that stopped it. */
+static int batch_post(struct shim_ops *o, uint32_t gen, int remote,
+		      struct shim_call *calls, uint32_t n, uint32_t *done)
+{
+	int ret = 0;
+	uint32_t i;
+
+	for (i = *done; i < n; i++)
+		calls[i].req.pool_id = remote;
+	while (ret >= 0 && *done < n) {
+		ret = shim_ring_call_batch(o->ring, gen, calls + *done,
+					   n - *done);
+		if (ret > 0)
+			*done += (uint32_t)ret;
+	}
+	return ret < 0 ? ret : 0;
 }
 
 int shim_pool_call_batch(struct shim_ops *o, int pool,
 			 struct shim_call *calls, uint32_t n)
 {
-	uint32_t gen, i, done = 0;
-	int ret = shim_pool_remote(o, pool, &gen);
+	uint64_t deadline = 0;
+	uint32_t i, gen, done = 0;
+	int ret;
 
-	for (i = 0; ret >= 0 && i < n; i++)
-		calls[i].req.pool_id = ret;
-	while (ret >= 0 && done < n) {
-		ret = shim_ring_call_batch(o->ring, gen, calls + done,
-					   n - done);
-		if (ret > 0)
-			done += (uint32_t)ret;
-	}
+	do {
+		ret = shim_pool_remote(o, pool, &gen);
+		if (ret >= 0)
+			ret = batch_post(o, gen, ret, calls, n, &done);
+		else if (unreachable_for_good(o, pool, ret))
+			break;
+	} while (answer_lost(ret) && await_pool(o, pool, &deadline));
 	if (ret >= 0)
 		return 0;
 	for (i = done; i < n; i++)
