@@ -31,7 +31,6 @@
 #define TOKEN_INTRO "tmemd:introduce"
 #define TOKEN_RELEASE "tmemd:release"
 #define TOKEN_FE "tmemd:fe:"
-#define MAX_DOMAINS 1024
 #define TX_RETRIES 16
 #define MAX_FAILURES 3
 
@@ -345,8 +344,9 @@ static int init_allow(struct tmemd_xen_backend *be)
 	return 0;
 }
 
-static int dom_add(struct tmemd_xen_backend *be, uint32_t domid)
+static int dom_add(struct tmemd_xen_backend *be, const struct tmemd_xen_dominfo *info)
 {
+	uint32_t domid = info->domid;
 	struct xen_dom *d;
 	char name[TMEM_CLIENT_NAME_MAX];
 	int rc;
@@ -359,6 +359,7 @@ static int dom_add(struct tmemd_xen_backend *be, uint32_t domid)
 		return -ENOMEM;
 	d->be = be;
 	d->domid = domid;
+	memcpy(d->handle, info->handle, sizeof(d->handle));
 	d->be_state = -1;
 	memcpy(d->name, name, sizeof(name));
 	snprintf(d->fe_path, sizeof(d->fe_path), "/local/domain/%u/device/tmem/0", domid);
@@ -395,8 +396,8 @@ static bool listed(const struct tmemd_xen_dominfo *info, int n, uint32_t domid)
 /* Both domain watches land here: drop the dead, offer the new. */
 static void scan_domains(struct tmemd_xen_backend *be)
 {
-	struct tmemd_xen_dominfo *info = calloc(MAX_DOMAINS, sizeof(*info));
-	int n = info ? be->hyp.ops->list_domains(be->hyp.h, info, MAX_DOMAINS)
+	struct tmemd_xen_dominfo *info = calloc(TMEMD_XEN_MAX_DOMAINS, sizeof(*info));
+	int n = info ? be->hyp.ops->list_domains(be->hyp.h, info, TMEMD_XEN_MAX_DOMAINS)
 		     : -ENOMEM;
 
 	if (n < 0) {
@@ -416,7 +417,7 @@ static void scan_domains(struct tmemd_xen_backend *be)
 		    info[i].domid > TMEMD_XEN_DOMID_MAX ||
 		    dom_find(be, info[i].domid))
 			continue;
-		dom_add(be, info[i].domid); /* logs its own failure */
+		dom_add(be, &info[i]); /* logs its own failure */
 	}
 	free(info);
 }
@@ -552,7 +553,7 @@ int tmemd_xen_backend_create(const struct tmemd_env *env, struct tmemd_xs xs,
 		tmemd_xen_backend_destroy(be);
 		return rc;
 	}
-	xen_forget_previous_domains(be);
+	xen_sort_previous_domains(be);
 	scan_domains(be);
 	*out = be;
 	return 0;
@@ -587,5 +588,6 @@ void tmemd_xen_backend_destroy(struct tmemd_xen_backend *be)
 		close(be->retry_fd);
 	be->xs.ops->close(be->xs.h);
 	be->hyp.ops->close(be->hyp.h);
+	free(be->kept);
 	free(be);
 }

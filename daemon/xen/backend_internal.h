@@ -15,6 +15,7 @@
 
 /* Room for /local/domain/4294967295/backend/tmem/4294967295/0 */
 #define TMEMD_XEN_DIR_MAX 96
+#define TMEMD_XEN_MAX_DOMAINS 1024
 
 struct xen_conn {
 	void *region;                /* the mapped grants */
@@ -23,12 +24,15 @@ struct xen_conn {
 	struct tmemd_client *client;
 	struct tmemd_ring ring;
 	bool attached;               /* ring handed to a worker */
+	bool resumed;                /* the client came back with its pools */
+	struct tmem_ident ident;     /* the client's (resume.c) */
 	const char *fault_why;       /* set by the worker before dom->faulted */
 };
 
 struct xen_dom {
 	struct tmemd_xen_backend *be;
 	uint32_t domid;
+	uint8_t handle[TMEMD_XEN_HANDLE_LEN];
 	char name[TMEM_CLIENT_NAME_MAX]; /* from /local/domain/N/name; may be "" */
 	char fe_path[TMEMD_XEN_DIR_MAX];
 	char be_path[TMEMD_XEN_DIR_MAX];
@@ -57,14 +61,30 @@ struct tmemd_xen_backend {
 	bool watching;               /* @introduceDomain/@releaseDomain set */
 	struct xen_dom *doms;
 	struct tmemd_xen_allow allow;
+	struct xen_kept *kept;       /* clients of the last run, kept (resume.c) */
+	unsigned nr_kept;
 	char allow_spec[sizeof(((struct tmemd_config *)0)->xen_domains)];
 };
 
-/* conn.c */
+/* resume.c */
 #define XEN_IDENT_MARK 'X'  /* first byte of a domain's tmem_ident */
-/* At start, before any domain connects: free what domains of the last
- * run left in a recovered arena. */
-void xen_forget_previous_domains(struct tmemd_xen_backend *be);
+struct xen_kept {
+	uint32_t domid;
+	char name[TMEM_CLIENT_NAME_MAX];
+	struct tmem_ident ident;
+};
+/* At start, before any domain connects: keeps the clients the last run
+ * left for domains still there (same domid and handle), frees the rest. */
+void xen_sort_previous_domains(struct tmemd_xen_backend *be);
+/* The kept client of d, taken off the list: 0, or -ENOENT. */
+int xen_take_kept(struct tmemd_xen_backend *be, const struct xen_dom *d,
+		  struct xen_kept *out);
+/* A new client's identity for d, with a fresh nonce. */
+int xen_ident_new(const struct xen_dom *d, struct tmem_ident *out);
+/* The nonce: the backend's "session" node (never 0). */
+uint64_t xen_ident_nonce(const struct tmem_ident *id);
+
+/* conn.c */
 /* Reads, checks and maps what the frontend published, binds its event
  * channel, registers the client and hands the ring to a worker.  0, or
  * -errno with the reason in *why (the frontend's fault when -EINVAL,

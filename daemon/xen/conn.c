@@ -8,6 +8,7 @@
  * detached first, so nothing touches the mapping while it goes.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,81 +55,66 @@ static const struct tmemd_ring_ops xen_ring_ops = {
 
 /* ---- connect ---- */
 
-/* A Xen domain's identity in the store: 'X' and its domid.  Recorded,
- * never claimed: the shim does not take its pools back yet. */
-static struct tmem_ident xen_ident(uint32_t domid)
-{
-	struct tmem_ident id = { { XEN_IDENT_MARK } };
-
-	memcpy(id.b + 1, &domid, sizeof(domid));
-	return id;
-}
-
-/* The domain's name when it is a valid client name, else "dom<N>";
- * "dom<N>" also when the name is taken (a local client, say). */
-static int add_client(struct xen_dom *d)
+/* A new client: the domain's name when it is a valid client name, else
+ * "dom<N>"; "dom<N>" also when the name is taken (a local client, say). */
+static int add_new_client(struct xen_dom *d)
 {
 	struct tmemd_clients *reg = d->be->env.clients;
-	struct tmem_ident id = xen_ident(d->domid);
+	struct xen_conn *c = d->conn;
 	char fallback[TMEM_CLIENT_NAME_MAX];
-	int rc = -EINVAL;
+	int rc = xen_ident_new(d, &c->ident);
 
+	if (rc)
+		return rc;
+	rc = -EINVAL;
 	if (d->name[0])
-		rc = tmemd_client_attach(reg, d->name, "xen", (int)d->domid, &id,
-					 &d->conn->client, NULL);
+		rc = tmemd_client_attach(reg, d->name, "xen", (int)d->domid,
+					 &c->ident, &c->client, NULL);
 	if (rc == -EINVAL || rc == -EEXIST) {
 		snprintf(fallback, sizeof(fallback), "dom%u", d->domid);
-		rc = tmemd_client_attach(reg, fallback, "xen", (int)d->domid, &id,
-					 &d->conn->client, NULL);
+		rc = tmemd_client_attach(reg, fallback, "xen", (int)d->domid,
+					 &c->ident, &c->client, NULL);
 	}
 	return rc;
 }
 
-struct names {
-	char (*name)[TMEM_CLIENT_NAME_MAX];
-	unsigned n, cap;
-};
-
-static int note_xen_client(const char *name, const struct tmem_ident *id, void *ctx)
+/* The client the last run left for this very domain, if kept; else a
+ * new one. */
+static int add_client(struct xen_dom *d)
 {
-	struct names *ns = ctx;
-	void *grown;
+	struct tmemd_clients *reg = d->be->env.clients;
+	struct xen_conn *c = d->conn;
+	struct xen_kept k;
+	int rc;
 
-	if (id->b[0] != XEN_IDENT_MARK)
-		return 0;
-	if (ns->n == ns->cap) {
-		grown = realloc(ns->name, (ns->cap * 2 + 8) * sizeof(*ns->name));
-		if (!grown)
-			return -ENOMEM;
-		ns->name = grown;
-		ns->cap = ns->cap * 2 + 8;
+	if (xen_take_kept(d->be, d, &k) == 0) {
+		rc = tmemd_client_attach(reg, k.name, "xen", (int)d->domid, &k.ident,
+					 &c->client, &c->resumed);
+		if (rc == 0) {
+			c->ident = k.ident;
+			return 0;
+		}
+		log_warn("domain %u: cannot take back client %s: %s; it starts afresh",
+			 d->domid, k.name, strerror(-rc));
 	}
-	snprintf(ns->name[ns->n++], TMEM_CLIENT_NAME_MAX, "%s", name);
-	return 0;
+	return add_new_client(d);
 }
 
-/*
- * At start: the domains a previous tmemd served left their pages in the
- * arena, but a Xen guest does not reattach yet (its shim makes new
- * pools), so they are freed now rather than after reattach-grace; a
- * domain that died meanwhile leaves nothing, and one that reuses its
- * domid starts empty.
- */
-void xen_forget_previous_domains(struct tmemd_xen_backend *be)
+/* Before Connected (man/tmem.7): the frontend takes its pools back only
+ * when "session" is the one its pools were made under. */
+static int publish_session(struct xen_dom *d)
 {
-	struct tmem_store *store = tmemd_clients_store(be->env.clients);
-	struct names ns = { 0 };
-	int rc = tmem_store_for_each_detached(store, note_xen_client, &ns);
-	unsigned dropped = 0;
+	const struct tmemd_xs *xs = &d->be->xs;
+	struct xen_conn *c = d->conn;
+	char path[TMEMD_XS_PATH_MAX], v[32];
+	int rc;
 
-	for (unsigned i = 0; rc == 0 && i < ns.n; i++)
-		dropped += tmem_store_drop_detached(store, ns.name[i]) > 0;
-	if (rc)
-		log_warn("xen: cannot list the domains of the last run: %s", strerror(-rc));
-	if (dropped)
-		log_info("xen: freed the pages %u domain%s left before the restart "
-			 "(Xen guests do not reattach yet)", dropped, dropped == 1 ? "" : "s");
-	free(ns.name);
+	snprintf(path, sizeof(path), "%s/session", d->be_path);
+	snprintf(v, sizeof(v), "%016" PRIx64, xen_ident_nonce(&c->ident));
+	rc = xs->ops->write(xs->h, TMEMD_XS_NO_TX, path, v);
+	snprintf(path, sizeof(path), "%s/resumed-pools", d->be_path);
+	snprintf(v, sizeof(v), "%#x", c->resumed ? c->client->owned_pools : 0u);
+	return rc ?: xs->ops->write(xs->h, TMEMD_XS_NO_TX, path, v);
 }
 
 static int map_and_bind(struct xen_dom *d, const struct tmemd_xen_front *f,
@@ -182,6 +168,11 @@ int xen_conn_open(struct xen_dom *d, const char **why)
 		*why = "cannot register the client";
 		goto out;
 	}
+	rc = publish_session(d);
+	if (rc) {
+		*why = "cannot write its session nodes";
+		goto out;
+	}
 	c->ring.geo = (struct tmemd_slots){ .region = c->region,
 					    .nr_entries = f->nr_entries,
 					    .nr_slots = f->nr_slots };
@@ -196,9 +187,10 @@ int xen_conn_open(struct xen_dom *d, const char **why)
 		goto out;
 	}
 	c->attached = true;
-	log_info("domain %u: client %s connected: %u entries, %u slots, %u pages",
-		 d->domid, c->client->name, f->nr_entries, f->nr_slots,
-		 f->nr_pages);
+	log_info("domain %u: client %s %s: %u entries, %u slots, %u pages",
+		 d->domid, c->client->name,
+		 c->resumed ? "reconnected with its pages" : "connected",
+		 f->nr_entries, f->nr_slots, f->nr_pages);
 out:
 	free(f);
 	if (rc)

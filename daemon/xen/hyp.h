@@ -15,8 +15,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#define TMEMD_XEN_HANDLE_LEN 16  /* xen_domain_handle_t */
+
 struct tmemd_xen_dominfo {
 	uint32_t domid;
+	uint8_t handle[TMEMD_XEN_HANDLE_LEN]; /* the toolstack's UUID for it */
 	bool dying;      /* being destroyed: tear down, do not connect */
 	bool shutdown;   /* shut down, not yet destroyed */
 };

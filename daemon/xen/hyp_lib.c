@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <xenctrl.h>
 #include <xenevtchn.h>
@@ -133,12 +134,16 @@ static int lib_list_domains(void *h, struct tmemd_xen_dominfo *out,
 
 		if (got < 0)
 			return err_or(EIO);
-		for (int i = 0; i < got; i++)
-			out[n++] = (struct tmemd_xen_dominfo){
+		for (int i = 0; i < got; i++) {
+			out[n] = (struct tmemd_xen_dominfo){
 				.domid = info[i].domain,
 				.dying = info[i].flags & XEN_DOMINF_dying,
 				.shutdown = info[i].flags & XEN_DOMINF_shutdown,
 			};
+			_Static_assert(sizeof(info[i].handle) == TMEMD_XEN_HANDLE_LEN,
+				       "xen_domain_handle_t");
+			memcpy(out[n++].handle, info[i].handle, TMEMD_XEN_HANDLE_LEN);
+		}
 		if ((unsigned)got < want)
 			break;
 		next = info[got - 1].domain + 1u;

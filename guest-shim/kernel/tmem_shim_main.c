@@ -43,6 +43,10 @@ static unsigned int timeout_ms = 5000;
 module_param(timeout_ms, uint, 0444);
 MODULE_PARM_DESC(timeout_ms, "Longest wait for one request (default 5000)");
 
+static unsigned int persist_wait_ms = SHIM_PERSIST_WAIT_MS;
+module_param(persist_wait_ms, uint, 0444);
+MODULE_PARM_DESC(persist_wait_ms, "Longest wait of a swap request for a restarting backend, 0 to fail at once (default 120000)");
+
 static unsigned long tmemswap_mb = 256;
 module_param(tmemswap_mb, ulong, 0444);
 MODULE_PARM_DESC(tmemswap_mb, "Size of /dev/tmemswap0 in MiB, 0 for none (default 256)");
@@ -70,6 +74,8 @@ static void tmem_shim_debugfs(void)
 	debugfs_create_u64("loads", 0444, d, &fs->loads);
 	debugfs_create_u64("failed_loads", 0444, d, &fs->failed_loads);
 	debugfs_create_u64("invalidates", 0444, d, &fs->invalidates);
+	debugfs_create_u64("persist_retries", 0444, d, &tmem_shim.ops.persist_retries);
+	debugfs_create_u64("pools_resumed", 0444, d, &tmem_shim.ops.pools_resumed);
 	/* The ring's. */
 	debugfs_create_u64("ring_posted", 0444, d, &rs->posted);
 	debugfs_create_u64("ring_completed", 0444, d, &rs->completed);
@@ -96,6 +102,7 @@ static int __init tmem_shim_init(void)
 	}
 	tmem_shim_env_init(&tmem_shim);
 	tmem_shim.ring.timeout_ms = timeout_ms;
+	tmem_shim.ops.persist_wait_ms = persist_wait_ms;
 	err = tmem_xenbus_init();
 	if (err) {
 		pr_err("no xenbus (not a Xen guest?): %d\n", err);

@@ -11,7 +11,11 @@
  *                        protocol-version, geometry, ring-pages, ring-refN,
  *                        event-channel; Initialised
  *   backend Connected -> attach the ring (requests flow from here on),
- *                        recreate pools (shim_ops_reconnect); Connected
+ *                        map the pools onto the backend's: the ones it
+ *                        kept (resumed-pools, under the session our
+ *                        pools were made in) come back with their pages,
+ *                        the rest are made anew (shim_ops_resume);
+ *                        Connected
  *   backend Closing   -> detach: waiters fail, puts are refused and gets
  *                        miss from here on; Closed
  *   backend InitWait again (tmemd restarted) -> Initialising, and round
@@ -21,10 +25,12 @@
  * (and the pages handed back to the grant code to free once unmapped)
  * only when the device goes away.
  */
+#include <linux/err.h>
 #include <linux/interrupt.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <xen/events.h>
 #include <xen/grant_table.h>
 #include <xen/page.h>
@@ -44,6 +50,7 @@ struct tmem_front {
 	unsigned int nr_granted;
 	evtchn_port_t port;
 	int irq;
+	char session[24];	/* the backend's "session" our pools are in */
 };
 
 static irqreturn_t tmem_front_irq(int irq, void *dev_id)
@@ -191,7 +198,40 @@ static void tmem_front_publish_ring(struct tmem_front *f)
 	xenbus_switch_state(f->dev, XenbusStateInitialised);
 }
 
-/* Backend mapped the region: start posting, then recreate pools. */
+/*
+ * The pools a restarted backend kept for us (man/tmem.7): resumed-pools,
+ * trusted only under the session our pools were made in, since a
+ * backend on another store could hold other pages under those ids.
+ */
+static void tmem_front_resume(struct tmem_front *f)
+{
+	struct xenbus_device *dev = f->dev;
+	unsigned int listed = 0, kept = 0;
+	u64 before = tmem_shim.ops.pools_resumed;
+	char *session;
+
+	if (xenbus_scanf(XBT_NIL, dev->otherend, "resumed-pools", "%x",
+			 &listed) != 1)
+		listed = 0;
+	session = xenbus_read(XBT_NIL, dev->otherend, "session", NULL);
+	if (IS_ERR(session)) {
+		f->session[0] = '\0';
+	} else {
+		if (f->session[0] && !strcmp(session, f->session))
+			kept = listed;
+		strscpy(f->session, session, sizeof(f->session));
+		kfree(session);
+	}
+	shim_ops_resume(&tmem_shim.ops, kept, listed);
+	if (kept)
+		dev_info(&dev->dev, "backend restarted: %llu pools taken back with their pages\n",
+			 (unsigned long long)(tmem_shim.ops.pools_resumed - before));
+	else if (listed)
+		dev_warn(&dev->dev, "backend holds pools of another session (%#x): dropped\n",
+			 listed);
+}
+
+/* Backend mapped the region: start posting, then map the pools. */
 static void tmem_front_connected(struct tmem_front *f)
 {
 	int err = shim_ring_attach(&tmem_shim.ring, f->region, f->nr_entries,
@@ -201,7 +241,7 @@ static void tmem_front_connected(struct tmem_front *f)
 		xenbus_dev_fatal(f->dev, err, "attaching the tmem ring");
 		return;
 	}
-	shim_ops_reconnect(&tmem_shim.ops);
+	tmem_front_resume(f);
 	xenbus_switch_state(f->dev, XenbusStateConnected);
 	dev_info(&f->dev->dev, "connected to tmem backend in domain %d\n",
 		 f->dev->otherend_id);

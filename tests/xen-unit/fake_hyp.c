@@ -17,6 +17,7 @@
 struct fdom {
 	bool used, dying;
 	uint32_t domid;
+	uint8_t handle[TMEMD_XEN_HANDLE_LEN];
 	int memfd;
 	uint32_t nr_pages;
 	void *mem;
@@ -39,6 +40,7 @@ struct fake_hyp {
 	struct tmemd_evtchn ports[MAX_PORTS];
 	unsigned mapped, bound;
 	unsigned maps;              /* map calls that succeeded, ever */
+	uint32_t domains_made;      /* ever: each domain's handle differs */
 };
 
 struct fake_hyp *fake_hyp_new(void)
@@ -102,6 +104,12 @@ int fake_hyp_add_domain(struct fake_hyp *fh, uint32_t domid,
 			return -errno;
 		d->used = true;
 		d->domid = domid;
+		/* A handle per domain made, as the toolstack's UUIDs: a
+		 * domain that reuses a domid has another. */
+		fh->domains_made++;
+		memset(d->handle, 0, sizeof(d->handle));
+		memcpy(d->handle, &domid, sizeof(domid));
+		memcpy(d->handle + 4, &fh->domains_made, sizeof(fh->domains_made));
 		d->nr_pages = nr_pages;
 		*mem = d->mem;
 		return 0;
@@ -279,11 +287,13 @@ static int op_list_domains(void *h, struct tmemd_xen_dominfo *out,
 	if (max > 0)
 		out[n++] = (struct tmemd_xen_dominfo){ .domid = 0 };
 	for (int i = 0; i < MAX_DOMS && n < max; i++)
-		if (fh->doms[i].used)
-			out[n++] = (struct tmemd_xen_dominfo){
+		if (fh->doms[i].used) {
+			out[n] = (struct tmemd_xen_dominfo){
 				.domid = fh->doms[i].domid,
 				.dying = fh->doms[i].dying,
 			};
+			memcpy(out[n++].handle, fh->doms[i].handle, TMEMD_XEN_HANDLE_LEN);
+		}
 	return (int)n;
 }
 

@@ -679,33 +679,130 @@ START_TEST(restart_keeps_frontend_state)
 }
 END_TEST
 
+/* A node of domain domid's backend dir, as the domain reads it. */
+static char *be_node(uint32_t domid, const char *name)
+{
+	char path[128], *v = NULL;
+
+	snprintf(path, sizeof(path), "/local/domain/0/backend/tmem/%u/0/%s", domid, name);
+	ck_assert_int_eq(fake_xs_read_as(fx.xs, domid, path, &v), 0);
+	return v;
+}
+
+/* tmemd stops (its clients kept, as at any stop or after a kill -9 with
+ * a kept arena) and starts again, the frontends seeing Closed. */
+static void restart_keeping(void)
+{
+	tmemd_clients_keep_on_stop(fx.reg);
+	stop_backend();
+	tmemd_clients_destroy(fx.reg);
+	ck_assert_int_eq(tmemd_clients_create(fx.store, fx.policy, &fx.cfg, &fx.reg), 0);
+}
+
+/* The frontend's side of a reconnect after the backend went InitWait. */
+static void reconnect_front(struct fake_front *f)
+{
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(f), INITWAIT);
+	fake_front_set_state(f, INITIALISING);
+	fake_front_publish(f);
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(f), CONNECTED);
+}
+
 /*
- * A restart after which the arena held the pages of a domain and of a
- * local client: the domain's go at start (Xen guests do not reattach
- * yet, and it may be dead or its domid reused); the local client's stay
- * for it to claim.
+ * A domain that lives on while tmemd restarts gets its client back: the
+ * same pool id with its page, "resumed-pools" naming the pool and
+ * "session" unchanged, so the frontend maps its pools back.
  */
-START_TEST(restart_frees_previous_domains)
+START_TEST(restart_resumes_live_domain)
+{
+	struct tmem_store_info si;
+	struct fake_front f;
+	char *session, *v;
+	int32_t pool;
+
+	connect_front(&f, 5, "web1");
+	fake_front_set_state(&f, CONNECTED);
+	v = be_node(5, "resumed-pools");
+	ck_assert_str_eq(v, "0");
+	free(v);
+	session = be_node(5, "session");
+	ck_assert_uint_eq(strlen(session), 16);
+	ck_assert_str_ne(session, "0000000000000000");
+	ck_assert_int_eq(new_pool(&f, tmem_pool_flags(TMEM_POOL_PERSIST)), 0);
+	pool = new_pool(&f, tmem_pool_flags(TMEM_POOL_PERSIST));
+	ck_assert_int_eq(pool, 1);
+	memset(fake_front_slot(&f, 1), 0x5a, TMEM_PAGE_SIZE);
+	ck_assert_int_eq(page_op(&f, TMEM_OP_PUT_PAGE, pool, 3, 1), 1);
+
+	restart_keeping();
+	start_backend();
+	tmem_store_info(fx.store, &si);
+	ck_assert_uint_eq(si.nr_detached, 1);   /* kept, not freed */
+	reconnect_front(&f);
+	v = be_node(5, "resumed-pools");
+	ck_assert_str_eq(v, "0x3");
+	free(v);
+	v = be_node(5, "session");
+	ck_assert_str_eq(v, session);
+	free(v);
+	memset(fake_front_slot(&f, 2), 0, TMEM_PAGE_SIZE);
+	ck_assert_int_eq(page_op(&f, TMEM_OP_GET_PAGE, pool, 3, 2), 1);
+	ck_assert_int_eq(((uint8_t *)fake_front_slot(&f, 2))[7], 0x5a);
+	tmem_store_info(fx.store, &si);
+	ck_assert_uint_eq(si.nr_detached, 0);
+	ck_assert_uint_eq(si.clients_reattached, 1);
+	free(session);
+}
+END_TEST
+
+/*
+ * While tmemd was down domain 5 was destroyed and domain 6 destroyed
+ * and its domid reused by a new domain: at start both clients are freed
+ * (a local client's stays for it to claim), and the new domain 6 starts
+ * empty under a new session.
+ */
+START_TEST(restart_frees_gone_domains)
 {
 	static const struct tmem_ident local = { { 'L', 1 } };
 	struct tmem_store_info si;
 	struct tmem_client *lc;
-	struct fake_front f;
+	struct fake_front f5, f6, g6;
+	char *old_session, *v;
 
-	connect_front(&f, 5, "web1");
-	ck_assert_int_ge(new_pool(&f, tmem_pool_flags(TMEM_POOL_PERSIST)), 0);
+	connect_front(&f5, 5, "web1");
+	connect_front(&f6, 6, "web2");
+	fake_front_set_state(&f5, CONNECTED);
+	fake_front_set_state(&f6, CONNECTED);
+	ck_assert_int_ge(new_pool(&f5, tmem_pool_flags(TMEM_POOL_PERSIST)), 0);
+	ck_assert_int_eq(new_pool(&f6, tmem_pool_flags(TMEM_POOL_PERSIST)), 0);
+	memset(fake_front_slot(&f6, 1), 0x66, TMEM_PAGE_SIZE);
+	ck_assert_int_eq(page_op(&f6, TMEM_OP_PUT_PAGE, 0, 3, 1), 1);
+	old_session = be_node(6, "session");
 	ck_assert_int_eq(tmem_client_create_ident(fx.store, "loc", &local, &lc), 0);
 	tmem_client_detach(lc);
-	tmemd_clients_keep_on_stop(fx.reg); /* as tmemd stopping does */
-	stop_backend();
+	restart_keeping();
 	tmem_store_info(fx.store, &si);
-	ck_assert_uint_eq(si.nr_detached, 2);
+	ck_assert_uint_eq(si.nr_detached, 3);
+	fake_hyp_remove_domain(fx.hyp, 5);
+	fake_hyp_remove_domain(fx.hyp, 6);
+	fake_front_init(&g6, fx.xs, fx.hyp, 6, "web2", 8, 4);
 	start_backend();
 	tmem_store_info(fx.store, &si);
 	ck_assert_uint_eq(si.nr_detached, 1);
-	ck_assert_uint_eq(si.clients_expired, 1);
+	ck_assert_uint_eq(si.clients_expired, 2);
 	ck_assert_int_eq(tmem_client_claim(fx.store, "loc", &local, &lc), 0);
-	ck_assert_int_eq(tmem_client_claim(fx.store, "web1", NULL, &lc), -ENOENT);
+	reconnect_front(&g6);
+	v = be_node(6, "resumed-pools");
+	ck_assert_str_eq(v, "0");
+	free(v);
+	v = be_node(6, "session");
+	ck_assert_str_ne(v, old_session);
+	free(v);
+	free(old_session);
+	ck_assert_int_eq(new_pool(&g6, tmem_pool_flags(TMEM_POOL_PERSIST)), 0);
+	ck_assert_int_eq(page_op(&g6, TMEM_OP_GET_PAGE, 0, 3, 2), 0);
 }
 END_TEST
 
@@ -751,7 +848,8 @@ static Suite *suite(void)
 	tcase_add_test(t, state_toggling_rate_limited);
 	tcase_add_test(t, garbage_on_ring_cuts_off_one);
 	tcase_add_test(t, restart_keeps_frontend_state);
-	tcase_add_test(t, restart_frees_previous_domains);
+	tcase_add_test(t, restart_resumes_live_domain);
+	tcase_add_test(t, restart_frees_gone_domains);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -126,9 +126,10 @@ void shim_ops_resume(struct shim_ops *o, uint32_t kept, uint32_t listed)
 	adopted = adopt_kept(o, kept & listed, gen);
 	pools_unlock(o, flags);
 	o->ring->env.ops->wake(o->ring->env.priv);
-	o->pools_resumed += (uint64_t)__builtin_popcount(adopted);
 	orphans = listed & ~adopted;
 	for (p = 0; p < 32; p++) {
+		if (adopted & 1u << p)
+			o->pools_resumed++;
 		if (!(orphans & 1u << p))
 			continue;
 		shim_req_fill(&req, TMEM_OP_DESTROY_POOL, p, NULL, 0);
