@@ -1,6 +1,7 @@
 #!/bin/bash
 # Judge an e2e-xen run from its serial log: every assertion of issue #8
-# (and issue #17's pv-readcache guest), each printed PASS/FAIL, then a summary.  Exit 0 only if all passed.
+# (and issue #17's pv-readcache guest, issue #15's kill -9 runs), each
+# printed PASS/FAIL, then a summary.  Exit 0 only if all passed.
 #
 # usage: check-results.sh SERIAL_LOG   with GUESTS (as mkinitramfs.sh) in
 # the environment and WALL (seconds) for the summary.
@@ -104,7 +105,39 @@ check_readcache() {
 		"$(rc "$name" pass3 hits)" "$(rc "$name" pass3 misses)" "$r2" "$(fileset "$name" pass3 stale)")")
 }
 
-sum_stores=0 sum_loads=0 sum_errors=0 nguests=0 summary=()
+# pages_in LABEL N: the guest's client's persistent pages in snapshot LABEL-N.
+pages_in() {
+	snapshots "$1-$2" "$name" | tail -1 | jq --argjson d "$domid" --arg n "$name" \
+		"$client_sel | .[0].pages.persistent // -1" 2>/dev/null
+}
+
+# check_kills: at each of the guest's kill points dom0 killed tmemd with
+# SIGKILL and started it again on its arena (issue 15): it came back, the
+# guest reconnected with its pages, its persistent pages went on from
+# where they were, and the guest saw no I/O error (its workload's own
+# checksums are checked above).
+check_kills() {
+	local plan k line before after rec pr
+	plan=$(grep -a "^E2E-DOM0 KILL-PLAN $name " <<<"$lines" | tail -1 | awk '{print $4}')
+	[[ ${plan:-0} =~ ^[0-9]+$ ]] && (( plan > 0 )) || return 0
+	for ((k = 1; k <= plan; k++)); do
+		line=$(grep -a "^E2E-DOM0 KILL $name n=$k " <<<"$lines" | tail -1)
+		check "kill -9 #$k of tmemd mid-workload (${line#E2E-DOM0 KILL $name })" test -n "$line"
+		check "  tmemd started again on its arena" grep -q ' restarted=yes ' <<<"$line"
+		check "  the domain reconnected with its pages" grep -q ' reconnected=yes ' <<<"$line"
+		before=$(pages_in pre-kill $k) after=$(pages_in post-kill $k)
+		rec=$(snapshots "post-kill-$k" "$name" | tail -1 | jq '.restart.persistent_pages_recovered // -1' 2>/dev/null)
+		check "  persistent pages went on: ${before:-?} before, ${after:-?} after (>= 90%), ${rec:-?} recovered (>= 90%)" \
+			test "${before:--1}" -gt 0 -a "$(( ${after:--1} * 10 ))" -ge "$(( ${before:-0} * 9 ))" -a "$(( ${rec:--1} * 10 ))" -ge "$(( ${before:-0} * 9 ))"
+	done
+	pr=$(counter "$name" "${phases##* }" pools_resumed)
+	check "the guest took its pools back after every kill (pools_resumed ${pr:-none} >= $plan)" test "${pr:-0}" -ge "$plan"
+	check "no I/O errors in the guest's kernel log" \
+		bash -c '! grep -qiE "I/O error|Read-error on swap|Write-error on swap|Bad swap" <<<"$1"' _ "$con"
+	kills+=("$name:$plan")
+}
+
+sum_stores=0 sum_loads=0 sum_errors=0 nguests=0 summary=() kills=()
 while read -r name type kernel mode quota disk; do
 	[[ -n $name ]] || continue
 	nguests=$((nguests + 1))
@@ -157,6 +190,7 @@ while read -r name type kernel mode quota disk; do
 		g1=$(counter "$name" p1 $fkey) g2=$(counter "$name" p2 $fkey)
 		check "guest $fkey grew under the quota (${g1:-?} -> ${g2:-?})" test "${g2:-0}" -gt "${g1:-0}" 2>/dev/null
 	fi
+	check_kills
 	st2=$(counter "$name" "${phases##* }" $skey) ld2=$(counter "$name" "${phases##* }" $lkey)
 	# Doorbells per request: what each ring op costs in VM exits.
 	kicks=$(counter "$name" "${phases##* }" ring_kicks) posted=$(counter "$name" "${phases##* }" ring_posted)
@@ -176,5 +210,5 @@ check "no program crashed in dom0 ($(grep -c . <<<"$crashed"))" test -z "$crashe
 
 echo "summary:"
 printf '%s\n' "${summary[@]}"
-echo "  guests=$nguests stores=$sum_stores loads=$sum_loads errors=$sum_errors failed_checks=$fails wall=${WALL:-?}s"
+echo "  guests=$nguests stores=$sum_stores loads=$sum_loads errors=$sum_errors kills=${kills[*]:-none} failed_checks=$fails wall=${WALL:-?}s"
 ((fails == 0))

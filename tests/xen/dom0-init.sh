@@ -5,12 +5,14 @@
 # persistent cap or eph for an ephemeral one), one at a time:
 # xl create, watch the guest's console log for its markers, snapshot
 # `tmemctl stats --json` while it runs, apply the quota case, xl destroy,
-# check that its client is gone.  Everything the host checks is printed on
-# the serial console as E2E-* lines; the host (run-e2e.sh) judges.
+# check that its client is gone.  At the guest's kill points (kill_points)
+# tmemd is killed with SIGKILL and started again on its arena, the guest
+# working on.  Everything the host checks is printed on the serial console
+# as E2E-* lines; the host (run-e2e.sh) judges.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin
 export LD_LIBRARY_PATH=/usr/lib/xen-4.17/lib
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
-mkdir -p /dev/pts /dev/shm; mount -t devpts devpts /dev/pts
+mkdir -p /dev/pts /dev/shm; mount -t devpts devpts /dev/pts; mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs tmpfs /run; mkdir -p /var/run; mount -t tmpfs tmpfs /var/run
 mkdir -p /var/run/xen /var/run/xenstored /run/xen /run/tmemd /var/log/xen/console /var/lock /run/e2e
 echo 1 >/proc/sys/kernel/printk
@@ -39,24 +41,36 @@ say "TOOLSTACK uptime=$(up) $(xl info | grep -E '^xen_version' | tr -s ' ')"
 # e2e.tmemd=0 on the dom0 command line (E2E_DOM0_EXTRA): no tmemd, so the
 # guests swap to their disks alone; for telling a tmem fault from a platform one.
 if grep -q 'e2e.tmemd=0' /proc/cmdline; then TMEMD_BIN=/bin/false; else TMEMD_BIN=tmemd; fi
-$TMEMD_BIN --transport xen --runtime-dir /run/tmemd --state-dir /run/tmemd \
-	--memory ${TMEMD_MEMORY:-640M} --verbose >/run/tmemd.log 2>&1 &
-tmemd_pid=$!
-i=0; while [ ! -S /run/tmemd/control.sock ] && [ $i -lt 100 ] && kill -0 $tmemd_pid 2>/dev/null; do
-	sleep 0.1; i=$((i+1)); done
-if [ -S /run/tmemd/control.sock ]; then
-	say "TMEMD-UP pid=$tmemd_pid"
+# tmemd keeps its store in an arena on tmpfs, so a kill -9 loses nothing.
+TMEMD_ARGS="--transport xen --runtime-dir /run/tmemd --state-dir /run/tmemd \
+	--memory ${TMEMD_MEMORY:-640M} --arena /dev/shm/tmemd.arena --verbose"
+# start_tmemd: in the background, its pid in /run/e2e/tmemd.pid; 0 once
+# its control socket answers.
+start_tmemd() {
+	$TMEMD_BIN $TMEMD_ARGS >>/run/tmemd.log 2>&1 &
+	echo $! >/run/e2e/tmemd.pid
+	i=0; while ! $TMEMCTL status >/dev/null 2>&1 && [ $i -lt 300 ] && kill -0 $! 2>/dev/null; do
+		sleep 0.1; i=$((i+1)); done
+	$TMEMCTL status >/dev/null 2>&1
+}
+if start_tmemd; then
+	say "TMEMD-UP pid=$(cat /run/e2e/tmemd.pid)"
 else
 	say "TMEMD-FAILED (tmemd --transport xen did not come up)"
 	sed 's/^/E2E-TMEMD-LOG /' /run/tmemd.log
 fi
+tmemd_pid=$(cat /run/e2e/tmemd.pid)
 
-# tmemd_alive: false (once said so, with its log) when tmemd has died.
+# tmemd_alive: false (once said so, with its log) when tmemd has died
+# other than at a kill point (/run/e2e/restarting is there meanwhile).
 tmemd_alive() {
-	kill -0 $tmemd_pid 2>/dev/null && return 0
+	[ -f /run/e2e/restarting ] && return 0
+	kill -0 $(cat /run/e2e/tmemd.pid) 2>/dev/null && return 0
+	[ -f /run/e2e/restarting ] && return 0
 	[ -f /run/e2e/tmemd-died ] && return 1
 	touch /run/e2e/tmemd-died
-	wait $tmemd_pid; say "TMEMD-DIED rc=$? uptime=$(up)"
+	rc=?; [ "$(cat /run/e2e/tmemd.pid)" = $tmemd_pid ] && { wait $tmemd_pid; rc=$?; }
+	say "TMEMD-DIED rc=$rc uptime=$(up)"
 	tail -n 30 /run/tmemd.log | sed 's/^/E2E-TMEMD-LOG /'
 	return 1
 }
@@ -98,6 +112,49 @@ wait_marker() {
 	return 1
 }
 
+# kill_points GUEST: the workload progress at which tmemd is killed with
+# SIGKILL and started again, one a line (e2e.kills=0 on the dom0 command
+# line: none).
+kill_points() {
+	grep -q 'e2e.kills=0' /proc/cmdline && return 0
+	case $1 in
+	pv-frontswap) printf '%s\n' "p1 verify 64 MiB" "p1 verify 256 MiB" ;;
+	pv-stock) echo "p1 verify 128 MiB" ;;
+	esac
+}
+# kill_tmemd GUEST DOMID N: kill -9 now, start again on the arena, wait for
+# the guest to be back; prints what it saw.
+kill_tmemd() {
+	snapshot pre-kill-$3 $1 $2
+	back_re="domain $2: client .* reconnected with its pages"
+	seen=$(grep -c "$back_re" /run/tmemd.log)
+	touch /run/e2e/restarting
+	pid=$(cat /run/e2e/tmemd.pid) t0=$(up)
+	kill -9 $pid
+	while kill -0 $pid 2>/dev/null; do sleep 0.05; done
+	ok=yes; start_tmemd || ok=no
+	rm -f /run/e2e/restarting
+	j=0; while [ $j -lt 600 ] && [ "$(grep -c "$back_re" /run/tmemd.log)" -le "$seen" ]; do
+		sleep 0.1; j=$((j+1)); done
+	back=no; [ "$(grep -c "$back_re" /run/tmemd.log)" -gt "$seen" ] && back=yes
+	snapshot post-kill-$3 $1 $2
+	say "KILL $1 n=$3 at=$t0 back_at=$(up) restarted=$ok reconnected=$back $($TMEMCTL status 2>&1 | grep -i 'restart' | tr -s ' \n' ' ')"
+}
+# killer GUEST DOMID: kill_tmemd at each of the guest's kill points.
+killer() {
+	n=0
+	kill_points $1 | while read -r point; do
+		j=0; while [ $j -lt 1800 ] && ! grep -q "tag=$1-$point" $CON/guest-$1.log 2>/dev/null; do
+			sleep 0.2; j=$((j+1)); done
+		n=$((n + 1))
+		if grep -q "tag=$1-$point" $CON/guest-$1.log 2>/dev/null; then
+			kill_tmemd $1 $2 $n
+		else
+			say "KILL-MISSED $1 n=$n point=$point"
+		fi
+	done
+}
+
 # create_guest NAME: xl create, one at a time (concurrent creates fail).
 create_guest() {
 	say "CREATE $1 uptime=$(up)"
@@ -123,6 +180,9 @@ run_guest() {
 	done ) &
 	poller=$!
 	wait_marker $name "E2E-GUEST $name READY" 180 || say "TIMEOUT $name READY"
+	say "KILL-PLAN $name $(kill_points $name | grep -c .)"
+	killer $name $domid &
+	killer_pid=$!
 	if [ "$quota" != 0 ]; then   # 1: persistent cap, eph: ephemeral cap
 		cap="--persistent-max 4M"; [ "$quota" = eph ] && cap="--ephemeral-max 16M"
 		wait_marker $name "E2E-GUEST $name WAIT-QUOTA" 900 || say "TIMEOUT $name WAIT-QUOTA"
@@ -134,6 +194,7 @@ run_guest() {
 		say "GO-SENT $name tty=$tty"
 	fi
 	wait_marker $name "E2E-GUEST $name DONE" 1200 || say "TIMEOUT $name DONE"
+	kill $killer_pid 2>/dev/null; wait $killer_pid 2>/dev/null
 	kill $poller; wait $poller 2>/dev/null
 	cat /run/e2e/stats-$name.log || say "NO-STATS-LOG $name"
 	snapshot hold $name $domid
@@ -161,7 +222,7 @@ while read -r name quota; do
 done </guest/guests
 for p in $pids; do wait $p; done
 
-say "TMEMD-ALIVE $(kill -0 $tmemd_pid 2>/dev/null && echo yes || echo no)"
+say "TMEMD-ALIVE $(kill -0 $(cat /run/e2e/tmemd.pid) 2>/dev/null && echo yes || echo no)"
 sed 's/^/E2E-TMEMD-LOG /' /run/tmemd.log | tail -n 200
 dmesg | grep -E 'segfault|traps:|Out of memory|Killed process|BUG|Oops' | sed 's/^/E2E-DOM0-DMESG /'
 free | sed 's/^/E2E-DOM0-FREE /'
