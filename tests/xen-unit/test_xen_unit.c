@@ -689,6 +689,16 @@ static char *be_node(uint32_t domid, const char *name)
 	return v;
 }
 
+/* The domain's resumed-pools must read pools; returns its session. */
+static char *session_after(uint32_t domid, const char *pools)
+{
+	char *v = be_node(domid, "resumed-pools");
+
+	ck_assert_str_eq(v, pools);
+	free(v);
+	return be_node(domid, "session");
+}
+
 /* tmemd stops (its clients kept, as at any stop or after a kill -9 with
  * a kept arena) and starts again, the frontends seeing Closed. */
 static void restart_keeping(void)
@@ -724,10 +734,7 @@ START_TEST(restart_resumes_live_domain)
 
 	connect_front(&f, 5, "web1");
 	fake_front_set_state(&f, CONNECTED);
-	v = be_node(5, "resumed-pools");
-	ck_assert_str_eq(v, "0");
-	free(v);
-	session = be_node(5, "session");
+	session = session_after(5, "0");
 	ck_assert_uint_eq(strlen(session), 16);
 	ck_assert_str_ne(session, "0000000000000000");
 	ck_assert_int_eq(new_pool(&f, tmem_pool_flags(TMEM_POOL_PERSIST)), 0);
@@ -741,10 +748,7 @@ START_TEST(restart_resumes_live_domain)
 	tmem_store_info(fx.store, &si);
 	ck_assert_uint_eq(si.nr_detached, 1);   /* kept, not freed */
 	reconnect_front(&f);
-	v = be_node(5, "resumed-pools");
-	ck_assert_str_eq(v, "0x3");
-	free(v);
-	v = be_node(5, "session");
+	v = session_after(5, "0x3");
 	ck_assert_str_eq(v, session);
 	free(v);
 	memset(fake_front_slot(&f, 2), 0, TMEM_PAGE_SIZE);
@@ -794,10 +798,7 @@ START_TEST(restart_frees_gone_domains)
 	ck_assert_uint_eq(si.clients_expired, 2);
 	ck_assert_int_eq(tmem_client_claim(fx.store, "loc", &local, &lc), 0);
 	reconnect_front(&g6);
-	v = be_node(6, "resumed-pools");
-	ck_assert_str_eq(v, "0");
-	free(v);
-	v = be_node(6, "session");
+	v = session_after(6, "0");
 	ck_assert_str_ne(v, old_session);
 	free(v);
 	free(old_session);
