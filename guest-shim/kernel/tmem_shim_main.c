@@ -76,6 +76,8 @@ static void tmem_shim_debugfs(void)
 	debugfs_create_u64("invalidates", 0444, d, &fs->invalidates);
 	debugfs_create_u64("persist_retries", 0444, d, &tmem_shim.ops.persist_retries);
 	debugfs_create_u64("pools_resumed", 0444, d, &tmem_shim.ops.pools_resumed);
+	debugfs_create_u64("lost_replayed", 0444, d, &tmem_shim.ops.lost_replayed);
+	debugfs_create_u64("lost_dropped", 0444, d, &tmem_shim.ops.lost_dropped);
 	/* The ring's. */
 	debugfs_create_u64("ring_posted", 0444, d, &rs->posted);
 	debugfs_create_u64("ring_completed", 0444, d, &rs->completed);

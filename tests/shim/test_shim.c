@@ -439,6 +439,56 @@ START_TEST(restart_keeps_pages)
 }
 END_TEST
 
+/*
+ * What the caller was told is gone stays gone across a restart that kept
+ * the pool: a frontswap invalidation made while tmemd was down (it
+ * cannot wait), and a store over an older page that failed because
+ * tmemd stayed away past persist_wait_ms, are each owed a flush, sent
+ * before the pool is handed back.  Without it both loads below would
+ * return the old page.
+ */
+START_TEST(restart_owes_flushes)
+{
+	struct shim_ops *o = &hh.ops;
+	char conf[200], arena[64];
+	uint8_t buf[PAGE], out[PAGE];
+	uint64_t t0;
+
+	snprintf(arena, sizeof(arena), "/dev/shm/tmem-shim-arena-%d", (int)getpid());
+	unlink(arena);
+	snprintf(conf, sizeof(conf), "[tmemd]\narena = %s\n", arena);
+	up(conf, 32, 16);
+	shim_fs_init(o, 0);
+	shim_test_fill(buf, 1);
+	ck_assert_int_eq(shim_fs_store(o, 0, 7, buf), 0);
+	ck_assert_int_eq(shim_fs_store(o, 0, 8, buf), 0);
+	ck_assert_int_eq(shim_fs_store(o, 0, 9, buf), 0);
+
+	tmemd_fixture_kill(&fx, SIGKILL);
+	t0 = now_ms();
+	while (shim_ring_gen(&hh.ring) && now_ms() - t0 < 2000)
+		usleep(1000);
+	shim_fs_invalidate_page(o, 0, 7);
+	o->persist_wait_ms = 300;
+	shim_test_fill(buf, 2);
+	ck_assert_int_eq(shim_fs_store(o, 0, 8, buf), -1);
+	o->persist_wait_ms = PERSIST_WAIT_MS;
+	ck_assert_uint_eq(o->nr_lost, 2);
+
+	ck_assert_int_eq(tmemd_fixture_restart(&fx), 0);
+	ck_assert_int_eq(shim_harness_wait(&hh, 2, 5000), 0);
+	ck_assert_uint_eq(__atomic_load_n(&hh.resumes, __ATOMIC_ACQUIRE), 1);
+	ck_assert_int_eq(shim_fs_load(o, 0, 7, out), -1);
+	ck_assert_int_eq(shim_fs_load(o, 0, 8, out), -1);
+	ck_assert_int_eq(shim_fs_load(o, 0, 9, out), 0);
+	ck_assert(shim_test_same(out, 1));
+	ck_assert_uint_eq(o->lost_replayed, 2);
+	ck_assert_uint_eq(o->nr_lost, 0);
+	down();
+	unlink(arena);
+}
+END_TEST
+
 /* The backing device of the block tests: a file, one page per pgno. */
 static int file_io(void *ctx, int write, uint64_t pgno, void *page)
 {
@@ -624,6 +674,7 @@ static Suite *shim_suite(void)
 	tcase_add_test(tc, cleancache_slots_busy);
 	tcase_add_test(tc, backend_restart);
 	tcase_add_test(tc, restart_keeps_pages);
+	tcase_add_test(tc, restart_owes_flushes);
 	tcase_add_test(tc, blk_translation);
 	tcase_add_test(tc, blk_no_backing);
 	tcase_add_test(tc, blk_batch_through_quota);

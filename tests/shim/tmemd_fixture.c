@@ -49,11 +49,11 @@ int tmemd_fixture_restart(struct tmemd_fixture *f)
 			_exit(126);
 		if (f->conf[0])
 			execl(bin, bin, "--foreground", "--transport", "local",
-			      "--runtime-dir", f->dir, "--memory", "64M", "-c",
+			      "--runtime-dir", f->dir, "--state-dir", f->dir, "--memory", "64M", "-c",
 			      f->conf, (char *)NULL);
 		else
 			execl(bin, bin, "--foreground", "--transport", "local",
-			      "--runtime-dir", f->dir, "--memory", "64M",
+			      "--runtime-dir", f->dir, "--state-dir", f->dir, "--memory", "64M",
 			      (char *)NULL);
 		fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
 		_exit(127);

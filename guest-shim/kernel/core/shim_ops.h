@@ -72,7 +72,17 @@ struct shim_fs_stats {
 	uint64_t invalidates;
 };
 
-/* Lock order: the ring's env lock also guards pools[]. */
+/* A flush owed to a persistent pool across a reconnect (shim_lost.c). */
+struct shim_lost {
+	int32_t pool;		/* local id */
+	uint32_t op;		/* TMEM_OP_FLUSH_PAGE or _FLUSH_OBJECT */
+	struct tmem_oid oid;
+	uint32_t index;
+};
+
+#define SHIM_LOST_MAX 256u
+
+/* Lock order: the ring's env lock also guards pools[] and lost[]. */
 struct shim_ops {
 	struct shim_ring *ring;
 	struct shim_pool pools[SHIM_MAX_POOLS];
@@ -88,6 +98,10 @@ struct shim_ops {
 	uint32_t persist_wait_ms;	/* 0: persistent requests fail at once */
 	uint64_t persist_retries;	/* requests repeated after a reconnect */
 	uint64_t pools_resumed;		/* pools taken back, pages and all */
+	struct shim_lost lost[SHIM_LOST_MAX];
+	uint32_t nr_lost;
+	uint64_t lost_dropped;		/* notes that found lost[] full */
+	uint64_t lost_replayed;		/* owed flushes sent at a resume */
 };
 
 #define SHIM_PERSIST_WAIT_MS 120000u
@@ -103,6 +117,19 @@ void shim_ops_init(struct shim_ops *o, struct shim_ring *ring);
 void shim_ops_resume(struct shim_ops *o, uint32_t kept, uint32_t listed);
 /* shim_ops_resume for a backend that kept nothing. */
 void shim_ops_reconnect(struct shim_ops *o);
+/*
+ * A put that failed, or a flush not sent, on a persistent pool while the
+ * backend was away: the flush it owes is sent first on the next
+ * connection (shim_lost.c).  Any context.
+ */
+void shim_lost_note(struct shim_ops *o, int pool, uint32_t op,
+		    const struct tmem_oid *oid, uint32_t index);
+/*
+ * Sends on connection gen the owed flushes of the local pools in
+ * local_pools (bit per local id; the others' are dropped) and empties
+ * the table: 0, or -ENOTCONN with the table kept.  Sleeps.
+ */
+int shim_lost_replay(struct shim_ops *o, uint32_t gen, uint32_t local_pools);
 
 /*
  * Pool management shared with the block path.  shim_pool_new returns a

@@ -92,49 +92,88 @@ static int pool_created(void *arg)
 	return !tmem_load_once(&w->o->pools[w->pool].creating);
 }
 
-/* Under the lock: local pools that take their remote pool back. */
-static uint32_t adopt_kept(struct shim_ops *o, uint32_t kept, uint32_t gen)
+/*
+ * Under the lock: the local pools (bit per local id) that take their
+ * remote pool back, each remote id once.
+ */
+static uint32_t adoptable(struct shim_ops *o, uint32_t kept)
 {
-	uint32_t prev = o->conn_gen, adopted = 0;
+	uint32_t remotes = 0, locals = 0;
 	struct shim_pool *sp;
 	int p;
 
 	for (p = 0; p < SHIM_MAX_POOLS; p++) {
 		sp = &o->pools[p];
-		if (!prev || !sp->used || sp->creating || sp->remote_gen != prev ||
+		if (!o->conn_gen || !sp->used || sp->creating ||
+		    sp->remote_gen != o->conn_gen ||
 		    sp->kind != TMEM_POOL_PERSIST || sp->remote_id < 0 ||
 		    sp->remote_id >= 32 || !(kept & 1u << sp->remote_id) ||
-		    (adopted & 1u << sp->remote_id))
+		    (remotes & 1u << sp->remote_id))
 			continue;
-		sp->remote_gen = gen;
-		adopted |= 1u << sp->remote_id;
+		remotes |= 1u << sp->remote_id;
+		locals |= 1u << p;
 	}
-	o->conn_gen = gen;
-	return adopted;
+	return locals;
 }
 
-void shim_ops_resume(struct shim_ops *o, uint32_t kept, uint32_t listed)
+/* Under the lock: hands the pools back on gen; returns their remote ids. */
+static uint32_t adopt(struct shim_ops *o, uint32_t locals, uint32_t gen)
 {
-	uint32_t gen = shim_ring_gen(o->ring), adopted, orphans;
-	struct tmem_req req;
-	unsigned long flags;
+	uint32_t remotes = 0;
 	int p;
 
-	if (!gen)
-		return;
-	flags = pools_lock(o);
-	adopted = adopt_kept(o, kept & listed, gen);
-	pools_unlock(o, flags);
-	o->ring->env.ops->wake(o->ring->env.priv);
-	orphans = listed & ~adopted;
+	for (p = 0; p < SHIM_MAX_POOLS; p++) {
+		if (!(locals & 1u << p))
+			continue;
+		o->pools[p].remote_gen = gen;
+		remotes |= 1u << o->pools[p].remote_id;
+		o->pools_resumed++;
+	}
+	o->conn_gen = gen;
+	return remotes;
+}
+
+/* The listed pools nobody took back: the backend's to free. */
+static void destroy_orphans(struct shim_ops *o, uint32_t gen, uint32_t orphans)
+{
+	struct tmem_req req;
+	int p;
+
 	for (p = 0; p < 32; p++) {
-		if (adopted & 1u << p)
-			o->pools_resumed++;
 		if (!(orphans & 1u << p))
 			continue;
 		shim_req_fill(&req, TMEM_OP_DESTROY_POOL, p, NULL, 0);
 		shim_ring_call(o->ring, gen, &req, NULL, NULL);
 	}
+}
+
+/*
+ * The owed flushes go first, while no pool of this connection is handed
+ * out yet (remote_gen and conn_gen are still the old connection's), so
+ * no request can overtake them; a connection lost meanwhile leaves
+ * everything for the next resume.
+ */
+void shim_ops_resume(struct shim_ops *o, uint32_t kept, uint32_t listed)
+{
+	uint32_t gen = shim_ring_gen(o->ring), locals, adopted;
+	unsigned long flags;
+	int p, same;
+
+	if (!gen)
+		return;
+	flags = pools_lock(o);
+	locals = adoptable(o, kept & listed);
+	pools_unlock(o, flags);
+	if (shim_lost_replay(o, gen, locals))
+		return;
+	flags = pools_lock(o);
+	same = o->ring->connected && o->ring->gen == gen;
+	adopted = same ? adopt(o, locals, gen) : 0;
+	pools_unlock(o, flags);
+	if (!same)
+		return;
+	o->ring->env.ops->wake(o->ring->env.priv);
+	destroy_orphans(o, gen, listed & ~adopted);
 	for (p = 0; p < SHIM_MAX_POOLS; p++)
 		remote_create(o, p);
 }
@@ -336,6 +375,8 @@ int shim_pool_call(struct shim_ops *o, int pool, uint32_t op,
 			return ret;
 		}
 	} while (answer_lost(ret) && await_pool(o, pool, &deadline));
+	if (answer_lost(ret))
+		shim_lost_note(o, pool, op, oid, index);
 	return ret;
 }
 
@@ -362,6 +403,7 @@ int shim_pool_call_batch(struct shim_ops *o, int pool,
 {
 	uint64_t deadline = 0;
 	uint32_t i, gen, done = 0;
+	struct tmem_oid oid;
 	int ret;
 
 	do {
@@ -373,8 +415,14 @@ int shim_pool_call_batch(struct shim_ops *o, int pool,
 	} while (answer_lost(ret) && await_pool(o, pool, &deadline));
 	if (ret >= 0)
 		return 0;
-	for (i = done; i < n; i++)
+	for (i = done; i < n; i++) {
 		calls[i].ret = ret;
+		if (answer_lost(ret)) {
+			memcpy(oid.oid, calls[i].req.oid, sizeof(oid.oid));
+			shim_lost_note(o, pool, calls[i].req.op, &oid,
+				       calls[i].req.index);
+		}
+	}
 	return ret;
 }
 
@@ -385,11 +433,16 @@ int shim_pool_flush(struct shim_ops *o, int pool, uint32_t op,
 	uint32_t gen;
 	int ret, remote = shim_pool_remote(o, pool, &gen);
 
-	if (remote < 0)
+	if (remote < 0) {
+		if (remote == -ENOTCONN)
+			shim_lost_note(o, pool, op, oid, index);
 		return remote;
+	}
 	shim_req_fill(&req, op, remote, oid, index);
 	ret = shim_ring_post_nodata(o->ring, gen, &req, may_spin);
 	if (ret == -EBUSY || ret == -ETIMEDOUT)
 		shim_pool_poison(o, pool);
+	if (ret == -ENOTCONN)
+		shim_lost_note(o, pool, op, oid, index);
 	return ret;
 }
