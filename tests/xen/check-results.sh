@@ -132,6 +132,11 @@ check_kills() {
 	done
 	pr=$(counter "$name" "${phases##* }" pools_resumed)
 	check "the guest took its pools back after every kill (pools_resumed ${pr:-none} >= $plan)" test "${pr:-0}" -ge "$plan"
+	if (( plan == 1 )); then
+		line=$(grep -a "^E2E-DOM0 DESTROYED-WHILE-DOWN $name " <<<"$lines" | tail -1)
+		check "xl destroy while tmemd was down, then a restart freed its pages (${line#E2E-DOM0 DESTROYED-WHILE-DOWN $name })" \
+			grep -q 'restarted=yes .*freed the pages of 1 domain gone since the last run' <<<"$line"
+	fi
 	check "no I/O errors in the guest's kernel log" \
 		bash -c '! grep -qiE "I/O error|Read-error on swap|Write-error on swap|Bad swap" <<<"$1"' _ "$con"
 	kills+=("$name:$plan")

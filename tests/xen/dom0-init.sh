@@ -198,7 +198,18 @@ run_guest() {
 	kill $poller; wait $poller 2>/dev/null
 	cat /run/e2e/stats-$name.log || say "NO-STATS-LOG $name"
 	snapshot hold $name $domid
-	xl destroy $name; say "DESTROYED $name rc=$? uptime=$(up)"
+	if [ "$(kill_points $name | grep -c .)" = 1 ]; then
+		# Destroyed while tmemd is down: the restart must free its pages.
+		touch /run/e2e/restarting
+		pid=$(cat /run/e2e/tmemd.pid); kill -9 $pid
+		while kill -0 $pid 2>/dev/null; do sleep 0.05; done
+		xl destroy $name; rc=$?
+		ok=yes; start_tmemd || ok=no
+		rm -f /run/e2e/restarting
+		say "DESTROYED-WHILE-DOWN $name rc=$rc restarted=$ok $(grep 'gone since the last run' /run/tmemd.log | tail -1)"
+	else
+		xl destroy $name; say "DESTROYED $name rc=$? uptime=$(up)"
+	fi
 	j=0; while [ $j -lt 20 ] && $TMEMCTL list 2>/dev/null | grep -qw "$name"; do sleep 0.5; j=$((j+1)); done
 	snapshot destroyed $name $domid
 	echo "E2E-CONSOLE-BEGIN $name"
