@@ -17,6 +17,7 @@
  * only after every page has moved below it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -37,17 +38,27 @@ static inline size_t free_stack_bytes(uint32_t max_frames)
 	return (size_t)max_frames * sizeof(uint32_t);
 }
 
-/* Fault frames [from, to) in now so the put path never takes a first touch. */
-static void arena_prefault(struct tmem_arena *a, uint32_t from, uint32_t to)
+/*
+ * Fault frames [from, to) in now so the put path never takes a first
+ * touch.  In a file they are allocated first: on a tmpfs or hugetlbfs
+ * without room a touch is a SIGBUS, an allocation a clean -ENOSPC.
+ */
+static int arena_prefault(struct tmem_arena *a, uint32_t from, uint32_t to)
 {
 	if (to <= from)
-		return;
+		return 0;
+	if (a->file_backed &&
+	    fallocate(a->fd, 0, (off_t)(a->fd_off + frames_bytes(from)),
+		      (off_t)frames_bytes(to - from)) < 0 &&
+	    errno != EOPNOTSUPP)
+		return -errno;
 	if (madvise(frame_ptr(a, from), frames_bytes(to - from),
 		    MADV_POPULATE_WRITE) == 0)
-		return;
+		return 0;
 	/* Kernels before 5.14: touch one byte per page. */
 	for (uint32_t f = from; f < to; f++)
 		*(volatile uint8_t *)frame_ptr(a, f) = 0;
+	return 0;
 }
 
 static int arena_lock_range(struct tmem_arena *a, uint32_t from, uint32_t to)
@@ -103,7 +114,13 @@ int arena_grow(struct tmem_arena *a, uint32_t new_frames)
 	if (ret < 0)
 		return ret;
 	if (a->prefault)
-		arena_prefault(a, a->total_frames, new_frames);
+		ret = arena_prefault(a, a->total_frames, new_frames);
+	if (ret < 0) {
+		if (a->locked)
+			munlock(frame_ptr(a, a->total_frames),
+				frames_bytes(new_frames - a->total_frames));
+		return ret;
+	}
 	arena_set(&a->total_frames, new_frames);
 	arena_set(&a->hdr->total_frames, new_frames);
 	return 0;

@@ -157,6 +157,8 @@ static void wire_regions(struct tmem_store *s)
 	s->arena.max_frames = h->max_frames;
 	s->arena.hdr = h;
 	s->arena.file_backed = s->fd >= 0;
+	s->arena.fd = s->fd;
+	s->arena.fd_off = h->off_frames;
 	/* Descriptors are reached at random, frames copied whole: huge
 	 * pages save TLB misses (best effort; shmem may not have them). */
 	(void)madvise(s->map + h->off_chunks, h->file_bytes - h->off_chunks,

@@ -146,6 +146,8 @@ struct tmem_arena {
 	bool locked;           /* mlock'd (frames [0, total)) */
 	bool prefault;         /* touch frames as they enter the arena */
 	bool file_backed;      /* frames live in a file: release by MADV_REMOVE */
+	int fd;                /* that file (not owned), frames at fd_off */
+	uint64_t fd_off;
 	struct tmem_arena_hdr *hdr; /* total_frames and bump are mirrored there */
 };
 

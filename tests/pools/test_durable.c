@@ -4,8 +4,10 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -334,6 +336,38 @@ START_TEST(refuses_a_directory)
 }
 END_TEST
 
+/*
+ * An arena file on a tmpfs without room for the pool: a clean -ENOSPC,
+ * where the prefault's first touch of a frame used to be a SIGBUS (tmemd
+ * died of it in e2e-xen's dom0, a 640 MiB pool on a half-RAM /dev/shm).
+ * The tmpfs is a private 4 MiB mount in a mount namespace of the test's
+ * own, which needs root, as make check runs.
+ */
+START_TEST(refuses_a_full_file_system)
+{
+	struct tmem_store_config sc = { .arena_bytes = 16u << 20,
+					.max_arena_bytes = 16u << 20,
+					.prefault = true };
+	char dir[] = "/tmp/tmem-durable-XXXXXX", path[64], why[200] = "";
+	struct tmem_store *t = NULL;
+	int fd;
+
+	ck_assert_msg(geteuid() == 0, "needs root for a private tmpfs mount");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	ck_assert_int_eq(mount("tmpfs", dir, "tmpfs", 0, "size=4m"), 0);
+	snprintf(path, sizeof(path), "%s/arena", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(tmem_store_open(&sc, fd, &t, why, sizeof(why)), -ENOSPC);
+	ck_assert_ptr_null(t);
+	close(fd);
+	ck_assert_int_eq(umount(dir), 0);
+	rmdir(dir);
+}
+END_TEST
+
 void add_durable_tests(Suite *suite)
 {
 	TCase *tc = tcase_create("durable");
@@ -350,5 +384,6 @@ void add_durable_tests(Suite *suite)
 	tcase_add_test(tc, refuses_damaged_counts);
 	tcase_add_test(tc, refuses_short_file);
 	tcase_add_test(tc, refuses_a_directory);
+	tcase_add_test(tc, refuses_a_full_file_system);
 	suite_add_tcase(suite, tc);
 }
