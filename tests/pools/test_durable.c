@@ -355,7 +355,7 @@ START_TEST(refuses_a_full_file_system)
 	ck_assert_msg(geteuid() == 0, "needs root for a private tmpfs mount");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
-	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	ck_assert_int_eq(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0);
 	ck_assert_int_eq(mount("tmpfs", dir, "tmpfs", 0, "size=4m"), 0);
 	snprintf(path, sizeof(path), "%s/arena", dir);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
