@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "clients.h"
+#include "tmem_names.h"
 
 struct tmemd_clients {
 	pthread_mutex_t lock;         /* guards head */
@@ -52,7 +53,19 @@ static struct tmemd_client *do_find(struct tmemd_clients *reg,
 	return NULL;
 }
 
-/* tmemd.conf's settings for a client, then the hook's. */
+/* The principal text a client is keyed by: a domain's "domid:N" (its
+ * name is a label), a local client's name. */
+static void principal_key(const char *name, int domid, char key[TMEM_CLIENT_NAME_MAX])
+{
+	struct tmem_principal p = { .kind = TMEM_PRINCIPAL_XEN, .domid = (unsigned)domid };
+
+	if (domid < 0)
+		snprintf(key, TMEM_CLIENT_NAME_MAX, "%s", name);
+	else
+		tmem_principal_format(&p, key);
+}
+
+/* tmemd.conf's settings for a client (by principal), then the hook's. */
 static void settings_for(struct tmemd_clients *reg, const char *name,
 			 int domid, struct tmem_client_settings *out)
 {
@@ -89,7 +102,8 @@ int tmemd_client_attach(struct tmemd_clients *reg, const char *name,
 	struct tmemd_client *c;
 	int rc;
 
-	if (tmemd_check_client_name(name))
+	if (domid < 0 ? tmemd_check_client_name(name) :
+	    (unsigned)domid > TMEM_DOMID_MAX || !tmem_name_valid(name))
 		return -EINVAL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -97,15 +111,16 @@ int tmemd_client_attach(struct tmemd_clients *reg, const char *name,
 	c->reg = reg;
 	c->transport = transport;
 	c->domid = domid;
-	snprintf(c->name, sizeof(c->name), "%s", name);
-	settings_for(reg, name, domid, &settings);
+	principal_key(name, domid, c->name);
+	snprintf(c->label, sizeof(c->label), "%s", name);
+	settings_for(reg, c->name, domid, &settings);
 
 	pthread_mutex_lock(&reg->lock);
-	if (do_find(reg, name)) {
+	if (do_find(reg, c->name)) {
 		rc = -EEXIST;
 		goto out_unlock;
 	}
-	rc = tmem_policy_client_attach(reg->policy, name, ident, &settings, &c->pc,
+	rc = tmem_policy_client_attach(reg->policy, c->name, ident, &settings, &c->pc,
 				       resumed);
 	if (rc)
 		goto out_unlock;

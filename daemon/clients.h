@@ -40,7 +40,14 @@ struct tmemd_client {
 	struct tmemd_clients *reg;
 	struct tmem_pclient *pc;      /* policy/ client; owns the store client */
 	struct tmem_client *sc;       /* tmem_pclient_store_client(pc) */
+	/* The client's principal in canonical text (proto/tmem_names.h):
+	 * "domid:N" for a Xen domain, else the local client's name.  The
+	 * registry, the store, tmemd.conf, tmemctl and state.json all key
+	 * clients by it, so a local client and a domain never share a key. */
 	char name[TMEM_CLIENT_NAME_MAX];
+	/* What "list" and "stats" show as the name: a local client's name,
+	 * a domain's xenstore name (or dom<N>).  Never matched. */
+	char label[TMEM_CLIENT_NAME_MAX];
 	const char *transport;        /* "local", "xen": for stats */
 	int domid;                    /* Xen domain id; -1 for a local client */
 	uint32_t owned_pools;         /* bit n: pool id n came from this client's NEW_POOL */
@@ -60,9 +67,13 @@ int tmemd_clients_create(struct tmem_store *store, struct tmem_policy *policy,
 void tmemd_clients_destroy(struct tmemd_clients *reg);
 
 /*
- * Registers a client called name with the settings tmemd.conf gives
- * that name.  -EINVAL bad name, -EEXIST name already attached, or
- * -errno from policy/.
+ * Registers a client with the settings tmemd.conf gives its principal.
+ * domid < 0: the local client called name (tmem_local_name_valid());
+ * domid >= 0: Xen domain domid, whose principal is "domid:<domid>" and
+ * whose name (its xenstore name, or dom<domid>) is only its label, so
+ * no local client's name can keep a domain out or stand for it.
+ * -EINVAL bad name or domid, -EEXIST already attached, or -errno from
+ * policy/.
  */
 int tmemd_client_add(struct tmemd_clients *reg, const char *name,
 		     const char *transport, int domid,
@@ -91,7 +102,8 @@ int tmemd_clients_for_each(struct tmemd_clients *reg,
 			   int (*fn)(struct tmemd_client *, void *), void *ctx);
 
 /*
- * The attached client called name, or NULL.  The pointer stays valid
+ * The attached client whose principal text (tmemd_client.name) is name,
+ * or NULL.  The pointer stays valid
  * until the client is removed; transports add and remove clients only
  * on the main thread, so main-thread code (the control server) may keep
  * it for the duration of one event.

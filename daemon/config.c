@@ -56,15 +56,7 @@ bool tmemd_config_grants(const struct tmemd_config *cfg, const char *name,
 
 int tmemd_check_client_name(const char *name)
 {
-	if (!tmem_name_valid(name))
-		return -EINVAL;
-	/* All digits and "domid:N" spell Xen domain ids (tmemctl's CLIENT,
-	 * the state file): no client may be called so, or a local client
-	 * could take a domain's identity. */
-	if (name[strspn(name, "0123456789")] == '\0' ||
-	    !strncmp(name, TMEMD_DOMID_PREFIX, strlen(TMEMD_DOMID_PREFIX)))
-		return -EINVAL;
-	return 0;
+	return tmem_local_name_valid(name) ? 0 : -EINVAL;
 }
 
 /* A cap: a size or "none"/"unlimited" (proto/tmem_size.h, as tmemctl). */
@@ -341,10 +333,15 @@ static int handler(void *user, const char *section, const char *key,
 	if (!strcmp(section, "defaults"))
 		return settings_key(ctx, NULL, section, key, value);
 	if (!strncmp(section, "client ", 7)) {
-		const char *name = section + 7;
+		struct tmem_principal who;
+		char name[TMEM_PRINCIPAL_TEXT_MAX];
+		int r = tmem_principal_parse(section + 7, 0, &who);
 
-		if (tmemd_check_client_name(name))
-			FAIL(ctx, "[%s]: bad client name (want " TMEM_NAME_RULE ", not all digits, not domid:N)", section);
+		/* Keyed by the canonical text: [client 5] and [client domid:5]
+		 * are one section, for Xen domain 5 only. */
+		if (r)
+			FAIL(ctx, "[%s]: bad client: %s", section, tmem_principal_strerror(r));
+		tmem_principal_format(&who, name);
 		cc = client_section(ctx, name);
 		if (!cc)
 			FAIL(ctx, "[%s]: too many client sections (max %d)", section, TMEMD_MAX_CLIENT_CONF);

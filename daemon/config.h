@@ -7,10 +7,11 @@
  *                xen-domains, control-admin-group, control-socket-mode,
  *                control-max-per-uid, arena, reattach-grace
  *   [defaults]   ephemeral-max, persistent-max, weight, compress
- *   [client NAME] the same keys as [defaults] for the client called NAME,
- *                plus shared-auth = UUID (repeatable): NAME may join that
- *                shared pool.  Until tmemctl exists this is how quotas and
- *                authorisations are set.
+ *   [client X]   the same keys as [defaults] for the client X, a
+ *                principal (proto/tmem_names.h: domid:N or N for a Xen
+ *                domain, else a local client's name), plus shared-auth =
+ *                UUID (repeatable): X may join that shared pool.  Sections
+ *                are kept under X's canonical text (tmemd_client_conf.name).
  *
  * An unknown section or key, or a bad value, stops startup; the error
  * says file:line: reason.
@@ -35,7 +36,7 @@
 
 /* Which fields of a per-client section were given. */
 struct tmemd_client_conf {
-	char name[TMEM_CLIENT_NAME_MAX];
+	char name[TMEM_CLIENT_NAME_MAX];  /* the principal, canonical text */
 	bool has_ephemeral_max, has_persistent_max, has_weight, has_compress;
 	struct tmem_client_settings settings;
 	struct tmem_uuid auth[TMEMD_MAX_AUTH_PER_CLIENT];
@@ -91,9 +92,9 @@ void tmemd_config_client_settings(const struct tmemd_config *cfg,
 				  const char *name,
 				  struct tmem_client_settings *out);
 
-/* Client names: 1..63 bytes of [A-Za-z0-9._:-], neither all digits nor
- * starting with "domid:" (those name Xen domains by id).  0 or -EINVAL. */
-#define TMEMD_DOMID_PREFIX "domid:"
+/* A local client's name: tmem_local_name_valid() (proto/tmem_names.h),
+ * so never all digits nor "domid:..." (those are Xen domains).  0 or
+ * -EINVAL. */
 int tmemd_check_client_name(const char *name);
 
 /* UUID text: ctl_uuid_parse()/ctl_uuid_format() in control/ctl_proto.h. */

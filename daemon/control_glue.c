@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -9,6 +8,7 @@
 #include <sys/epoll.h>
 
 #include "control/control.h"
+#include "control/ctl_proto.h"
 #include "control_glue.h"
 #include "log.h"
 
@@ -23,14 +23,14 @@ struct tmemd_ctl_glue {
 struct each_ctx {
 	tmemd_control_client_fn fn;
 	void *arg;
-	const char *spec;   /* with_client: name or domid */
+	const char *spec;   /* with_client: canonical principal text */
 	bool found;
 	int rc;             /* with_client: fn's return */
 };
 
 static struct tmemd_control_client view(struct tmemd_client *c)
 {
-	return (struct tmemd_control_client){ .name = c->name,
+	return (struct tmemd_control_client){ .name = c->name, .label = c->label,
 					      .domid = c->domid, .pc = c->pc };
 }
 
@@ -51,28 +51,12 @@ static int for_each_client(void *ctx, tmemd_control_client_fn fn, void *arg)
 	return tmemd_clients_for_each(g->reg, each_adapter, &e);
 }
 
-/* A domid as an admin types it ("5"), or -1 when spec is a name. */
-static long spec_domid(const char *s)
-{
-	char *end;
-	long v;
-
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	return *end || errno || v > INT_MAX ? -1 : v;
-}
-
 static int match_adapter(struct tmemd_client *c, void *arg)
 {
 	struct each_ctx *e = arg;
 	struct tmemd_control_client cc;
 
-	long domid = spec_domid(e->spec);
-
-	if (domid >= 0 ? c->domid < 0 || c->domid != domid
-		       : strcmp(c->name, e->spec) != 0)
+	if (strcmp(c->name, e->spec) != 0)
 		return 0;
 	cc = view(c);
 	e->found = true;
@@ -84,9 +68,11 @@ static int with_client(void *ctx, const char *spec,
 		       tmemd_control_client_fn fn, void *arg)
 {
 	struct tmemd_ctl_glue *g = ctx;
-	struct each_ctx e = { .fn = fn, .arg = arg, .spec = spec };
+	char key[TMEM_CLIENT_NAME_MAX];
+	struct each_ctx e = { .fn = fn, .arg = arg, .spec = key };
 
-	if (!spec || strlen(spec) >= TMEM_CLIENT_NAME_MAX)
+	/* Registry names are canonical principals: "5" finds "domid:5". */
+	if (!spec || ctl_principal_canon(spec, 0, key))
 		return -ENOENT;
 	tmemd_clients_for_each(g->reg, match_adapter, &e);
 	return e.found ? e.rc : -ENOENT;

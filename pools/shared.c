@@ -3,9 +3,14 @@
  * Shared pools and their authorisations.  A shared pool belongs to the
  * store (its pages are charged to the built-in shared client) and is
  * found by UUID; each client that joins holds one reference through one
- * of its slots, and the last reference to go destroys the pool.  Joining
- * needs an authorisation for (uuid, client name): deny by default, as
- * Xen has done since 4.9 (a UUID is a guessable secret).
+ * of its slots, and the last reference to go destroys the pool.
+ * Joining needs an authorisation for (uuid, principal): deny by default,
+ * as Xen has done since 4.9 (a UUID is a guessable secret).  Both sides
+ * are principals (proto/tmem_names.h), matched by kind and domid or
+ * name: a client's principal is its name read in canonical form, so the
+ * client "domid:5" is Xen domain 5, whatever the domain calls itself, and
+ * no local name can spell a domain.  A client whose name is not a
+ * canonical principal joins nothing.
  * Everything here runs under store->lock.
  */
 #include <errno.h>
@@ -13,6 +18,7 @@
 #include <string.h>
 
 #include "store_internal.h"
+#include "tmem_names.h"
 
 static bool uuid_eq(const struct tmem_uuid *a, const struct tmem_uuid *b)
 {
@@ -20,11 +26,11 @@ static bool uuid_eq(const struct tmem_uuid *a, const struct tmem_uuid *b)
 }
 
 static int do_auth_find(struct tmem_store *s, const struct tmem_uuid *uuid,
-			const char *principal)
+			const struct tmem_principal *who)
 {
 	for (uint32_t i = 0; i < s->nr_auth; i++)
 		if (uuid_eq(&s->auth[i].uuid, uuid) &&
-		    strcmp(s->auth[i].principal, principal) == 0)
+		    tmem_principal_eq(&s->auth[i].who, who))
 			return (int)i;
 	return -1;
 }
@@ -32,23 +38,22 @@ static int do_auth_find(struct tmem_store *s, const struct tmem_uuid *uuid,
 int tmem_shared_auth(struct tmem_store *s, const struct tmem_uuid *uuid,
 		     const char *principal, bool allow)
 {
-	size_t n;
+	struct tmem_principal who;
 	int i, ret = 0;
 
-	if (!s || !uuid || !principal)
-		return -EINVAL;
-	n = strnlen(principal, TMEM_CLIENT_NAME_MAX);
-	if (n == 0 || n >= TMEM_CLIENT_NAME_MAX)
+	if (!s || !uuid || !principal ||
+	    tmem_principal_parse(principal, TMEM_PRINCIPAL_CANONICAL, &who))
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
-	i = do_auth_find(s, uuid, principal);
+	i = do_auth_find(s, uuid, &who);
 	if (allow && i < 0) {
 		if (s->nr_auth >= TMEM_MAX_SHARED_AUTH) {
 			ret = -ENOSPC;
 			goto out;
 		}
 		s->auth[s->nr_auth].uuid = *uuid;
-		memcpy(s->auth[s->nr_auth].principal, principal, n + 1);
+		s->auth[s->nr_auth].who = who;
+		tmem_principal_format(&who, s->auth[s->nr_auth].principal);
 		s->nr_auth++;
 	} else if (!allow && i >= 0) {
 		s->auth[i] = s->auth[--s->nr_auth];
@@ -92,10 +97,12 @@ static int do_shared_create(struct tmem_store *s, const struct tmem_uuid *uuid,
 int do_shared_join(struct tmem_client *c, const struct tmem_uuid *uuid)
 {
 	struct tmem_store *s = c->store;
+	struct tmem_principal who;
 	struct tmem_pool *pool;
 	int ret;
 
-	if (do_auth_find(s, uuid, c->name) < 0)
+	if (tmem_principal_parse(c->name, TMEM_PRINCIPAL_CANONICAL, &who) ||
+	    do_auth_find(s, uuid, &who) < 0)
 		return -EPERM;
 	pool = do_shared_find(s, uuid);
 	if (pool) {

@@ -61,6 +61,7 @@
 #include <stdint.h>
 
 #include "durable.h"
+#include "tmem_names.h"
 #include "tmem_store.h"
 
 #define TMEM_NIL UINT32_MAX
@@ -260,7 +261,8 @@ struct tmem_client {
 
 struct tmem_auth {
 	struct tmem_uuid uuid;
-	char principal[TMEM_CLIENT_NAME_MAX];
+	struct tmem_principal who;            /* what joins match on */
+	char principal[TMEM_CLIENT_NAME_MAX]; /* who's canonical text, for the iterators */
 };
 
 struct tmem_store {

@@ -93,8 +93,9 @@ void tmem_store_recovery(const struct tmem_store *store,
 void tmem_store_destroy(struct tmem_store *store);
 
 /*
- * Clients.  name is the principal that shared-pool authorisations name
- * (a domain's "domid:N" or a local client's name); it is copied.
+ * Clients.  name is the client's principal in canonical text
+ * (proto/tmem_names.h): "domid:N" for Xen domain N, else a local
+ * client's name; shared-pool authorisations match on it.  It is copied.
  * -EINVAL for a NULL or empty name or one of TMEM_CLIENT_NAME_MAX bytes
  * or more; -EEXIST when a live client (or the built-in "shared") has it.
  */
@@ -193,10 +194,13 @@ int tmem_flush_object(struct tmem_client *c, int32_t pool_id,
 		      const struct tmem_oid *oid);
 
 /*
- * Shared-pool authorisation, deny by default.  principal is a client
- * name as given to tmem_client_create().  Revoking stops future joins; a
- * client that already joined keeps its reference until it leaves.
- * Returns 0, or -ENOSPC when the authorisation table is full.
+ * Shared-pool authorisation, deny by default.  principal is canonical
+ * principal text (proto/tmem_names.h: "domid:N" or a local name); the
+ * client whose name is that principal may join, matched by kind and
+ * domid or name.  Revoking stops future joins; a client that already
+ * joined keeps its reference until it leaves.  Returns 0, -EINVAL for a
+ * text that is not a canonical principal, or -ENOSPC when the
+ * authorisation table is full.
  */
 int tmem_shared_auth(struct tmem_store *store, const struct tmem_uuid *uuid,
 		     const char *principal, bool allow);
@@ -208,7 +212,7 @@ struct tmem_shared_pool_info {
 	uint32_t sharers;          /* clients holding a reference */
 	uint64_t pages;
 	uint64_t objects;
-	uint32_t nr_principals;    /* names authorised for this uuid */
+	uint32_t nr_principals;    /* principals authorised for this uuid (canonical text) */
 	const char *principals[TMEM_MAX_SHARED_AUTH];
 };
 

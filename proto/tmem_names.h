@@ -10,7 +10,7 @@
 
 #include "tmem_proto.h"
 
-/* Client names: 1..63 bytes of [A-Za-z0-9._:-] ("domid:5" included). */
+/* The characters of a client name or principal text (see below). */
 #define TMEM_NAME_RULE "1..63 characters of [A-Za-z0-9._:-]"
 #define TMEM_NAME_MAX_LEN 63
 
@@ -31,6 +31,184 @@ static inline int tmem_name_valid(const char *name)
 		if (n >= TMEM_NAME_MAX_LEN || !tmem_name_char_ok(name[n]))
 			return 0;
 	return n > 0;
+}
+
+/*
+ * Principals: who a client is, written one way everywhere (tmemctl's
+ * CLIENT, tmemd.conf's [client X], state.json, the control protocol and
+ * the stats documents).  There are two namespaces:
+ *   domid:N   the Xen domain N (0..TMEM_DOMID_MAX, decimal, no leading
+ *             zeros); a bare N means the same, as "xl tmem-*" took it;
+ *   NAME      the local client that gave NAME in its hello.
+ * A local name follows TMEM_NAME_RULE but is never all digits and never
+ * starts with "domid:", so no local client can take a domain's identity
+ * and no text means both.  A Xen domain is named by its domid only: its
+ * xenstore name is shown, never matched.  The canonical text, the one
+ * tmemd stores and prints, is "domid:N" or NAME.
+ */
+#define TMEM_DOMID_PREFIX "domid:"
+#define TMEM_DOMID_PREFIX_LEN 6
+#define TMEM_DOMID_MAX 32751u      /* DOMID_FIRST_RESERVED - 1 */
+#define TMEM_PRINCIPAL_TEXT_MAX (TMEM_NAME_MAX_LEN + 1)
+#define TMEM_PRINCIPAL_RULE "domid:N or N for Xen domain N (0..32751), or a local " \
+	"client's name: " TMEM_NAME_RULE ", not all digits, not starting with domid:"
+
+enum tmem_principal_kind {
+	TMEM_PRINCIPAL_NONE = 0,   /* matches nothing */
+	TMEM_PRINCIPAL_LOCAL,
+	TMEM_PRINCIPAL_XEN,
+};
+
+struct tmem_principal {
+	enum tmem_principal_kind kind;
+	unsigned int domid;                   /* XEN */
+	char name[TMEM_PRINCIPAL_TEXT_MAX];   /* LOCAL */
+};
+
+/* Why a text is not a principal (tmem_principal_strerror()). */
+enum tmem_principal_err {
+	TMEM_PRINCIPAL_OK = 0,
+	TMEM_PRINCIPAL_EBADNAME = -1,    /* empty, too long or a bad character */
+	TMEM_PRINCIPAL_EBADDOMID = -2,   /* digits out of range or with leading zeros */
+	TMEM_PRINCIPAL_ENOTCANON = -3,   /* a bare N where only domid:N is taken */
+};
+
+/* tmem_principal_parse() flags. */
+#define TMEM_PRINCIPAL_CANONICAL 1u  /* refuse the bare-N shorthand */
+
+/* 1 when s (n bytes) is a domid in canonical decimal; *out gets it. */
+static inline int tmem_domid_text(const char *s, int n, unsigned int *out)
+{
+	unsigned int v = 0;
+	int i;
+
+	if (n < 1 || n > 5 || (n > 1 && s[0] == '0'))
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		v = v * 10 + (unsigned int)(s[i] - '0');
+	}
+	if (v > TMEM_DOMID_MAX)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+static inline int tmem_all_digits(const char *s)
+{
+	int i;
+
+	for (i = 0; s[i]; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return i > 0;
+}
+
+/* 1 when name may be a local client's name. */
+static inline int tmem_local_name_valid(const char *name)
+{
+	int i;
+
+	if (!tmem_name_valid(name) || tmem_all_digits(name))
+		return 0;
+	for (i = 0; i < TMEM_DOMID_PREFIX_LEN; i++)
+		if (name[i] != TMEM_DOMID_PREFIX[i])
+			return 1;
+	return 0;
+}
+
+/* Parses text into *out: TMEM_PRINCIPAL_OK or a negative reason. */
+static inline int tmem_principal_parse(const char *text, unsigned int flags,
+				       struct tmem_principal *out)
+{
+	int n, i;
+
+	out->kind = TMEM_PRINCIPAL_NONE;
+	out->domid = 0;
+	out->name[0] = '\0';
+	if (!tmem_name_valid(text))
+		return TMEM_PRINCIPAL_EBADNAME;
+	for (n = 0; text[n]; n++)
+		;
+	if (tmem_all_digits(text)) {
+		if (flags & TMEM_PRINCIPAL_CANONICAL)
+			return TMEM_PRINCIPAL_ENOTCANON;
+		if (!tmem_domid_text(text, n, &out->domid))
+			return TMEM_PRINCIPAL_EBADDOMID;
+		out->kind = TMEM_PRINCIPAL_XEN;
+		return TMEM_PRINCIPAL_OK;
+	}
+	if (!tmem_local_name_valid(text)) {
+		if (!tmem_domid_text(text + TMEM_DOMID_PREFIX_LEN, n - TMEM_DOMID_PREFIX_LEN,
+				     &out->domid))
+			return TMEM_PRINCIPAL_EBADDOMID;
+		out->kind = TMEM_PRINCIPAL_XEN;
+		return TMEM_PRINCIPAL_OK;
+	}
+	for (i = 0; i <= n; i++)
+		out->name[i] = text[i];
+	out->kind = TMEM_PRINCIPAL_LOCAL;
+	return TMEM_PRINCIPAL_OK;
+}
+
+/* The canonical text of p ("" for NONE) into out. */
+static inline void tmem_principal_format(const struct tmem_principal *p,
+					 char out[TMEM_PRINCIPAL_TEXT_MAX])
+{
+	char digits[10];
+	int i, n = 0;
+	unsigned int v = p->domid;
+
+	if (p->kind == TMEM_PRINCIPAL_LOCAL) {
+		for (i = 0; p->name[i] && i < TMEM_NAME_MAX_LEN; i++)
+			out[i] = p->name[i];
+		out[i] = '\0';
+		return;
+	}
+	out[0] = '\0';
+	if (p->kind != TMEM_PRINCIPAL_XEN)
+		return;
+	for (i = 0; i < TMEM_DOMID_PREFIX_LEN; i++)
+		out[i] = TMEM_DOMID_PREFIX[i];
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v && n < (int)sizeof(digits));
+	while (n)
+		out[i++] = digits[--n];
+	out[i] = '\0';
+}
+
+/* 1 when a and b are the same client. */
+static inline int tmem_principal_eq(const struct tmem_principal *a,
+				    const struct tmem_principal *b)
+{
+	int i;
+
+	if (a->kind != b->kind || a->kind == TMEM_PRINCIPAL_NONE)
+		return 0;
+	if (a->kind == TMEM_PRINCIPAL_XEN)
+		return a->domid == b->domid;
+	for (i = 0; a->name[i] == b->name[i]; i++)
+		if (!a->name[i])
+			return 1;
+	return 0;
+}
+
+/* An English reason for a tmem_principal_parse() error. */
+static inline const char *tmem_principal_strerror(int err)
+{
+	switch (err) {
+	case TMEM_PRINCIPAL_OK:
+		return "ok";
+	case TMEM_PRINCIPAL_EBADDOMID:
+		return "not a domid: want domid:N or N with N 0..32751, no leading zeros";
+	case TMEM_PRINCIPAL_ENOTCANON:
+		return "a Xen domain is written domid:N here";
+	default:
+		return "want " TMEM_PRINCIPAL_RULE;
+	}
 }
 
 static inline int tmem_hex_ok(char c)

@@ -64,7 +64,8 @@ struct tmemd_control_config {
 
 /* One client as the daemon knows it. */
 struct tmemd_control_client {
-	const char *name;          /* the store client's name (principal) */
+	const char *name;          /* its principal, canonical text ("domid:5", "vm1") */
+	const char *label;         /* shown as its name (a domain's xenstore name) */
 	int domid;                 /* Xen domain id, or -1 for a local client */
 	struct tmem_pclient *pc;
 };
@@ -86,9 +87,10 @@ struct tmemd_control_hooks {
 	/* Calls fn for every connected client; stops at and returns fn's
 	 * first non-zero return. */
 	int (*for_each_client)(void *ctx, tmemd_control_client_fn fn, void *arg);
-	/* Finds the client "CLIENT" as an admin types it, a domid ("5") or
-	 * a name, and calls fn on it; returns fn's return, or -ENOENT when
-	 * no client matches. */
+	/* Finds the client whose principal is spec (proto/tmem_names.h:
+	 * "domid:5", "5" or a local name; never a domain's xenstore name)
+	 * and calls fn on it; returns fn's return, or -ENOENT when no
+	 * client matches. */
 	int (*with_client)(void *ctx, const char *spec, tmemd_control_client_fn fn,
 			   void *arg);
 	/* Optional (NULL = silent): one log line, priority as syslog(3).
@@ -132,8 +134,9 @@ int tmemd_control_handle_event(struct tmemd_control *ctl, uint32_t events);
 /*
  * Overlays the settings an admin stored for this client on *out, which
  * the caller fills with the defaults first.  Entries are looked up by
- * name, then (domid >= 0) by "domid:N".  Returns 1 when stored settings
- * were applied, 0 when there were none.
+ * name, the client's principal ("domid:N" for a domain, whatever its
+ * xenstore name).  Returns 1 when stored settings were applied, 0 when
+ * there were none.
  */
 int tmemd_control_settings_for(const struct tmemd_control *ctl,
 			       const char *name, int domid,

@@ -36,22 +36,6 @@ static int name_cb(const struct tmemd_control_client *cl, void *arg)
 	return 0;
 }
 
-/*
- * The key a CLIENT is stored under: a connected client's name, else
- * "domid:N" for an all-digit spec, else the spec itself as a name.
- * rc is what with_client() returned: -ENOENT when not connected.
- */
-static void state_key(const char *spec, int rc, const struct client_op *op,
-		      char key[TMEM_CLIENT_NAME_MAX])
-{
-	if (rc != -ENOENT)
-		snprintf(key, TMEM_CLIENT_NAME_MAX, "%s", op->name);
-	else if (spec[strspn(spec, "0123456789")] == '\0' && strlen(spec) <= 10)
-		snprintf(key, TMEM_CLIENT_NAME_MAX, "domid:%s", spec);
-	else
-		snprintf(key, TMEM_CLIENT_NAME_MAX, "%s", spec);
-}
-
 static int save(struct tmemd_control *ctl, struct ctl_err *err)
 {
 	int rc = ctl_state_save(&ctl->state, ctl->state_path, err);
@@ -78,11 +62,10 @@ static int change_settings(struct tmemd_control *ctl, const char *spec,
 			   struct ctl_err *err)
 {
 	struct client_op op = { .s = s };
-	char key[TMEM_CLIENT_NAME_MAX];
+	const char *key = spec; /* canonical (ctl_proto.c): one key per principal */
 	int rc, found;
 
 	found = ctl->hooks.with_client(ctl->ctx, spec, apply_cb, &op);
-	state_key(spec, found, &op, key);
 	if (found && found != -ENOENT)
 		return ctl_err_set(err, -found, "client %s: the policy refused "
 				   "these settings: %s", key, strerror(-found));
@@ -155,12 +138,10 @@ static int cmd_flush(struct tmemd_control *ctl, const struct ctl_request *req,
 static int cmd_shared_auth(struct tmemd_control *ctl, const struct ctl_request *req,
 			   json_t **result, struct ctl_err *err)
 {
-	struct client_op op = { 0 };
-	char key[TMEM_CLIENT_NAME_MAX], uuid[CTL_UUID_TEXT];
+	const char *key = req->client; /* canonical: "domid:5" reaches domain 5 only */
+	char uuid[CTL_UUID_TEXT];
 	int rc;
 
-	state_key(req->client, ctl->hooks.with_client(ctl->ctx, req->client, name_cb, &op),
-		  &op, key);
 	ctl_uuid_format(&req->uuid, uuid);
 	rc = tmem_shared_auth(ctl->hooks.store, &req->uuid, key, !req->revoke);
 	if (rc)

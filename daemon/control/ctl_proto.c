@@ -17,7 +17,7 @@
 #include "tmem_names.h"
 
 enum ctl_field_type {
-	F_NAME,    /* string, ctl_name_valid(), into char[TMEM_CLIENT_NAME_MAX] */
+	F_NAME,    /* a principal (CLIENT), canonicalised into char[TMEM_CLIENT_NAME_MAX] */
 	F_WEIGHT,  /* integer 1..TMEM_MAX_WEIGHT, into uint32_t */
 	F_CAP,     /* integer >= 0 or null (no cap), into uint64_t */
 	F_BOOL,    /* true/false, into bool */
@@ -153,7 +153,19 @@ bool ctl_cmd_writes(enum ctl_cmd cmd)
 
 bool ctl_name_valid(const char *s)
 {
-	return tmem_name_valid(s);
+	struct tmem_principal p;
+
+	return tmem_principal_parse(s, TMEM_PRINCIPAL_CANONICAL, &p) == 0;
+}
+
+int ctl_principal_canon(const char *text, unsigned flags, char out[TMEM_CLIENT_NAME_MAX])
+{
+	struct tmem_principal p;
+	int rc = tmem_principal_parse(text, flags, &p);
+
+	if (rc == 0)
+		tmem_principal_format(&p, out);
+	return rc;
 }
 
 static int hexval(char c)
@@ -238,10 +250,13 @@ static int parse_field(const struct ctl_field *f, json_t *v, void *base,
 
 	switch (f->type) {
 	case F_NAME:
-		if (!json_is_string(v) || !ctl_name_valid(json_string_value(v)))
-			return ctl_err_set(err, EINVAL,
-					   "%s: expected a name of " TMEM_NAME_RULE, f->key);
-		strcpy(dst, json_string_value(v));
+		if (!json_is_string(v))
+			return ctl_err_set(err, EINVAL, "%s: expected a string: "
+					   TMEM_PRINCIPAL_RULE, f->key);
+		rc = ctl_principal_canon(json_string_value(v), 0, dst);
+		if (rc)
+			return ctl_err_set(err, EINVAL, "%s: bad client \"%.64s\": %s", f->key,
+					   json_string_value(v), tmem_principal_strerror(rc));
 		return 0;
 	case F_WEIGHT:
 		rc = parse_uint(v, f->key, 1, TMEM_MAX_WEIGHT, &u, err);

@@ -5,7 +5,7 @@
  * so the unit tests and the fuzz target drive it directly.
  *
  * A request is one JSON object on one line (newline-terminated):
- *   {"version":1,"cmd":"set","args":{"client":"5","weight":200}}
+ *   {"version":1,"cmd":"set","args":{"client":"domid:5","weight":200}}
  * The reply is one line too:
  *   {"version":1,"result":{...}}
  *   {"version":1,"error":{"errno":22,"message":"..."}}
@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "tmem_names.h"
 #include "tmem_proto.h"
 #include "tmem_store.h"
 #include "tmem_policy.h"
@@ -104,8 +105,15 @@ int ctl_settings_parse(json_t *obj, bool allow_frozen, struct ctl_settings *s,
 /* Adds the fields set in s to obj (caps of TMEM_NO_CAP as null). */
 int ctl_settings_dump(const struct ctl_settings *s, json_t *obj);
 
-/* A client name or CLIENT spec: proto/tmem_names.h's rule, as tmemd.conf. */
+/*
+ * CLIENT: a principal (proto/tmem_names.h), as tmemd.conf and tmemctl
+ * take it.  Requests carry it canonicalised ("5" arrives as "domid:5").
+ * ctl_name_valid: s is canonical principal text.  ctl_principal_canon:
+ * text (flags as tmem_principal_parse()) into its canonical text; 0 or a
+ * TMEM_PRINCIPAL_E* reason (tmem_principal_strerror()).
+ */
 bool ctl_name_valid(const char *s);
+int ctl_principal_canon(const char *text, unsigned flags, char out[TMEM_CLIENT_NAME_MAX]);
 
 /* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (any case) <-> tmem_uuid, with
  * lo = bytes 0..7 of the RFC 4122 byte string, little-endian (proto/). */

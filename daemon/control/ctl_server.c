@@ -478,6 +478,11 @@ static int do_start(struct tmemd_control *ctl, const struct tmemd_control_config
 	rc = ctl_state_load(&ctl->state, ctl->state_path, &err);
 	if (rc)
 		return err_out(errbuf, errlen, rc, "control: %s", err.msg);
+	if (ctl->state.legacy_names)
+		ctl_log(ctl, LOG_NOTICE, "%s was written by an older tmemd: its entries "
+			"by name (%u) now apply to local clients of that name only; a Xen "
+			"domain is named by its domid now (tmemctl set domid:N ...)",
+			ctl->state_path, ctl->state.legacy_names);
 	rc = apply_auths(ctl);
 	if (rc)
 		return err_out(errbuf, errlen, rc, "control: re-applying the shared-pool "
@@ -560,12 +565,8 @@ int tmemd_control_settings_for(const struct tmemd_control *ctl,
 			       struct tmem_client_settings *out)
 {
 	const struct ctl_settings *s = name ? ctl_state_lookup(&ctl->state, name) : NULL;
-	char key[TMEM_CLIENT_NAME_MAX];
 
-	if (!s && domid >= 0) {
-		snprintf(key, sizeof(key), "domid:%d", domid);
-		s = ctl_state_lookup(&ctl->state, key);
-	}
+	(void)domid; /* a domain's principal, "domid:N", is its name */
 	if (!s)
 		return 0;
 	ctl_settings_apply(s, out);

@@ -140,7 +140,29 @@ int ctl_state_forget(struct ctl_state *st, const char *name)
 	return found ? 0 : -ENOENT;
 }
 
-static int load_clients(struct ctl_state *st, json_t *clients, struct ctl_err *err)
+/*
+ * A key or principal of the file: canonical principal text only, so no
+ * two spellings name one client.  Version 1 files hold the same forms
+ * (tmemctl stored "domid:N" for a domain it was given by id), but their
+ * names could also be a Xen domain's xenstore name, which no longer
+ * names it: counted in legacy_names, for the daemon to say so.
+ */
+static int check_principal(struct ctl_state *st, int version, const char *text,
+			   struct ctl_err *err)
+{
+	struct tmem_principal p;
+	int rc = tmem_principal_parse(text, TMEM_PRINCIPAL_CANONICAL, &p);
+
+	if (rc)
+		return ctl_err_set(err, EINVAL, "bad client \"%.64s\": %s", text,
+				   tmem_principal_strerror(rc));
+	if (version == 1 && p.kind == TMEM_PRINCIPAL_LOCAL)
+		st->legacy_names++;
+	return 0;
+}
+
+static int load_clients(struct ctl_state *st, int version, json_t *clients,
+			struct ctl_err *err)
 {
 	const char *name;
 	json_t *v;
@@ -151,8 +173,9 @@ static int load_clients(struct ctl_state *st, json_t *clients, struct ctl_err *e
 	json_object_foreach(clients, name, v) {
 		struct ctl_settings s;
 
-		if (!ctl_name_valid(name))
-			return ctl_err_set(err, EINVAL, "bad client name \"%.64s\"", name);
+		rc = check_principal(st, version, name, err);
+		if (rc)
+			return rc;
 		rc = ctl_settings_parse(v, true, &s, err);
 		if (rc)
 			return ctl_err_prefix(err, "client \"%s\"", name);
@@ -163,7 +186,8 @@ static int load_clients(struct ctl_state *st, json_t *clients, struct ctl_err *e
 	return 0;
 }
 
-static int load_auths(struct ctl_state *st, json_t *auths, struct ctl_err *err)
+static int load_auths(struct ctl_state *st, int version, json_t *auths,
+		      struct ctl_err *err)
 {
 	size_t i;
 	json_t *v;
@@ -181,10 +205,12 @@ static int load_auths(struct ctl_state *st, json_t *auths, struct ctl_err *err)
 			return ctl_err_set(err, EINVAL, "shared_auth[%zu]: %s", i, jerr.text);
 		if (ctl_uuid_parse(uuid, &u))
 			return ctl_err_set(err, EINVAL, "shared_auth[%zu]: bad uuid", i);
+		rc = check_principal(st, version, client, err);
+		if (rc)
+			return ctl_err_prefix(err, "shared_auth[%zu]", i);
 		rc = ctl_state_auth(st, &u, client, true);
 		if (rc)
 			return ctl_err_set(err, -rc, "shared_auth[%zu]: %s", i,
-					   rc == -EINVAL ? "bad client name" :
 					   rc == -ENOSPC ? "more authorisations than tmemd holds ("
 					   CTL_AUTH_LIMIT_TEXT ")" : strerror(-rc));
 	}
@@ -195,17 +221,20 @@ static int load_doc(struct ctl_state *st, json_t *root, struct ctl_err *err)
 {
 	json_t *ver, *clients = NULL, *auths = NULL;
 	json_error_t jerr;
-	int rc;
+	int rc, version;
 
 	if (json_unpack_ex(root, &jerr, JSON_STRICT, "{s:o, s?o, s?o}", "version", &ver,
 			   "clients", &clients, "shared_auth", &auths))
 		return ctl_err_set(err, EINVAL, "%s", jerr.text);
-	if (!json_is_integer(ver) || json_integer_value(ver) != CTL_STATE_VERSION)
-		return ctl_err_set(err, EINVAL, "unsupported version (expected %d)",
-				   CTL_STATE_VERSION);
-	rc = clients ? load_clients(st, clients, err) : 0;
+	/* Version 1 (before principals) reads the same way; saving writes 2. */
+	if (!json_is_integer(ver) || json_integer_value(ver) < CTL_STATE_VERSION_OLDEST ||
+	    json_integer_value(ver) > CTL_STATE_VERSION)
+		return ctl_err_set(err, EINVAL, "unsupported version (expected %d..%d)",
+				   CTL_STATE_VERSION_OLDEST, CTL_STATE_VERSION);
+	version = (int)json_integer_value(ver);
+	rc = clients ? load_clients(st, version, clients, err) : 0;
 	if (rc == 0 && auths)
-		rc = load_auths(st, auths, err);
+		rc = load_auths(st, version, auths, err);
 	return rc;
 }
 

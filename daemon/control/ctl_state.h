@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The admin state that must survive a restart: per-client settings
- * (keyed by client name, or "domid:N") and shared-pool authorisations.
- * Kept in memory here and in <state_dir>/state.json:
+ * The admin state that must survive a restart: per-client settings and
+ * shared-pool authorisations, keyed by principal in canonical text
+ * (proto/tmem_names.h: "domid:N" for Xen domain N, else a local client's
+ * name).  Kept in memory here and in <state_dir>/state.json:
  *
- *   {"version":1,
+ *   {"version":2,
  *    "clients":{"NAME":{"weight":200,"ephemeral_max_pages":null,...}},
  *    "shared_auth":[{"uuid":"...","client":"NAME"}]}
  *
@@ -12,6 +13,11 @@
  * state.json, fsync the dir.  A file that does not parse, or holds an
  * unknown key, a wrong type or a value out of range, is an error: the
  * daemon refuses to start rather than silently forget an admin's quota.
+ * A key that is not canonical principal text (a bare "5", "domid:05",
+ * "domid:x") is such an error.  Version 1 files (tmemd before principals)
+ * load as they are: their "domid:N" meant domain N then too, but a name
+ * may have been a Xen domain's xenstore name, which now names no domain;
+ * legacy_names counts those names for the daemon's notice.
  */
 #ifndef TMEMD_CTL_STATE_H
 #define TMEMD_CTL_STATE_H
@@ -23,7 +29,8 @@
 #include "ctl_proto.h"
 #include "tmem_policy.h"
 
-#define CTL_STATE_VERSION 1
+#define CTL_STATE_VERSION 2
+#define CTL_STATE_VERSION_OLDEST 1
 #define CTL_STATE_MAX_CLIENTS 4096
 /* One limit for shared-pool authorisations everywhere: what the store
  * holds (tmemd.conf's and state.json's together). */
@@ -50,6 +57,7 @@ struct ctl_state {
 	size_t nr_clients, cap_clients;
 	struct ctl_state_auth *auths;
 	size_t nr_auths, cap_auths;
+	unsigned legacy_names;  /* local names read from a version 1 file */
 };
 
 /* Empties st (a zeroed struct is an empty state).  Accepts NULL. */

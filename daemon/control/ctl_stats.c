@@ -114,8 +114,8 @@ json_t *ctl_client_summary(struct tmemd_control *ctl,
 	(void)ctl;
 	tmem_policy_client_get(cl->pc, &s);
 	tmem_client_page_counts(c, &pages);
-	return json_pack("{s:i, s:s, s:o, s:i, s:b, s:b, s:{s:o, s:o}, s:{s:o, s:o}}",
-			 "id", (int)tmem_client_id(c), "name", tmem_client_name(c),
+	return json_pack("{s:i, s:s, s:s, s:o, s:i, s:b, s:b, s:{s:o, s:o}, s:{s:o, s:o}}",
+			 "id", (int)tmem_client_id(c), "client", cl->name, "name", cl->label,
 			 "domid", cl->domid < 0 ? json_null() : json_integer(cl->domid),
 			 "weight", (int)s.weight, "frozen", s.frozen,
 			 "compress", s.compress,

@@ -17,14 +17,10 @@ static int noop_cb(const struct tmemd_control_client *cl, void *arg)
 	return 0;
 }
 
-/* Is the client a stored key names attached?  Keys are names or
- * "domid:N" (an admin typed N before the domain came up). */
+/* Is the client a stored key (a canonical principal) names attached? */
 static bool attached(struct tmemd_control *ctl, const char *key)
 {
-	if (ctl->hooks.with_client(ctl->ctx, key, noop_cb, NULL) == 0)
-		return true;
-	return !strncmp(key, "domid:", 6) &&
-	       ctl->hooks.with_client(ctl->ctx, key + 6, noop_cb, NULL) == 0;
+	return ctl->hooks.with_client(ctl->ctx, key, noop_cb, NULL) == 0;
 }
 
 /* The uuids stored for principal, as text. */
@@ -85,15 +81,6 @@ json_t *ctl_stored_json(struct tmemd_control *ctl)
 	return arr;
 }
 
-/* The stored key for a CLIENT an admin typed: "domid:N" for digits. */
-static void forget_key(const char *spec, char key[TMEM_CLIENT_NAME_MAX])
-{
-	if (spec[strspn(spec, "0123456789")] == '\0' && strlen(spec) <= 10)
-		snprintf(key, TMEM_CLIENT_NAME_MAX, "domid:%s", spec);
-	else
-		snprintf(key, TMEM_CLIENT_NAME_MAX, "%s", spec);
-}
-
 /* Revokes in the store what forget removes from the state, but not what
  * the config file grants (that stays, as after a restart). */
 static int revoke_stored(struct tmemd_control *ctl, const char *key)
@@ -115,11 +102,10 @@ static int revoke_stored(struct tmemd_control *ctl, const char *key)
 int ctl_cmd_forget(struct tmemd_control *ctl, const struct ctl_request *req,
 		   json_t **result, struct ctl_err *err)
 {
-	char key[TMEM_CLIENT_NAME_MAX];
+	const char *key = req->client; /* canonical (ctl_proto.c) */
 	int rc;
 
-	forget_key(req->client, key);
-	if (attached(ctl, key) || attached(ctl, req->client))
+	if (attached(ctl, key))
 		return ctl_err_set(err, EBUSY, "client %s is attached and its settings are in "
 				   "force; forget it once it has gone", key);
 	rc = revoke_stored(ctl, key);

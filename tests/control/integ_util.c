@@ -495,3 +495,15 @@ int reply_errno(json_t *reply)
 	ck_assert(json_is_string(json_object_get(err, "message")));
 	return (int)json_integer_value(json_object_get(err, "errno"));
 }
+
+void write_text_file(const char *dir, const char *name, const char *text)
+{
+	char path[192];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}

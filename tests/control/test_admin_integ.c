@@ -49,14 +49,7 @@ static struct run second_tmemd(const char *run, const char *state)
 /* Writes text as the host's tmemd.conf (host_start() reads <dir>/tmemd.conf). */
 static void write_host_conf(const char *text)
 {
-	char path[160];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/tmemd.conf", H.dir);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	ck_assert_int_eq(fclose(f), 0);
+	write_text_file(H.dir, "tmemd.conf", text);
 }
 
 /* How many reloads (good or bad) tmemd has logged so far. */

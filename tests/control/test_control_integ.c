@@ -82,7 +82,7 @@ static const struct key frontswap_keys[] = {
 	K("invalidates", INT), { NULL },
 };
 static const struct key client_keys[] = {
-	K("id", INT), K("name", STR), K("domid", INT_OR_NULL), K("weight", INT),
+	K("id", INT), K("client", STR), K("name", STR), K("domid", INT_OR_NULL), K("weight", INT),
 	K("frozen", BOOL), K("compress", BOOL), KS("caps", OBJ, caps_keys),
 	KS("pages", OBJ, pages_keys), KS("ops", OBJ, ops_keys),
 	KS("cleancache", OBJ, cleancache_keys), KS("frontswap", OBJ, frontswap_keys),

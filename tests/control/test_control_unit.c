@@ -50,7 +50,7 @@ START_TEST(test_parse_ok)
 			       "\"persistent_max_pages\":7,\"compress\":true}}", &req, &err), 0);
 	ck_assert_int_eq(req.cmd, CTL_SET);
 	ck_assert(ctl_cmd_writes(req.cmd));
-	ck_assert_str_eq(req.client, "5");
+	ck_assert_str_eq(req.client, "domid:5"); /* canonical: one key per domain */
 	ck_assert_uint_eq(req.s.v.weight, 200);
 	ck_assert_uint_eq(req.s.v.ephemeral_max, TMEM_NO_CAP);
 	ck_assert_uint_eq(req.s.v.persistent_max, 7);
@@ -100,6 +100,17 @@ START_TEST(test_parse_refused)
 		       "\"ephemeral_max_pages\":-1}}", ERANGE, "out of range");
 	expect_refused("{\"version\":1,\"cmd\":\"freeze\",\"args\":{\"client\":\"\"}}",
 		       EINVAL, "client");
+	/* Issue 19 item 11: CLIENT is a principal.  Before, "domid:05",
+	 * "05" and "domid:x" were names, stored under keys no domain's
+	 * settings are looked up by. */
+	expect_refused("{\"version\":1,\"cmd\":\"freeze\",\"args\":{\"client\":\"domid:05\"}}",
+		       EINVAL, "no leading zeros");
+	expect_refused("{\"version\":1,\"cmd\":\"freeze\",\"args\":{\"client\":\"05\"}}",
+		       EINVAL, "bad client \"05\"");
+	expect_refused("{\"version\":1,\"cmd\":\"set\",\"args\":{\"client\":\"domid:x\","
+		       "\"weight\":2}}", EINVAL, "not a domid");
+	expect_refused("{\"version\":1,\"cmd\":\"shared-auth\",\"args\":{\"client\":\"99999\","
+		       "\"uuid\":\"00112233-4455-6677-8899-aabbccddeeff\"}}", EINVAL, "0..32751");
 	expect_refused("{\"version\":1,\"cmd\":\"freeze\",\"args\":{\"client\":\"a b\"}}",
 		       EINVAL, "client");
 	expect_refused("{\"version\":1,\"cmd\":\"shared-auth\",\"args\":{\"client\":\"a\","
@@ -265,7 +276,8 @@ static const char *const corrupt_files[] = {
 	"{\"version\":1,\"clients\":{",                              /* truncated */
 	"",                                                          /* empty */
 	"[]",                                                        /* not an object */
-	"{\"version\":2}",                                           /* version */
+	"{\"version\":3}",                                           /* version */
+	"{\"version\":0}",
 	"{\"clients\":{}}",                                          /* no version */
 	"{\"version\":1,\"extra\":1}",                               /* unknown key */
 	"{\"version\":1,\"clients\":{\"vm\":{\"weight\":\"x\"}}}",   /* type */
@@ -277,15 +289,82 @@ static const char *const corrupt_files[] = {
 	"{\"version\":1,\"shared_auth\":{}}",
 };
 
-START_TEST(test_state_corrupt)
+/*
+ * Issue 19 item 11: a key or principal that is not canonical principal
+ * text is refused, saying why, in both versions: before, "4242" loaded
+ * as the name of a client no one can be, and "domid:05" as a key no
+ * domain's settings are ever looked up by.
+ */
+static const struct {
+	const char *file, *why;
+} bad_principals[] = {
+	{ "{\"version\":2,\"clients\":{\"4242\":{}}}", "domid:N here" },
+	{ "{\"version\":1,\"clients\":{\"4242\":{\"weight\":5}}}", "domid:N here" },
+	{ "{\"version\":2,\"clients\":{\"domid:05\":{}}}", "no leading zeros" },
+	{ "{\"version\":2,\"clients\":{\"domid:32752\":{}}}", "0..32751" },
+	{ "{\"version\":2,\"clients\":{\"domid:x\":{}}}", "not a domid" },
+	{ "{\"version\":2,\"clients\":{\"domid:\":{}}}", "not a domid" },
+	{ "{\"version\":2,\"shared_auth\":[{\"uuid\":\"00112233-4455-6677-8899-aabbccddeeff\","
+	  "\"client\":\"5\"}]}", "shared_auth[0]: bad client \"5\"" },
+	{ "{\"version\":1,\"shared_auth\":[{\"uuid\":\"00112233-4455-6677-8899-aabbccddeeff\","
+	  "\"client\":\"domid:7a\"}]}", "not a domid" },
+};
+
+/* A state file of text is refused, naming the file and saying why. */
+static void expect_state_refused(const char *text, const char *why)
 {
 	struct ctl_state st = { 0 };
 	struct ctl_err err;
 
-	write_file(corrupt_files[_i]);
+	write_file(text);
 	ck_assert_int_lt(ctl_state_load(&st, state_path, &err), 0);
 	ck_assert_msg(strstr(err.msg, state_path), "message names the file: %s", err.msg);
+	ck_assert_msg(strstr(err.msg, why), "wanted \"%s\": %s", why, err.msg);
 	ck_assert_uint_eq(st.nr_clients + st.nr_auths, 0);
+}
+
+START_TEST(test_state_bad_principal)
+{
+	expect_state_refused(bad_principals[_i].file, bad_principals[_i].why);
+}
+END_TEST
+
+/* What older tmemd wrote still loads ("domid:N" meant domain N then
+ * too), its names are counted for the daemon's notice that they now
+ * name local clients only, and the next save writes version 2. */
+START_TEST(test_state_version1_loads)
+{
+	struct ctl_state st = { 0 };
+	struct ctl_err err;
+	char text[512];
+	FILE *f;
+
+	write_file("{\"version\":1,\"clients\":{\"domid:5\":{\"weight\":50},"
+		   "\"web1\":{\"frozen\":true}},\"shared_auth\":[{\"uuid\":"
+		   "\"00112233-4455-6677-8899-aabbccddeeff\",\"client\":\"web1\"},"
+		   "{\"uuid\":\"00112233-4455-6677-8899-aabbccddeeff\",\"client\":\"domid:5\"}]}");
+	ck_assert_int_eq(ctl_state_load(&st, state_path, &err), 0);
+	ck_assert_uint_eq(ctl_state_lookup(&st, "domid:5")->v.weight, 50);
+	ck_assert(ctl_state_lookup(&st, "web1")->v.frozen);
+	ck_assert_uint_eq(st.nr_auths, 2);
+	ck_assert_uint_eq(st.legacy_names, 2);
+	ck_assert_int_eq(ctl_state_save(&st, state_path, &err), 0);
+	ctl_state_free(&st);
+	f = fopen(state_path, "r");
+	ck_assert_ptr_nonnull(f);
+	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(text, "\"version\": 2"));
+	ck_assert_int_eq(ctl_state_load(&st, state_path, &err), 0);
+	ck_assert_uint_eq(st.legacy_names, 0);
+	ck_assert_uint_eq(st.nr_clients, 2);
+	ctl_state_free(&st);
+}
+END_TEST
+
+START_TEST(test_state_corrupt)
+{
+	expect_state_refused(corrupt_files[_i], "");
 }
 END_TEST
 
@@ -532,6 +611,9 @@ static Suite *control_suite(void)
 	tcase_add_test(tc, test_state_round_trip);
 	tcase_add_loop_test(tc, test_state_corrupt, 0,
 			    (int)(sizeof(corrupt_files) / sizeof(corrupt_files[0])));
+	tcase_add_loop_test(tc, test_state_bad_principal, 0,
+			    (int)(sizeof(bad_principals) / sizeof(bad_principals[0])));
+	tcase_add_test(tc, test_state_version1_loads);
 	tcase_add_test(tc, test_state_save_unwritable);
 	tcase_add_test(tc, test_state_reload_domid_key);
 	tcase_add_test(tc, test_default_state_dir);

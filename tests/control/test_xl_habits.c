@@ -212,6 +212,66 @@ START_TEST(test_all_flag_reaches_every_client)
 END_TEST
 
 /* xl tmem-freeable: free pages plus ephemeral ones; persistent stay. */
+/*
+ * Issue 19 item 11: CLIENT has one syntax.  "4242" is domain 4242 and is
+ * answered as domid:4242; what is neither a domid nor a local name is a
+ * usage error.  Before, "freeze 05" stored "domid:05", a key no domain's
+ * settings were looked up by, and "set domid:x" stored a name no client
+ * could have.
+ */
+START_TEST(test_client_is_one_syntax)
+{
+	json_t *doc;
+
+	doc = ctl_json(&H, "freeze", "4242", NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "client")), "domid:4242");
+	ck_assert(json_is_false(json_object_get(doc, "connected")));
+	json_decref(doc);
+	expect(ctl(&H, "freeze", "05", NULL), 2, NULL, "bad client \"05\": not a domid");
+	expect(ctl(&H, "set", "domid:05", "--weight", "3", NULL), 2, NULL, "no leading zeros");
+	expect(ctl(&H, "set", "domid:x", "--weight", "3", NULL), 2, NULL, "not a domid");
+	expect(ctl(&H, "shared-auth", UUID1, "99999", NULL), 2, NULL, "0..32751");
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
+	doc = ctl_json(&H, "list", NULL);
+	ck_assert_str_eq(json_string_value(jpath(json_array_get(json_object_get(doc, "clients"),
+								 0), "client")), "vm1");
+	json_decref(doc);
+	expect(ctl(&H, "list", NULL), 0, "CLIENT", NULL);
+}
+END_TEST
+
+static void write_state(const char *text)
+{
+	write_text_file(H.state, "state.json", text);
+}
+
+/*
+ * Issue 19 item 11: a state file older tmemd wrote still loads, with a
+ * notice that its names now mean local clients only; one whose key is
+ * not a CLIENT stops tmemd, naming it.  Before, "domid:05" loaded.
+ */
+START_TEST(test_old_and_bad_state_files)
+{
+	json_t *doc;
+
+	host_stop(&H);
+	write_state("{\"version\":1,\"clients\":{\"domid:5\":{\"weight\":50},"
+		    "\"web1\":{\"weight\":60}}}\n");
+	ck_assert_int_eq(host_start(&H, NULL), 0);
+	ck_assert(host_logged(&H, "written by an older tmemd", "entries by name (1)"));
+	doc = ctl_json(&H, "list", "--all", NULL);
+	ck_assert_int_eq(json_integer_value(jpath(stored_entry(doc, "domid:5"), "settings.weight")),
+			 50);
+	json_decref(doc);
+	host_stop(&H);
+	write_state("{\"version\":2,\"clients\":{\"domid:05\":{\"weight\":50}}}\n");
+	ck_assert_int_eq(host_start(&H, NULL), -1);
+	ck_assert(host_logged(&H, "bad client \"domid:05\"", "no leading zeros"));
+	write_state("{\"version\":2}\n");
+	ck_assert_int_eq(host_start(&H, NULL), 0);
+}
+END_TEST
+
 START_TEST(test_freeable)
 {
 	json_t *doc;
@@ -303,6 +363,8 @@ static Suite *xl_suite(void)
 	tcase_add_test(tc, test_global_options_anywhere_and_runtime_dir);
 	tcase_add_test(tc, test_audit_log_names_peer_uid);
 	tcase_add_test(tc, test_all_flag_reaches_every_client);
+	tcase_add_test(tc, test_client_is_one_syntax);
+	tcase_add_test(tc, test_old_and_bad_state_files);
 	tcase_add_test(tc, test_freeable);
 	tcase_add_test(tc, test_prometheus_textfile_recipe);
 	tcase_add_test(tc, test_top_delay_sort_and_interval_hit_rate);

@@ -202,7 +202,12 @@ START_TEST(test_config_errors)
 		{ "[defaults]\nweight = 10001\n", "t.conf:2: weight" },
 		{ "[defaults]\nshared-auth = x\n", "t.conf:2: unknown key 'shared-auth'" },
 		{ "[defaults]\ncompress = maybe\n", "t.conf:2: compress" },
-		{ "[client a/b]\nweight = 1\n", "t.conf:2: [client a/b]: bad client name" },
+		{ "[client a/b]\nweight = 1\n", "t.conf:2: [client a/b]: bad client: want domid:N" },
+		/* Issue 19 item 11: a domain is domid:N (or N), nothing else. */
+		{ "[client domid:05]\nweight = 1\n", "t.conf:2: [client domid:05]: bad client: not a domid" },
+		{ "[client 007]\nweight = 1\n", "t.conf:2: [client 007]: bad client: not a domid" },
+		{ "[client domid:32752]\nweight = 1\n", "t.conf:2: [client domid:32752]: bad client: not a domid" },
+		{ "[client domid:web1]\nweight = 1\n", "t.conf:2: [client domid:web1]: bad client: not a domid" },
 		{ "[client a]\nshared-auth = 1234\n", "t.conf:2: shared-auth: bad UUID" },
 		{ "[bogus]\nx = 1\n", "t.conf:2: unknown section [bogus]" },
 		{ "[tmemd]\nthis is not ini\n", "t.conf:2:" },
@@ -237,6 +242,35 @@ START_TEST(test_config_cap_not_page_multiple_refused)
 		ck_assert_msg(!strncmp(err, want, strlen(want)), "got '%s'", err);
 		tmemd_config_free(&cfg);
 	}
+}
+END_TEST
+
+/*
+ * Issue 19 item 11: [client domid:5] (or [client 5], the same section)
+ * sets Xen domain 5, and its shared-auth grants domain 5, whatever name
+ * the domain has; [client web1] is the local client web1 only.  Before,
+ * both domain spellings were refused, so no file could grant a domain.
+ */
+START_TEST(test_config_domain_sections)
+{
+	struct tmem_uuid u;
+	struct tmemd_config cfg;
+	struct tmem_client_settings s;
+	char err[256] = "";
+
+	ck_assert_int_eq(ctl_uuid_parse("00112233-4455-6677-8899-aabbccddeeff", &u), 0);
+	ck_assert_int_eq(load(&cfg, "[client domid:5]\nweight = 7\n"
+			      "[client 5]\nshared-auth = 00112233-4455-6677-8899-aabbccddeeff\n"
+			      "[client web1]\nweight = 9\n", err), 0);
+	ck_assert_uint_eq(cfg.nr_clients, 2);
+	tmemd_config_client_settings(&cfg, "domid:5", &s);
+	ck_assert_uint_eq(s.weight, 7);
+	ck_assert(tmemd_config_grants(&cfg, "domid:5", &u));
+	ck_assert(!tmemd_config_grants(&cfg, "web1", &u));
+	ck_assert_ptr_null(tmemd_config_client(&cfg, "5"));
+	tmemd_config_client_settings(&cfg, "web1", &s);
+	ck_assert_uint_eq(s.weight, 9);
+	tmemd_config_free(&cfg);
 }
 END_TEST
 
@@ -581,6 +615,7 @@ static Suite *daemon_suite(void)
 	tcase_add_test(parse_tc, test_config_restart_keys);
 	tcase_add_test(parse_tc, test_arena_refusals);
 	tcase_add_test(parse_tc, test_config_cap_not_page_multiple_refused);
+	tcase_add_test(parse_tc, test_config_domain_sections);
 	tcase_add_test(parse_tc, test_config_missing_file);
 	tcase_add_test(parse_tc, test_req_check);
 	suite_add_tcase(s, parse_tc);

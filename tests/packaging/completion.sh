@@ -8,7 +8,7 @@ script=${1:-tools/tmemctl/tmemctl.bash}
 # shellcheck source=/dev/null
 source "$script" || { echo "completion: cannot source $script"; exit 1; }
 tmemctl() {
-	printf 'ID   NAME   DOMID WEIGHT\n1    vm1    local 100\n2    vm2    local 100\n'
+	printf 'ID   CLIENT   NAME   WEIGHT\n1    vm1      vm1    100\n2    domid:5  web1   100\n'
 }
 fail=0
 # expect "WORDS..." WANT...: completing the last word offers every WANT.
@@ -33,8 +33,8 @@ expect "tmemctl " status list set forget freeable top
 expect "tmemctl --" --socket --runtime-dir --json
 expect "tmemctl set vm1 --c" --compress
 expect "tmemctl set vm1 --compress " on off
-expect "tmemctl freeze " vm1 vm2
-expect "tmemctl --runtime-dir /tmp freeze v" vm1 vm2
+expect "tmemctl freeze " vm1 domid:5
+expect "tmemctl --runtime-dir /tmp freeze v" vm1
 expect "tmemctl freeze -" --all -a
 expect "tmemctl top --sort " name eph pers puts gets hit evict
 expect "tmemctl stats --p" --prometheus

@@ -506,6 +506,32 @@ START_TEST(test_shared_auth_rejects)
 }
 END_TEST
 
+/*
+ * Issue 19 item 11: authorisations name principals and match on kind and
+ * domid or name.  Before, any 1..63-byte text was a principal matched
+ * byte for byte, so "domid:05" or "5" was a grant no domain could use.
+ */
+START_TEST(test_shared_auth_principals)
+{
+	struct tmem_client *d5, *local5;
+
+	ck_assert_int_eq(tmem_shared_auth(s, &U1, "domid:05", true), -EINVAL);
+	ck_assert_int_eq(tmem_shared_auth(s, &U1, "5", true), -EINVAL); /* canonical only */
+	ck_assert_int_eq(tmem_shared_auth(s, &U1, "domid:32752", true), -EINVAL);
+	ck_assert_int_eq(tmem_shared_auth(s, &U1, "4242", true), -EINVAL);
+	ck_assert_int_eq(tmem_shared_auth(s, &U1, "domid:5", true), 0);
+	ck_assert_int_eq(tmem_client_create(s, "domid:5", &d5), 0);
+	ck_assert_int_eq(tmem_client_create(s, "dom5", &local5), 0);
+	ck_assert_int_eq(tmem_new_pool(local5, SHR, &U1), -EPERM);
+	ck_assert_int_eq(tmem_new_pool(d5, SHR, &U1), 0);
+	ck_assert_int_eq(tmem_shared_auth(s, &U2, "dom5", true), 0);
+	ck_assert_int_eq(tmem_new_pool(d5, SHR, &U2), -EPERM);
+	ck_assert_int_eq(tmem_new_pool(local5, SHR, &U2), 0);
+	tmem_client_destroy(local5);
+	tmem_client_destroy(d5);
+}
+END_TEST
+
 START_TEST(test_shared_auth_table_full)
 {
 	char name[32];
@@ -872,6 +898,7 @@ void add_semantics_tests(Suite *suite)
 	tcase_add_test(tc, test_private_pools_are_per_client);
 	tcase_add_test(tc, test_shared_deny_by_default);
 	tcase_add_test(tc, test_shared_auth_rejects);
+	tcase_add_test(tc, test_shared_auth_principals);
 	tcase_add_test(tc, test_shared_auth_table_full);
 	tcase_add_test(tc, test_shared_join_same_uuid_same_pool);
 	tcase_add_test(tc, test_shared_charged_to_shared_client);

@@ -10,6 +10,7 @@ uint32_t tmem_freestanding_probe(void *region)
 {
 	struct tmem_ring_hdr *hdr = region;
 	union tmem_ring_entry *e = tmem_ring_entries(region);
+	struct tmem_principal who;
 	struct tmem_size sz;
 
 	e[0].req.op = TMEM_OP_PUT_PAGE;
@@ -17,5 +18,6 @@ uint32_t tmem_freestanding_probe(void *region)
 	tmem_full_barrier();
 	return tmem_load_acquire(&hdr->rsp_prod) + tmem_slot_offset(32) +
 	       (uint32_t)tmem_size_parse("64K", TMEM_SIZE_ALLOW_NONE, &sz) +
-	       (uint32_t)tmem_name_valid("vm1") + (uint32_t)tmem_uuid_text_valid("x");
+	       (uint32_t)tmem_name_valid("vm1") + (uint32_t)tmem_uuid_text_valid("x") +
+	       (uint32_t)tmem_principal_parse("domid:5", 0, &who);
 }

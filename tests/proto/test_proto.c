@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "tmem_names.h"
 #include "tmem_proto.h"
 
 START_TEST(test_entry_layout)
@@ -102,6 +104,63 @@ START_TEST(test_notify_holdoff)
 }
 END_TEST
 
+/* Issue 19 item 11: one syntax for who a client is (proto/tmem_names.h). */
+START_TEST(test_principals)
+{
+	static const struct {
+		const char *text;
+		int rc, kind;
+		const char *canon;
+	} cases[] = {
+		{ "domid:5", 0, TMEM_PRINCIPAL_XEN, "domid:5" },
+		{ "5", 0, TMEM_PRINCIPAL_XEN, "domid:5" },
+		{ "0", 0, TMEM_PRINCIPAL_XEN, "domid:0" },
+		{ "domid:32751", 0, TMEM_PRINCIPAL_XEN, "domid:32751" },
+		{ "4242", 0, TMEM_PRINCIPAL_XEN, "domid:4242" },
+		{ "web1", 0, TMEM_PRINCIPAL_LOCAL, "web1" },
+		{ "dom5", 0, TMEM_PRINCIPAL_LOCAL, "dom5" },
+		{ "domid5", 0, TMEM_PRINCIPAL_LOCAL, "domid5" },
+		{ "5a", 0, TMEM_PRINCIPAL_LOCAL, "5a" },
+		{ "Domid:5", 0, TMEM_PRINCIPAL_LOCAL, "Domid:5" },
+		{ "domid:05", TMEM_PRINCIPAL_EBADDOMID, 0, NULL },
+		{ "05", TMEM_PRINCIPAL_EBADDOMID, 0, NULL },
+		{ "domid:32752", TMEM_PRINCIPAL_EBADDOMID, 0, NULL },
+		{ "99999999999", TMEM_PRINCIPAL_EBADDOMID, 0, NULL },
+		{ "domid:", TMEM_PRINCIPAL_EBADDOMID, 0, NULL },
+		{ "domid:x", TMEM_PRINCIPAL_EBADDOMID, 0, NULL },
+		{ "domid:5:6", TMEM_PRINCIPAL_EBADDOMID, 0, NULL },
+		{ "", TMEM_PRINCIPAL_EBADNAME, 0, NULL },
+		{ "a b", TMEM_PRINCIPAL_EBADNAME, 0, NULL },
+	};
+	struct tmem_principal p, q;
+	char text[TMEM_PRINCIPAL_TEXT_MAX];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = tmem_principal_parse(cases[i].text, 0, &p);
+
+		ck_assert_msg(rc == cases[i].rc, "%s: %d", cases[i].text, rc);
+		if (rc) {
+			ck_assert_int_eq(p.kind, TMEM_PRINCIPAL_NONE);
+			ck_assert_ptr_nonnull(strstr(tmem_principal_strerror(rc), "domid:N"));
+			continue;
+		}
+		ck_assert_int_eq(p.kind, cases[i].kind);
+		tmem_principal_format(&p, text);
+		ck_assert_str_eq(text, cases[i].canon);
+		ck_assert_int_eq(tmem_principal_parse(text, TMEM_PRINCIPAL_CANONICAL, &q), 0);
+		ck_assert(tmem_principal_eq(&p, &q));
+	}
+	ck_assert_int_eq(tmem_principal_parse("5", TMEM_PRINCIPAL_CANONICAL, &p),
+			 TMEM_PRINCIPAL_ENOTCANON);
+	/* A domain and a local client are never the same principal. */
+	ck_assert_int_eq(tmem_principal_parse("domid:5", 0, &p), 0);
+	ck_assert_int_eq(tmem_principal_parse("dom5", 0, &q), 0);
+	ck_assert(!tmem_principal_eq(&p, &q));
+	ck_assert(!tmem_local_name_valid("domid:5") && !tmem_local_name_valid("4242"));
+	ck_assert(tmem_local_name_valid("dom5"));
+}
+END_TEST
+
 START_TEST(test_prod_overflow)
 {
 	ck_assert(!tmem_ring_prod_overflow(32, 0, 32));
@@ -124,6 +183,7 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, test_slot_pointers);
 	tcase_add_test(tc, test_notify_holdoff);
 	tcase_add_test(tc, test_prod_overflow);
+	tcase_add_test(tc, test_principals);
 	suite_add_tcase(s, tc);
 	return s;
 }

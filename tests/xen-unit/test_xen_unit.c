@@ -8,13 +8,20 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "clients.h"
 #include "config.h"
+#include "control_glue.h"
+#include "loop.h"
 #include "fake_front.h"
 #include "fake_hyp.h"
 #include "fake_xs.h"
@@ -136,7 +143,7 @@ static struct tmemd_client *client_of(uint32_t domid)
 {
 	char name[32];
 
-	snprintf(name, sizeof(name), "dom%u", domid);
+	snprintf(name, sizeof(name), "domid:%u", domid); /* its principal */
 	return tmemd_clients_find(fx.reg, name);
 }
 
@@ -274,9 +281,11 @@ START_TEST(handshake_connects)
 	struct tmemd_client *c;
 
 	connect_front(&f, 5, "web1");
-	c = tmemd_clients_find(fx.reg, "web1");
+	c = client_of(5);
 	ck_assert_ptr_nonnull(c);
 	ck_assert_int_eq(c->domid, 5);
+	ck_assert_str_eq(c->name, "domid:5");   /* its principal: the key everywhere */
+	ck_assert_str_eq(c->label, "web1");     /* its xenstore name: shown only */
 	ck_assert_str_eq(c->transport, "xen");
 	ck_assert_uint_eq(fake_hyp_mapped_pages(fx.hyp), f.nr_pages);
 	ck_assert_uint_eq(fake_hyp_bound_ports(fx.hyp), 1);
@@ -322,9 +331,209 @@ START_TEST(domid_like_name_falls_back)
 	struct fake_front f, g;
 
 	connect_front(&f, 9, "domid:7");
-	ck_assert_str_eq(client_of(9)->name, "dom9");
+	ck_assert_str_eq(client_of(9)->label, "dom9");
 	connect_front(&g, 11, "7");
-	ck_assert_str_eq(client_of(11)->name, "dom11");
+	ck_assert_str_eq(client_of(11)->label, "dom11");
+}
+END_TEST
+
+static int32_t new_shared_pool(struct fake_front *f, const struct tmem_uuid *u)
+{
+	struct tmem_req r = { .op = TMEM_OP_NEW_POOL, .flags = tmem_pool_flags(TMEM_POOL_SHARED),
+			      .oid = { u->lo, u->hi, 0 }, .slot = TMEM_NO_SLOT };
+
+	return fake_front_call(f, &r);
+}
+
+/*
+ * Issue 19 item 11: a grant to domain 5 ("tmemctl shared-auth U 5", a
+ * [client domid:5] section) reaches domain 5 whatever its xenstore name;
+ * one to the name reaches no domain.  Before, domain 5 registered as
+ * "web1" and authorisations matched by name: domid:5 was refused.
+ */
+START_TEST(domid_grant_reaches_named_domain)
+{
+	const struct tmem_uuid by_id = { 0x55, 1 }, by_name = { 0x66, 1 };
+	struct tmem_client_settings s;
+	struct fake_front f;
+	char err[256];
+
+	ck_assert_int_eq(tmemd_config_load_string(&fx.cfg, "t.conf", "[client domid:5]\nweight = 7\n",
+						  err, sizeof(err)), 0);
+	ck_assert_int_eq(tmem_shared_auth(fx.store, &by_id, "domid:5", true), 0);
+	ck_assert_int_eq(tmem_shared_auth(fx.store, &by_name, "web1", true), 0);
+	connect_front(&f, 5, "web1");
+	ck_assert_int_ge(new_shared_pool(&f, &by_id), 0);
+	ck_assert_int_eq(new_shared_pool(&f, &by_name), -TMEM_EPERM);
+	tmem_policy_client_get(client_of(5)->pc, &s);
+	ck_assert_uint_eq(s.weight, 7);
+}
+END_TEST
+
+/*
+ * Issue 19 item 11: local clients and domains no longer share one
+ * namespace.  Before, a local client called "dom9" kept unnamed domain 9
+ * out (its name and its fallback dom9 were both taken), and one called
+ * "web1" took domain 5's name, so a grant to that name reached it.
+ */
+START_TEST(local_client_cannot_take_domain_identity)
+{
+	const struct tmem_uuid u = { 0x77, 1 };
+	struct tmemd_client *dom9, *web1;
+	struct fake_front f, g;
+
+	ck_assert_int_eq(tmemd_client_add(fx.reg, "dom9", "local", -1, &dom9), 0);
+	ck_assert_int_eq(tmemd_client_add(fx.reg, "web1", "local", -1, &web1), 0);
+	ck_assert_int_eq(tmem_shared_auth(fx.store, &u, "domid:5", true), 0);
+	connect_front(&f, 9, NULL);
+	connect_front(&g, 5, "web1");
+	ck_assert_ptr_nonnull(client_of(9));
+	ck_assert_ptr_ne(client_of(9), dom9);
+	ck_assert_str_eq(client_of(5)->label, "web1");
+	ck_assert_int_eq(tmem_new_pool(web1->sc, tmem_pool_flags(TMEM_POOL_SHARED), &u), -EPERM);
+	ck_assert_int_ge(new_shared_pool(&g, &u), 0);
+	/* A local client cannot register as a domain at all. */
+	ck_assert_int_eq(tmemd_client_add(fx.reg, "domid:5", "local", -1, &web1), -EINVAL);
+	ck_assert_int_eq(tmemd_client_add(fx.reg, "5", "local", -1, &web1), -EINVAL);
+}
+END_TEST
+
+/* ---- the control server over domains ---- */
+
+static bool stop_loop(int signo, void *data)
+{
+	(void)signo;
+	(void)data;
+	return true;
+}
+
+/* One request line to the socket at path (waiting up to 5 s for it to
+ * listen); its reply line into out. */
+static void ctl_one(const char *path, const char *req, char out[512])
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), tries = 0;
+	size_t n = 0;
+	ssize_t r;
+
+	out[0] = '\0';
+	if (fd < 0 || strlen(path) >= sizeof(a.sun_path))
+		goto out;
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	while (connect(fd, (struct sockaddr *)&a, sizeof(a)) && ++tries < 500)
+		usleep(10000);
+	if (tries == 500 || write(fd, req, strlen(req)) != (ssize_t)strlen(req) ||
+	    write(fd, "\n", 1) != 1)
+		goto out;
+	while (n < 511 && (r = read(fd, out + n, 511 - n)) > 0) {
+		n += (size_t)r;
+		if (memchr(out, '\n', n))
+			break;
+	}
+	out[n] = '\0';
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Runs tmemd's control server (the daemon's glue, over fx's registry)
+ * while a child process sends reqs one by one, then stops it; reply[i]
+ * is request i's reply line.  dir holds control.sock and state/.  The
+ * child is forked before the server starts, so it holds none of it
+ * (valgrind checks the child's leaks too).
+ */
+static void control_session(const char *dir, const char *const *reqs, int n,
+			    char (*reply)[512])
+{
+	char state[128], sock[160];
+	struct tmemd_ctl_glue_config gc = { .runtime_dir = dir, .state_dir = state,
+					    .transport = "xen", .version = "test",
+					    .daemon_cfg = &fx.cfg };
+	struct tmemd_ctl_glue *g;
+	struct tmemd_loop *loop;
+	int p[2], status;
+	pid_t pid;
+
+	snprintf(state, sizeof(state), "%s/state", dir);
+	snprintf(sock, sizeof(sock), "%s/control.sock", dir);
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		for (int i = 0; i < n; i++) {
+			char r[512] = ""; /* all of it is sent */
+
+			ctl_one(sock, reqs[i], r);
+			if (write(p[1], r, sizeof(r)) != (ssize_t)sizeof(r))
+				_exit(1);
+		}
+		/* To the loop's thread: it alone blocks SIGTERM. */
+		syscall(SYS_tgkill, getppid(), getppid(), SIGTERM);
+		_exit(0);
+	}
+	close(p[1]);
+	ck_assert_int_eq(tmemd_loop_create(stop_loop, NULL, &loop), 0);
+	ck_assert_int_eq(tmemd_ctl_glue_start(&gc, loop, fx.reg, &g), 0);
+	ck_assert_int_eq(tmemd_loop_run(loop), 0);
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(read(p[0], reply[i], 512), 512);
+	close(p[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(status, 0);
+	tmemd_ctl_glue_stop(g);
+	tmemd_loop_destroy(loop);
+}
+
+#define REPLY_HAS(r, s) ck_assert_msg(strstr((r), (s)), "reply lacks %s: %s", (s), (r))
+
+/*
+ * Issue 19 item 11, through the control server: CLIENT "5" is domain 5,
+ * stored as domid:5; a name is a local client's, never a domain's.
+ * Before, "set 5" stored the setting under the domain's xenstore name
+ * "web1" (a local client called web1 got it later), and "freeze web1"
+ * froze domain 5.
+ */
+START_TEST(control_names_domains_by_domid)
+{
+	static const char *const reqs[] = {
+		"{\"version\":1,\"cmd\":\"set\",\"args\":{\"client\":\"5\",\"weight\":7}}",
+		"{\"version\":1,\"cmd\":\"freeze\",\"args\":{\"client\":\"web1\"}}",
+		"{\"version\":1,\"cmd\":\"list\",\"args\":{\"client\":\"domid:5\"}}",
+		"{\"version\":1,\"cmd\":\"shared-auth\",\"args\":{\"client\":\"domid:5\","
+		"\"uuid\":\"00000000-0000-0088-0100-000000000000\"}}",
+		"{\"version\":1,\"cmd\":\"flush\",\"args\":{\"client\":\"web1\"}}",
+	};
+	const struct tmem_uuid u = { 0x8800000000000000ull, 1 };
+	char dir[] = "/tmp/xen-unit-ctl.XXXXXX", reply[5][512], path[96], text[1024];
+	struct tmem_client_settings s;
+	struct fake_front f;
+	FILE *st;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	connect_front(&f, 5, "web1");
+	control_session(dir, reqs, 5, reply);
+	REPLY_HAS(reply[0], "\"client\":\"domid:5\"");
+	REPLY_HAS(reply[0], "\"connected\":true");
+	REPLY_HAS(reply[1], "\"client\":\"web1\"");
+	REPLY_HAS(reply[1], "\"connected\":false");
+	REPLY_HAS(reply[2], "\"client\":\"domid:5\",\"name\":\"web1\",\"domid\":5");
+	REPLY_HAS(reply[3], "\"authorised\":true");
+	REPLY_HAS(reply[4], "no connected client \\\"web1\\\"");
+	tmem_policy_client_get(client_of(5)->pc, &s);
+	ck_assert_uint_eq(s.weight, 7);
+	ck_assert(!s.frozen);
+	ck_assert_int_ge(new_shared_pool(&f, &u), 0);
+	snprintf(path, sizeof(path), "%s/state/state.json", dir);
+	st = fopen(path, "r");
+	ck_assert_ptr_nonnull(st);
+	text[fread(text, 1, sizeof(text) - 1, st)] = '\0';
+	fclose(st);
+	ck_assert_msg(strstr(text, "\"domid:5\": {") && strstr(text, "\"web1\": {"), "%s", text);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/state", dir);
+	rmdir(path);
+	rmdir(dir);
 }
 END_TEST
 
@@ -386,7 +595,7 @@ START_TEST(bad_value_cuts_off)
 	poll_be();
 	ck_assert_msg(fake_front_backend_state(&bad) == CLOSED, "%s = '%s' accepted",
 		      bad_values[_i].node, bad_values[_i].value);
-	ck_assert_ptr_null(tmemd_clients_find(fx.reg, "bad"));
+	ck_assert_ptr_null(client_of(5));
 	/* Only the good domain's ring is mapped and bound. */
 	ck_assert_uint_eq(fake_hyp_mapped_pages(fx.hyp), good.nr_pages);
 	ck_assert_uint_eq(fake_hyp_bound_ports(fx.hyp), 1);
@@ -438,12 +647,12 @@ START_TEST(domain_death_tears_down)
 	connect_front(&f, 5, "web1");
 	connect_front(&other, 6, "web2");
 	round_trip(&f, 0x11);
-	id = tmem_client_id(tmemd_clients_find(fx.reg, "web1")->sc);
+	id = tmem_client_id(client_of(5)->sc);
 	(void)id;
 	fake_hyp_set_dying(fx.hyp, 5);
 	fake_xs_fire(fx.xs, "@releaseDomain");
 	poll_be();
-	ck_assert_ptr_null(tmemd_clients_find(fx.reg, "web1"));
+	ck_assert_ptr_null(client_of(5));
 	ck_assert_int_eq(tmemd_xen_backend_state(fx.be, 5), -ENOENT);
 	ck_assert(!fake_xs_exists(fx.xs, "/local/domain/0/backend/tmem/5"));
 	ck_assert(!fake_xs_exists(fx.xs, "/local/domain/5/device/tmem/0"));
@@ -453,7 +662,7 @@ START_TEST(domain_death_tears_down)
 	fake_hyp_remove_domain(fx.hyp, 5);
 	fake_xs_fire(fx.xs, "@releaseDomain");
 	poll_be();
-	ck_assert_ptr_nonnull(tmemd_clients_find(fx.reg, "web2"));
+	ck_assert_ptr_nonnull(client_of(6));
 	round_trip(&other, 0x22);
 }
 END_TEST
@@ -468,7 +677,7 @@ START_TEST(dying_domain_seen_through_xenstore)
 	fake_hyp_set_dying(fx.hyp, 5);
 	ck_assert_int_eq(fake_xs_rm_as(fx.xs, 0, "/local/domain/5"), 0);
 	poll_be();
-	ck_assert_ptr_null(tmemd_clients_find(fx.reg, "web1"));
+	ck_assert_ptr_null(client_of(5));
 	ck_assert_uint_eq(fake_hyp_mapped_pages(fx.hyp), 0);
 	ck_assert_uint_eq(fake_hyp_bound_ports(fx.hyp), 0);
 	ck_assert(!fake_xs_exists(fx.xs, "/local/domain/0/backend/tmem/5"));
@@ -483,7 +692,7 @@ START_TEST(live_guest_removing_its_dir)
 	connect_front(&f, 5, "web1");
 	ck_assert_int_eq(fake_xs_rm_as(fx.xs, 5, f.dir), 0);
 	poll_be();
-	ck_assert_ptr_nonnull(tmemd_clients_find(fx.reg, "web1"));
+	ck_assert_ptr_nonnull(client_of(5));
 	round_trip(&f, 0x42);
 }
 END_TEST
@@ -500,7 +709,7 @@ START_TEST(frontend_closing_then_reconnect)
 	fake_front_set_state(&f, CLOSING);
 	poll_be();
 	ck_assert_int_eq(fake_front_backend_state(&f), CLOSING);
-	ck_assert_ptr_null(tmemd_clients_find(fx.reg, "web1"));
+	ck_assert_ptr_null(client_of(5));
 	ck_assert_uint_eq(fake_hyp_mapped_pages(fx.hyp), 0);
 	ck_assert_uint_eq(fake_hyp_bound_ports(fx.hyp), 0);
 	fake_front_set_state(&f, CLOSED);
@@ -514,7 +723,7 @@ START_TEST(frontend_closing_then_reconnect)
 	fake_front_publish(&f);
 	poll_be();
 	ck_assert_int_eq(fake_front_backend_state(&f), CONNECTED);
-	ck_assert_ptr_nonnull(tmemd_clients_find(fx.reg, "web1"));
+	ck_assert_ptr_nonnull(client_of(5));
 	ck_assert_int_eq(page_op(&f, TMEM_OP_GET_PAGE, pool, 1, 0), -TMEM_ENOENT);
 	round_trip(&f, 0x5a);
 }
@@ -579,7 +788,7 @@ START_TEST(frontend_closed_directly)
 	fake_front_set_state(&f, CLOSED); /* module unloaded */
 	poll_be();
 	ck_assert_int_eq(fake_front_backend_state(&f), INITWAIT);
-	ck_assert_ptr_null(tmemd_clients_find(fx.reg, "web1"));
+	ck_assert_ptr_null(client_of(5));
 	ck_assert_uint_eq(fake_hyp_mapped_pages(fx.hyp), 0);
 }
 END_TEST
@@ -602,7 +811,7 @@ START_TEST(garbage_on_ring_cuts_off_one)
 		poll_be();
 	}
 	ck_assert_int_eq(fake_front_backend_state(&bad), CLOSED);
-	ck_assert_ptr_null(tmemd_clients_find(fx.reg, "bad"));
+	ck_assert_ptr_null(client_of(5));
 	ck_assert_uint_eq(fake_hyp_bound_ports(fx.hyp), 1);
 	round_trip(&good, 2);
 }
@@ -663,7 +872,7 @@ START_TEST(restart_keeps_frontend_state)
 	ck_assert_int_eq(fake_front_backend_state(&f), CLOSED);
 	ck_assert_uint_eq(fake_hyp_mapped_pages(fx.hyp), 0);
 	ck_assert_uint_eq(fake_xs_nr_watches(fx.xs), 0);
-	ck_assert_ptr_null(tmemd_clients_find(fx.reg, "web1"));
+	ck_assert_ptr_null(client_of(5));
 	fake_front_set_state(&f, CLOSED); /* the module saw it */
 	start_backend();
 	/* The frontend's own state is left alone; the backend waits. */
@@ -829,6 +1038,9 @@ static Suite *suite(void)
 	tcase_add_test(h, unnamed_domain_gets_domid_name);
 	tcase_add_test(h, bad_name_falls_back);
 	tcase_add_test(h, domid_like_name_falls_back);
+	tcase_add_test(h, domid_grant_reaches_named_domain);
+	tcase_add_test(h, local_client_cannot_take_domain_identity);
+	tcase_add_test(h, control_names_domains_by_domid);
 	tcase_add_test(h, commit_retried);
 	tcase_add_loop_test(h, bad_value_cuts_off, 0,
 			    (int)(sizeof(bad_values) / sizeof(bad_values[0])));

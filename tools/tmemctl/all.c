@@ -11,7 +11,9 @@
 
 #include "args.h"
 
-/* The names of the connected clients, as a new array of strings. */
+/* The connected clients' principals ("client": "domid:5", "vm1"), as a
+ * new array of strings; never their shown names, which a domain and a
+ * local client may share. */
 static int client_names(struct ctl_conn *conn, json_t **names)
 {
 	json_t *list, *c;
@@ -22,10 +24,10 @@ static int client_names(struct ctl_conn *conn, json_t **names)
 		return rc;
 	*names = json_array();
 	json_array_foreach(json_object_get(list, "clients"), i, c) {
-		json_t *name = json_object_get(c, "name");
+		json_t *name = json_object_get(c, "client");
 
 		if (!json_is_string(name)) {
-			fprintf(stderr, "tmemctl: list: tmemd's reply lacks a client name\n");
+			fprintf(stderr, "tmemctl: list: tmemd's reply lacks a client\n");
 			rc = EXIT_FAILED;
 			break;
 		}

@@ -116,10 +116,12 @@ bool cmd_args(struct tmemctl_opts *opts, int argc, char **argv,
 
 bool check_client(const char *cmd, const char *client)
 {
-	if (tmem_name_valid(client))
+	struct tmem_principal p;
+	int rc = tmem_principal_parse(client, 0, &p);
+
+	if (rc == 0)
 		return true;
-	usage_error("%s: bad client \"%s\": want a domid or a name of " TMEM_NAME_RULE,
-		    cmd, client);
+	usage_error("%s: bad client \"%s\": %s", cmd, client, tmem_principal_strerror(rc));
 	return false;
 }
 

@@ -47,7 +47,8 @@ static void usage(FILE *out)
 			commands[i].usage, "", commands[i].help);
 	fprintf(out, "\nSIZE: bytes with K/M/G/T (powers of 1024) making whole 4 KiB pages,\n"
 		"or pages as Np (tmemd.conf's grammar); set also takes \"none\".\n"
-		"CLIENT: a domid or a name of [A-Za-z0-9._:-].\n"
+		"CLIENT: a Xen domain as domid:N (or N), or a local client's name\n"
+		"(A-Za-z0-9._:-, not all digits, not starting with domid:).\n"
 		"The socket: --socket, DIR/control.sock for --runtime-dir DIR,\n"
 		"$TMEMCTL_SOCKET, /run/tmemd/control.sock as root, else\n"
 		"$XDG_RUNTIME_DIR/tmemd/control.sock.  The global options may also\n"

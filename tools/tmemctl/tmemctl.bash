@@ -1,8 +1,9 @@
 # bash completion for tmemctl(8); installed as
 # /usr/share/bash-completion/completions/tmemctl.
 # Completes the commands, each command's options, top's sort keys, and
-# CLIENT from the connected clients ("tmemctl list", on the socket the line
-# names with --socket or --runtime-dir).
+# CLIENT from the connected clients (the CLIENT column of "tmemctl list",
+# "domid:N" or a local name, on the socket the line names with --socket or
+# --runtime-dir).
 
 _tmemctl_clients()
 {
