@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "clients.h"
+#include "log.h"
 #include "tmem_names.h"
 
 struct tmemd_clients {
@@ -65,6 +66,21 @@ static void principal_key(const char *name, int domid, char key[TMEM_CLIENT_NAME
 		tmem_principal_format(&p, key);
 }
 
+/*
+ * Older tmemd matched a domain by its xenstore name, so a [client web1]
+ * section meant for domain web1 now sets the local client web1 only:
+ * say so when such a domain attaches, rather than drop its quota
+ * without a word.
+ */
+static void warn_name_section(const struct tmemd_clients *reg, const char *label,
+			      int domid)
+{
+	if (domid >= 0 && reg->cfg && tmemd_config_client(reg->cfg, label))
+		log_warn("domain %d (%s): tmemd.conf's [client %s] is for the local client "
+			 "%s, not this domain; a domain's section is [client domid:%d]",
+			 domid, label, label, label, domid);
+}
+
 /* tmemd.conf's settings for a client (by principal), then the hook's. */
 static void settings_for(struct tmemd_clients *reg, const char *name,
 			 int domid, struct tmem_client_settings *out)
@@ -114,6 +130,7 @@ int tmemd_client_attach(struct tmemd_clients *reg, const char *name,
 	principal_key(name, domid, c->name);
 	snprintf(c->label, sizeof(c->label), "%s", name);
 	settings_for(reg, c->name, domid, &settings);
+	warn_name_section(reg, name, domid);
 
 	pthread_mutex_lock(&reg->lock);
 	if (do_find(reg, c->name)) {

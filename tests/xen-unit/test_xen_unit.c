@@ -494,6 +494,39 @@ static void control_session(const char *dir, const char *const *reqs, int n,
  * "web1" (a local client called web1 got it later), and "freeze web1"
  * froze domain 5.
  */
+/*
+ * Upgrading: a [client web1] section meant for domain web1 (older tmemd
+ * matched domains by xenstore name) no longer applies to it; tmemd says
+ * so when the domain attaches instead of dropping its settings silently.
+ */
+START_TEST(name_section_for_domain_warned)
+{
+	char path[] = "/tmp/xen-unit-log.XXXXXX", text[1024];
+	struct tmem_client_settings s;
+	struct fake_front f;
+	int fd = mkstemp(path), saved = dup(2);
+	ssize_t n;
+
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	ck_assert_int_eq(tmemd_config_load_string(&fx.cfg, "t.conf", "[client web1]\nweight = 9\n",
+						  text, sizeof(text)), 0);
+	fflush(stderr);
+	dup2(fd, 2);
+	connect_front(&f, 5, "web1");
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	ck_assert_msg(strstr(text, "[client web1] is for the local client web1, not this domain") &&
+		      strstr(text, "[client domid:5]"), "log: %s", text);
+	tmem_policy_client_get(client_of(5)->pc, &s);
+	ck_assert_uint_ne(s.weight, 9);
+}
+END_TEST
+
 START_TEST(control_names_domains_by_domid)
 {
 	static const char *const reqs[] = {
@@ -1041,6 +1074,7 @@ static Suite *suite(void)
 	tcase_add_test(h, domid_grant_reaches_named_domain);
 	tcase_add_test(h, local_client_cannot_take_domain_identity);
 	tcase_add_test(h, control_names_domains_by_domid);
+	tcase_add_test(h, name_section_for_domain_warned);
 	tcase_add_test(h, commit_retried);
 	tcase_add_loop_test(h, bad_value_cuts_off, 0,
 			    (int)(sizeof(bad_values) / sizeof(bad_values[0])));
