@@ -128,7 +128,12 @@ int tmemd_client_attach(struct tmemd_clients *reg, const char *name,
 	c->transport = transport;
 	c->domid = domid;
 	principal_key(name, domid, c->name);
-	snprintf(c->label, sizeof(c->label), "%s", name);
+	/* A domain's label is a name it could have in xenstore; one given
+	 * as its principal (a claim knows no other) shows as dom<N>. */
+	if (domid >= 0 && !tmem_local_name_valid(name))
+		snprintf(c->label, sizeof(c->label), "dom%d", domid);
+	else
+		snprintf(c->label, sizeof(c->label), "%s", name);
 	settings_for(reg, c->name, domid, &settings);
 	warn_name_section(reg, name, domid);
 

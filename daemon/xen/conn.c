@@ -88,8 +88,9 @@ static int add_client(struct xen_dom *d)
 	int rc;
 
 	if (xen_take_kept(d->be, d, &k) == 0) {
-		rc = tmemd_client_attach(reg, k.name, "xen", (int)d->domid, &k.ident,
-					 &c->client, &c->resumed);
+		/* k.name is its key, domid:N; the label is its xenstore name. */
+		rc = tmemd_client_attach(reg, d->name[0] ? d->name : k.name, "xen",
+					 (int)d->domid, &k.ident, &c->client, &c->resumed);
 		if (rc == 0) {
 			c->ident = k.ident;
 			return 0;

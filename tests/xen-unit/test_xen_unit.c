@@ -1004,6 +1004,38 @@ START_TEST(restart_resumes_live_domain)
 END_TEST
 
 /*
+ * Issue 19 item 11 across a restart: domain 5 ("web1") is kept by its
+ * domid, so a local client that connects as "web1" before the domain is
+ * back gets a client of its own, and the domain its pages and label.
+ * Before, both were the store client "web1", and the newcomer destroyed
+ * the domain's kept persistent pages.
+ */
+START_TEST(restart_local_name_cannot_take_kept_domain)
+{
+	struct tmemd_client *local;
+	struct fake_front f;
+	int32_t pool;
+
+	connect_front(&f, 5, "web1");
+	fake_front_set_state(&f, CONNECTED);
+	pool = new_pool(&f, tmem_pool_flags(TMEM_POOL_PERSIST));
+	ck_assert_int_ge(pool, 0);
+	memset(fake_front_slot(&f, 1), 0x6b, TMEM_PAGE_SIZE);
+	ck_assert_int_eq(page_op(&f, TMEM_OP_PUT_PAGE, pool, 4, 1), 1);
+
+	restart_keeping();
+	start_backend();
+	ck_assert_int_eq(tmemd_client_add(fx.reg, "web1", "local", -1, &local), 0);
+	reconnect_front(&f);
+	memset(fake_front_slot(&f, 2), 0, TMEM_PAGE_SIZE);
+	ck_assert_int_eq(page_op(&f, TMEM_OP_GET_PAGE, pool, 4, 2), 1);
+	ck_assert_int_eq(((uint8_t *)fake_front_slot(&f, 2))[9], 0x6b);
+	ck_assert_str_eq(client_of(5)->label, "web1");
+	ck_assert_ptr_ne(client_of(5), local);
+}
+END_TEST
+
+/*
  * While tmemd was down domain 5 was destroyed and domain 6 destroyed
  * and its domid reused by a new domain: at start both clients are freed
  * (a local client's stays for it to claim), and the new domain 6 starts
@@ -1097,6 +1129,7 @@ static Suite *suite(void)
 	tcase_add_test(t, restart_keeps_frontend_state);
 	tcase_add_test(t, restart_resumes_live_domain);
 	tcase_add_test(t, restart_frees_gone_domains);
+	tcase_add_test(t, restart_local_name_cannot_take_kept_domain);
 	suite_add_tcase(s, t);
 	return s;
 }
