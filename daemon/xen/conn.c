@@ -55,27 +55,26 @@ static const struct tmemd_ring_ops xen_ring_ops = {
 
 /* ---- connect ---- */
 
-/* A new client: the domain's name when it is a valid client name, else
- * "dom<N>"; "dom<N>" also when the name is taken (a local client, say). */
+/* What list and stats show for the domain: its xenstore name (read_name
+ * kept it only if valid), or dom<N>.  Its key is domid:N whatever. */
+static void domain_label(const struct xen_dom *d, char label[TMEM_CLIENT_NAME_MAX])
+{
+	if (d->name[0])
+		snprintf(label, TMEM_CLIENT_NAME_MAX, "%s", d->name);
+	else
+		snprintf(label, TMEM_CLIENT_NAME_MAX, "dom%u", d->domid);
+}
+
 static int add_new_client(struct xen_dom *d)
 {
-	struct tmemd_clients *reg = d->be->env.clients;
-	struct xen_conn *c = d->conn;
-	char fallback[TMEM_CLIENT_NAME_MAX];
-	int rc = xen_ident_new(d, &c->ident);
+	char label[TMEM_CLIENT_NAME_MAX];
+	int rc = xen_ident_new(d, &d->conn->ident);
 
 	if (rc)
 		return rc;
-	rc = -EINVAL;
-	if (d->name[0])
-		rc = tmemd_client_attach(reg, d->name, "xen", (int)d->domid,
-					 &c->ident, &c->client, NULL);
-	if (rc == -EINVAL || rc == -EEXIST) {
-		snprintf(fallback, sizeof(fallback), "dom%u", d->domid);
-		rc = tmemd_client_attach(reg, fallback, "xen", (int)d->domid,
-					 &c->ident, &c->client, NULL);
-	}
-	return rc;
+	domain_label(d, label);
+	return tmemd_client_attach(d->be->env.clients, label, "xen", (int)d->domid,
+				   &d->conn->ident, &d->conn->client, NULL);
 }
 
 /* The client the last run left for this very domain, if kept; else a
@@ -84,13 +83,14 @@ static int add_client(struct xen_dom *d)
 {
 	struct tmemd_clients *reg = d->be->env.clients;
 	struct xen_conn *c = d->conn;
+	char label[TMEM_CLIENT_NAME_MAX];
 	struct xen_kept k;
 	int rc;
 
 	if (xen_take_kept(d->be, d, &k) == 0) {
-		/* k.name is its key, domid:N; the label is its xenstore name. */
-		rc = tmemd_client_attach(reg, d->name[0] ? d->name : k.name, "xen",
-					 (int)d->domid, &k.ident, &c->client, &c->resumed);
+		domain_label(d, label);
+		rc = tmemd_client_attach(reg, label, "xen", (int)d->domid, &k.ident,
+					 &c->client, &c->resumed);
 		if (rc == 0) {
 			c->ident = k.ident;
 			return 0;
@@ -189,7 +189,7 @@ int xen_conn_open(struct xen_dom *d, const char **why)
 	}
 	c->attached = true;
 	log_info("domain %u: client %s %s: %u entries, %u slots, %u pages",
-		 d->domid, c->client->name,
+		 d->domid, c->client->label,
 		 c->resumed ? "reconnected with its pages" : "connected",
 		 f->nr_entries, f->nr_slots, f->nr_pages);
 out:
@@ -210,7 +210,7 @@ void xen_conn_close(struct xen_dom *d)
 		tmemd_workers_detach(d->be->env.workers, &c->ring);
 	if (c->client)
 		log_info("domain %u: client %s disconnected after %llu requests",
-			 d->domid, c->client->name,
+			 d->domid, c->client->label,
 			 (unsigned long long)c->ring.requests);
 	/* Frees the client's private pools (clients.h). */
 	tmemd_client_remove(c->client);

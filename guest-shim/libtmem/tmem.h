@@ -48,7 +48,9 @@ struct tmem_conn;
 #define TMEM_DEFAULT_RECONNECT_MS 30000u
 
 /*
- * Connects as client name (1..63 bytes of [A-Za-z0-9._:-]).  path NULL
+ * Connects as client name (1..63 bytes of [A-Za-z0-9._:-], not all
+ * digits and not starting with "domid:", which name Xen domains;
+ * proto/tmem_names.h).  path NULL
  * means $TMEM_SOCKET, else $XDG_RUNTIME_DIR/tmemd/guest.sock for a
  * non-root user, else /run/tmemd/guest.sock.  Returns 0 or -errno:
  * -ENOENT/-ECONNREFUSED no tmemd there, -EEXIST the name is attached
