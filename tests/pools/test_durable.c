@@ -284,6 +284,15 @@ START_TEST(refuses_unknown_layout)
 }
 END_TEST
 
+/* Layout 1 (before compression: no spans, no entries, raw handles only)
+ * is refused as any other version, never reinterpreted. */
+START_TEST(refuses_layout_before_compression)
+{
+	ck_assert_uint_eq(TMEM_TEST_LAYOUT, 2);
+	refused(8, 1, -EPROTO, "arena layout version 1, this build knows only 2");
+}
+END_TEST
+
 START_TEST(refuses_bad_magic)
 {
 	refused(0, 0x12345678, -EBADMSG, "magic");
@@ -345,6 +354,7 @@ void add_durable_tests(Suite *suite)
 	tcase_add_test(tc, shared_pools_are_not_kept);
 	tcase_add_test(tc, resize_survives_reopen);
 	tcase_add_test(tc, refuses_unknown_layout);
+	tcase_add_test(tc, refuses_layout_before_compression);
 	tcase_add_test(tc, refuses_bad_magic);
 	tcase_add_test(tc, refuses_damaged_geometry);
 	tcase_add_test(tc, refuses_damaged_counts);
