@@ -94,7 +94,12 @@ static uint64_t metadata_bytes(struct tmem_store *s)
 		(uint64_t)s->arena.free_high * sizeof(uint32_t) +
 		TMEM_PAGE_SIZE + /* the durable header, and the records in use */
 		(uint64_t)s->hdr->client_bump * sizeof(struct tmem_client_rec) +
-		(uint64_t)s->hdr->pool_bump * sizeof(struct tmem_pool_rec);
+		(uint64_t)s->hdr->pool_bump * sizeof(struct tmem_pool_rec) +
+		/* compression: an entry a page, a record and its derived
+		 * state a span */
+		(uint64_t)s->zs.zobj_bump * sizeof(uint64_t) +
+		(uint64_t)s->zs.span_bump *
+			(sizeof(struct tmem_zspan_rec) + sizeof(struct tmem_zspan_rt));
 	pthread_mutex_unlock(&s->alloc_lock);
 	return bytes + ld(&s->table_bytes) + ld(&s->struct_bytes);
 }

@@ -34,6 +34,8 @@
  * and, shared by the object's pages, a 24-byte object descriptor, the
  * object-hash bucket share (<= 2 bytes, load factor 2..4) and 1/64 of
  * a 16-byte chunk record.  Worst case, one page per object: <= 62.3.
+ * A compressed or same-filled page adds an 8-byte zs entry, and each
+ * span of the size-class allocator 48 + 16 bytes (over its objects).
  * Per arena frame rather than per page: the free-frame stack, 4 bytes a
  * frame at most (only its high-water mark is resident, and a store that
  * has never freed many frames at once holds next to none).
