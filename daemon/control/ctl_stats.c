@@ -265,6 +265,21 @@ static json_t *shared_json(struct tmemd_control *ctl, const char *only)
 	return w.arr;
 }
 
+/*
+ * What the host could take back, in frames: the free ones and those the
+ * ephemeral pages hold.  Compressed, pages share frames, so the latter
+ * is the used frames' share by page count (exact with compression off,
+ * where a page is a frame).
+ */
+static uint64_t freeable_frames(const struct tmem_arena_counts *a)
+{
+	uint64_t used = a->total_pages - a->free_pages, pages = a->ephemeral + a->persistent;
+
+	if (!pages)
+		return a->free_pages;
+	return a->free_pages + (uint64_t)((double)used * (double)a->ephemeral / (double)pages);
+}
+
 json_t *ctl_pool_json(struct tmemd_control *ctl)
 {
 	struct tmem_store_info si;
@@ -288,7 +303,7 @@ json_t *ctl_pool_json(struct tmemd_control *ctl)
 			"stored_bytes", jint(si.z.compr_data_size),
 			"metadata_bytes", jint(si.metadata_bytes),
 			"evictions", jint(si.evictions),
-			"freeable_pages", jint(a->free_pages + a->ephemeral));
+			"freeable_pages", jint(freeable_frames(a)));
 	if (doc && (json_object_set_new(doc, "compression", zstats_json(&si.z)) ||
 		    json_object_set_new(doc, "allocator", json_pack(
 			    "{s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
