@@ -30,6 +30,7 @@ void tmemd_config_init(struct tmemd_config *cfg)
 	cfg->defaults.ephemeral_max = TMEM_NO_CAP;
 	cfg->defaults.persistent_max = TMEM_NO_CAP;
 	cfg->defaults.weight = TMEM_DEFAULT_WEIGHT;
+	cfg->defaults.compress = (struct tmem_compress){ TMEM_COMPRESS_LZ4, 0 };
 	snprintf(cfg->transport, sizeof(cfg->transport), "auto");
 	cfg->reattach_grace_sec = TMEMD_DEFAULT_REATTACH_GRACE;
 }
@@ -211,6 +212,11 @@ static int tmemd_key(struct parse_ctx *ctx, const char *key, const char *v)
 		if (r)
 			FAIL(ctx, "memory: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR
 			     ", or N%% of RAM; at least 64K)", v, tmem_size_strerror(r));
+	} else if (!strcmp(key, "compress-threshold")) {
+		if (parse_uint(v, 256, TMEM_PAGE_SIZE - 8, &n))
+			FAIL(ctx, "compress-threshold: want 256..%d bytes, got '%s'",
+			     TMEM_PAGE_SIZE - 8, v);
+		cfg->compress_threshold = (uint32_t)n;
 	} else if (!strcmp(key, "workers")) {
 		if (parse_uint(v, 1, TMEMD_MAX_WORKERS, &n))
 			FAIL(ctx, "workers: want 1..%d, got '%s'", TMEMD_MAX_WORKERS, v);
@@ -281,9 +287,12 @@ static int settings_key(struct parse_ctx *ctx, struct tmemd_client_conf *cc,
 		if (cc)
 			cc->has_weight = true;
 	} else if (!strcmp(key, "compress")) {
-		if (parse_bool(v, &b))
-			FAIL(ctx, "compress: want on or off, got '%s'", v);
-		s->compress = b;
+		if (tmem_compress_parse(v, &s->compress) == 0)
+			; /* off, lz4, zstd[:LEVEL] */
+		else if (parse_bool(v, &b) == 0)
+			FAIL(ctx, "compress: '%s' is the old on/off form: want " TMEM_COMPRESS_VALUES, v);
+		else
+			FAIL(ctx, "compress: want " TMEM_COMPRESS_VALUES ", got '%s'", v);
 		if (cc)
 			cc->has_compress = true;
 	} else if (cc && !strcmp(key, "shared-auth")) {

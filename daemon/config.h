@@ -5,7 +5,7 @@
  *
  *   [tmemd]      memory, workers, runtime-dir, state-dir, transport,
  *                xen-domains, control-admin-group, control-socket-mode,
- *                control-max-per-uid, arena, reattach-grace
+ *                control-max-per-uid, arena, reattach-grace, compress-threshold
  *   [defaults]   ephemeral-max, persistent-max, weight, compress
  *   [client X]   the same keys as [defaults] for the client X, a
  *                principal (proto/tmem_names.h: domid:N or N for a Xen
@@ -45,6 +45,7 @@ struct tmemd_client_conf {
 
 struct tmemd_config {
 	uint64_t memory_bytes;   /* 0: TMEMD_DEFAULT_MEMORY */
+	uint32_t compress_threshold; /* bytes; 0: the store's default (3 KiB) */
 	unsigned workers;        /* 0: one per online CPU */
 	char runtime_dir[256];   /* "": /run/tmemd or $XDG_RUNTIME_DIR/tmemd */
 	char state_dir[256];     /* "": the control server's default */

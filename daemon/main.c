@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "clients.h"
+#include "compactor.h"
 #include "config.h"
 #include "control_glue.h"
 #include "log.h"
@@ -41,6 +42,7 @@ struct tmemd {
 	void *transport_state;
 	struct tmemd_ctl_glue *control;
 	struct tmemd_service service;
+	struct tmemd_compactor compactor;
 	char stats_path[300];
 };
 
@@ -111,6 +113,7 @@ static int start_core(struct tmemd *d)
 	struct tmem_store_config sc = {
 		.arena_bytes = d->cfg.memory_bytes,
 		.max_arena_bytes = ram > d->cfg.memory_bytes ? ram : d->cfg.memory_bytes,
+		.compress_threshold = d->cfg.compress_threshold,
 		.prefault = true,
 	};
 	struct tmem_policy_config pc;
@@ -133,9 +136,14 @@ static int start_core(struct tmemd *d)
 	rc = tmemd_clients_create(d->store, d->policy, &d->cfg, &d->clients);
 	if (!rc)
 		rc = tmemd_workers_create(d->cfg.workers, &d->workers);
-	if (rc)
+	if (rc) {
 		log_err("cannot start workers: %s", strerror(-rc));
-	return rc;
+		return rc;
+	}
+	rc = tmemd_compactor_start(&d->compactor, d->store);
+	if (rc)
+		log_warn("no background compaction: %s", strerror(-rc));
+	return 0;
 }
 
 /* The runtime dir, then the control server, then the guests' transport:
@@ -238,6 +246,7 @@ static void stop_all(struct tmemd *d)
 	if (d->transport)
 		d->transport->stop(d->transport_state);
 	tmemd_ctl_glue_stop(d->control);
+	tmemd_compactor_stop(&d->compactor);
 	tmemd_clients_destroy(d->clients);
 	tmemd_workers_destroy(d->workers);
 	tmem_policy_destroy(d->policy);

@@ -7,7 +7,7 @@ DAEMON_CORE := $(BUILD)/daemon/libtmemd-core.a
 TMEMD := $(BUILD)/tmemd
 # pools/ and policy/ link order: policy needs pools.
 TMEM_CORE_LIBS := $(BUILD)/libtmempolicy.a $(BUILD)/libtmempools.a
-DAEMON_LDLIBS = $(call pkg_libs,inih jansson liblz4 libxxhash)
+DAEMON_LDLIBS = $(call pkg_libs,inih jansson libxxhash) $(POOLS_LDLIBS)
 
 PROGRAMS += $(TMEMD)
 

@@ -39,7 +39,7 @@ struct tmem_pclient {
 	_Atomic uint64_t ephemeral_max;
 	_Atomic uint64_t persistent_max;
 	_Atomic uint32_t weight;
-	atomic_bool compress;
+	struct tmem_compress compress; /* under policy->lock; applied to client */
 	atomic_bool frozen;
 };
 

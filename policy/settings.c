@@ -13,6 +13,7 @@ void tmem_policy_config_defaults(struct tmem_policy_config *cfg)
 	cfg->defaults.ephemeral_max = TMEM_NO_CAP;
 	cfg->defaults.persistent_max = TMEM_NO_CAP;
 	cfg->defaults.weight = TMEM_DEFAULT_WEIGHT;
+	cfg->defaults.compress.algo = TMEM_COMPRESS_LZ4;
 	cfg->low_water_pages = 0;
 }
 
@@ -23,6 +24,8 @@ int policy_settings_check(const struct tmem_client_settings *s)
 		return -EINVAL;
 	if (s->weight < 1 || s->weight > TMEM_MAX_WEIGHT)
 		return -EINVAL;
+	if (!tmem_compress_valid(&s->compress))
+		return -EINVAL;
 	return 0;
 }
 
@@ -32,7 +35,8 @@ void pclient_store_settings(struct tmem_pclient *pc,
 	atomic_store(&pc->ephemeral_max, s->ephemeral_max);
 	atomic_store(&pc->persistent_max, s->persistent_max);
 	atomic_store(&pc->weight, s->weight);
-	atomic_store(&pc->compress, s->compress);
+	pc->compress = s->compress;
+	(void)tmem_client_set_compress(pc->client, &s->compress); /* checked */
 	atomic_store(&pc->frozen, s->frozen);
 }
 
@@ -70,7 +74,7 @@ void tmem_policy_client_get(const struct tmem_pclient *pc,
 	out->ephemeral_max = atomic_load(&mpc->ephemeral_max);
 	out->persistent_max = atomic_load(&mpc->persistent_max);
 	out->weight = atomic_load(&mpc->weight);
-	out->compress = atomic_load(&mpc->compress);
+	out->compress = mpc->compress;
 	out->frozen = atomic_load(&mpc->frozen);
 	pthread_mutex_unlock(&mpc->policy->lock);
 }

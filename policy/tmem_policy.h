@@ -26,7 +26,7 @@ struct tmem_client_settings {
 	uint64_t ephemeral_max;  /* pages; TMEM_NO_CAP for none */
 	uint64_t persistent_max; /* pages; TMEM_NO_CAP for none */
 	uint32_t weight;         /* 1..TMEM_MAX_WEIGHT */
-	bool compress;
+	struct tmem_compress compress; /* default lz4, as zswap */
 	bool frozen;
 };
 

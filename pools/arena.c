@@ -156,14 +156,17 @@ void arena_release(struct tmem_arena *a, uint32_t new_frames,
 		      a->file_backed ? MADV_REMOVE : MADV_DONTNEED);
 }
 
-/* ---- the raw data allocator ----------------------------------------------- */
+/* ---- frames, and the raw data allocator ----------------------------------- */
 
-static int raw_alloc(struct tmem_arena *a, uint32_t len, uint32_t *handle)
+uint8_t *arena_frame(const struct tmem_arena *a, uint32_t f)
+{
+	return frame_ptr(a, f);
+}
+
+int arena_frame_alloc(struct tmem_arena *a, uint32_t *handle)
 {
 	uint32_t f;
 
-	if (len != TMEM_PAGE_SIZE)
-		return -EINVAL;
 	if (a->free_top) {
 		f = a->free_stack[--a->free_top];
 	} else if (a->bump < a->total_frames) {
@@ -178,7 +181,7 @@ static int raw_alloc(struct tmem_arena *a, uint32_t len, uint32_t *handle)
 	return 0;
 }
 
-static void raw_free(struct tmem_arena *a, uint32_t f)
+void arena_frame_free(struct tmem_arena *a, uint32_t f)
 {
 	/* Never overflows: a frame is freed once, and at most max_frames exist. */
 	a->free_stack[a->free_top++] = f;
@@ -187,26 +190,15 @@ static void raw_free(struct tmem_arena *a, uint32_t f)
 	arena_set(&a->used, a->used - 1);
 }
 
-static void *raw_ptr(const struct tmem_arena *a, uint32_t f)
-{
-	return frame_ptr(a, f);
-}
-
-static uint32_t raw_len(const struct tmem_arena *a, uint32_t f)
-{
-	(void)a;
-	(void)f;
-	return TMEM_PAGE_SIZE;
-}
-
-static uint32_t raw_relocate(struct tmem_arena *a, uint32_t f)
+/* A frame outside the new size, moved to one inside (shrink). */
+uint32_t arena_frame_relocate(struct tmem_arena *a, uint32_t f)
 {
 	uint32_t to;
 
 	if (f < a->total_frames)
 		return f;
 	/* resize checked used <= new size, so a frame is always free here. */
-	if (raw_alloc(a, TMEM_PAGE_SIZE, &to) < 0)
+	if (arena_frame_alloc(a, &to) < 0)
 		return f;
 	memcpy(frame_ptr(a, to), frame_ptr(a, f), TMEM_PAGE_SIZE);
 	/* The old frame is outside the arena now; not freed to the stack. */
@@ -214,11 +206,46 @@ static uint32_t raw_relocate(struct tmem_arena *a, uint32_t f)
 	return to;
 }
 
+static int raw_alloc(struct tmem_store *s, const struct tmem_enc *e, uint32_t *handle)
+{
+	int ret = arena_frame_alloc(&s->arena, handle);
+
+	if (ret == 0 && e->kind == TMEM_ENC_HUGE)
+		*handle |= TMEM_H_SUB;
+	return ret;
+}
+
+static void raw_free(struct tmem_store *s, uint32_t h)
+{
+	arena_frame_free(&s->arena, h & TMEM_H_IDX);
+}
+
+static void raw_write(struct tmem_store *s, uint32_t h, uint32_t page,
+		      const struct tmem_enc *e)
+{
+	(void)page;
+	memcpy(frame_ptr(&s->arena, h & TMEM_H_IDX), e->page, TMEM_PAGE_SIZE);
+}
+
+static const void *raw_map(const struct tmem_store *s, uint32_t h, void *bounce,
+			   uint32_t *len, uint8_t *codec)
+{
+	(void)bounce;
+	*len = TMEM_PAGE_SIZE;
+	*codec = TMEM_CODEC_NONE;
+	return frame_ptr(&s->arena, h & TMEM_H_IDX);
+}
+
+static uint32_t raw_relocate(struct tmem_store *s, uint32_t h)
+{
+	return arena_frame_relocate(&s->arena, h & TMEM_H_IDX) | (h & ~TMEM_H_IDX);
+}
+
 const struct tmem_data_ops tmem_raw_data_ops = {
 	.name = "raw",
 	.alloc = raw_alloc,
 	.free = raw_free,
-	.ptr = raw_ptr,
-	.len = raw_len,
+	.write = raw_write,
+	.map = raw_map,
 	.relocate = raw_relocate,
 };

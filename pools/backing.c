@@ -60,7 +60,15 @@ static void layout_compute(struct tmem_arena_hdr *h, uint32_t max_frames,
 		       TMEM_PAGE_SIZE);
 	h->off_pages = off;
 	off = align_up(off + (uint64_t)h->page_cap * sizeof(struct tmem_pagedesc),
-		       block);
+		       TMEM_PAGE_SIZE);
+	/* Every live span holds a frame, every compressed page one entry. */
+	h->span_cap = max_frames;
+	h->zobj_cap = h->page_cap < TMEM_ZOBJ_MAX ? h->page_cap : TMEM_ZOBJ_MAX;
+	h->off_spans = off;
+	off = align_up(off + (uint64_t)h->span_cap * sizeof(struct tmem_zspan_rec),
+		       TMEM_PAGE_SIZE);
+	h->off_zobjs = off;
+	off = align_up(off + (uint64_t)h->zobj_cap * sizeof(uint64_t), block);
 	h->off_frames = off;
 	h->file_bytes = align_up(off + ((uint64_t)max_frames << TMEM_PAGE_SHIFT), block);
 }
@@ -102,7 +110,8 @@ static int hdr_check(const struct tmem_arena_hdr *h, uint64_t st_size,
 	if (h->total_frames == 0 || h->total_frames > h->max_frames ||
 	    h->frame_bump > h->max_frames || h->page_bump > h->page_cap ||
 	    h->chunk_bump > h->chunk_cap || h->client_bump > h->max_clients ||
-	    h->pool_bump > h->max_pools)
+	    h->pool_bump > h->max_pools || h->span_bump > h->span_cap ||
+	    h->zobj_bump > h->zobj_cap)
 		return why_fail(why, n, -EBADMSG, "damaged header (counts)");
 	return 0;
 }
@@ -153,6 +162,10 @@ static void wire_regions(struct tmem_store *s)
 	s->descs.page_cap = h->page_cap;
 	s->descs.chunk_cap = h->chunk_cap;
 	s->descs.hdr = h;
+	s->zs.spans = (struct tmem_zspan_rec *)(s->map + h->off_spans);
+	s->zs.zobjs = (uint64_t *)(s->map + h->off_zobjs);
+	s->zs.span_cap = h->span_cap;
+	s->zs.zobj_cap = h->zobj_cap;
 	s->arena.base = s->map + h->off_frames;
 	s->arena.max_frames = h->max_frames;
 	s->arena.hdr = h;

@@ -30,14 +30,15 @@ void descs_geometry(uint32_t max_frames, uint32_t *page_cap, uint32_t *chunk_cap
 	*chunk_cap = (uint32_t)chunks;
 }
 
-int descs_page_alloc(struct tmem_store *s, uint32_t len, uint32_t *page)
+int descs_page_alloc(struct tmem_store *s, const struct tmem_enc *e,
+		     struct tmem_pool *held, uint32_t *page)
 {
 	struct tmem_descs *d = &s->descs;
 	uint32_t handle, i;
 	int ret;
 
 	pthread_mutex_lock(&s->alloc_lock);
-	ret = s->data->alloc(&s->arena, len, &handle);
+	ret = do_data_alloc(s, e, held, &handle);
 	if (ret < 0)
 		goto out;
 	if (d->page_free != TMEM_NIL) {
@@ -47,7 +48,7 @@ int descs_page_alloc(struct tmem_store *s, uint32_t len, uint32_t *page)
 		i = d->page_bump++;
 		arena_set(&d->hdr->page_bump, d->page_bump);
 	} else {
-		s->data->free(&s->arena, handle);
+		data_ops(handle)->free(s, handle);
 		ret = -ENOSPC;
 		goto out;
 	}
@@ -65,7 +66,7 @@ void descs_page_free_locked(struct tmem_store *s, uint32_t page)
 	struct tmem_pagedesc *p = &d->pages[page];
 
 	pd_unpublish(p); /* already, unless it never was published */
-	s->data->free(&s->arena, pd_handle(p));
+	data_ops(pd_handle(p))->free(s, pd_handle(p));
 	pd_set_obj(p, TMEM_NIL);
 	p->hnext = d->page_free;
 	d->page_free = page;

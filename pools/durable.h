@@ -12,6 +12,8 @@
  *   chunks       chunk_cap x struct tmem_chunk
  *   objs         chunk_cap x TMEM_OBJS_PER_CHUNK x struct tmem_objdesc
  *   pages        page_cap x struct tmem_pagedesc
+ *   spans        span_cap x struct tmem_zspan_rec (compressed objects' spans)
+ *   zobjs        zobj_cap x uint64_t (compressed objects' locations, words)
  *   frames       max_frames x 4 KiB, aligned to the file's block size
  *
  * Each region starts on a page boundary.  Untouched parts stay holes in
@@ -29,7 +31,9 @@
 #include "tmem_proto.h"
 
 #define TMEM_ARENA_MAGIC "tmemARN\n"
-#define TMEM_ARENA_LAYOUT 1u
+/* 2: compressed pages (spans, the object table, handle kinds in
+ * tmem_pagedesc.data; see zs.c). */
+#define TMEM_ARENA_LAYOUT 2u
 
 enum tmem_rec_state {
 	TMEM_REC_FREE = 0,
@@ -48,7 +52,10 @@ struct tmem_arena_hdr {
 	uint32_t max_clients;
 	uint32_t max_pools;
 	uint32_t block_bytes;     /* frames' alignment (the file's block size) */
+	uint32_t span_cap;
+	uint32_t zobj_cap;
 	uint64_t off_clients, off_pools, off_chunks, off_objs, off_pages, off_frames;
+	uint64_t off_spans, off_zobjs;
 	uint64_t file_bytes;
 	uint64_t created_usec;    /* CLOCK_REALTIME at format */
 	uint64_t geom_sum;        /* XXH64 of every field above */
@@ -61,6 +68,8 @@ struct tmem_arena_hdr {
 	uint32_t chunk_bump;
 	uint32_t client_bump;
 	uint32_t pool_bump;
+	uint32_t span_bump;
+	uint32_t zobj_bump;
 	uint64_t starts;          /* times adopted */
 };
 
@@ -89,5 +98,23 @@ struct tmem_pool_rec {
 	uint8_t rsvd2[24];
 };
 _Static_assert(sizeof(struct tmem_pool_rec) == 64, "pool record");
+
+/*
+ * A span of the size-class allocator (zs.c): nframes arena frames (not
+ * necessarily adjacent) holding objects of one class, back to back,
+ * crossing frame boundaries.  cls, nframes and frames[] are written
+ * before state goes LIVE; a frame moves (shrink) by one store of its
+ * frames[] entry after the copy.  FREE spans own nothing.
+ */
+#define TMEM_ZSPAN_FRAMES 8u
+struct tmem_zspan_rec {
+	uint32_t state;           /* enum tmem_rec_state (LIVE or FREE) */
+	uint8_t cls;              /* size class */
+	uint8_t nframes;          /* 1..TMEM_ZSPAN_FRAMES (zsmalloc's chain size) */
+	uint8_t rsvd[2];
+	uint32_t frames[TMEM_ZSPAN_FRAMES];
+	uint32_t rsvd2[2];
+};
+_Static_assert(sizeof(struct tmem_zspan_rec) == 48, "span record");
 
 #endif /* TMEM_DURABLE_H */

@@ -19,7 +19,7 @@
  * frees.
  */
 int do_page_insert(struct tmem_pool *pool, const struct tmem_oid *oid,
-		   uint32_t index, uint64_t oh, const void *src, uint32_t *page)
+		   uint32_t index, uint64_t oh, const struct tmem_enc *e, uint32_t *page)
 {
 	struct tmem_store *s = pool->store;
 	uint32_t head = do_obj_lookup(pool, oid, oh), obj = TMEM_NIL;
@@ -31,14 +31,14 @@ int do_page_insert(struct tmem_pool *pool, const struct tmem_oid *oid,
 		if (ret < 0)
 			return ret;
 	}
-	ret = descs_page_alloc(s, TMEM_PAGE_SIZE, page);
+	ret = descs_page_alloc(s, e, pool, page);
 	if (ret < 0) {
 		if (obj != TMEM_NIL)
 			pool_obj_free(pool, obj);
 		return ret;
 	}
 	p = pd(s, *page);
-	memcpy(page_data(s, *page), src, TMEM_PAGE_SIZE);
+	data_write(s, pd_handle(p), *page, e);
 	p->index = index;
 	p->lprev = p->lnext = TMEM_NIL;
 	if (head == TMEM_NIL) {
@@ -60,6 +60,7 @@ int do_page_insert(struct tmem_pool *pool, const struct tmem_oid *oid,
 		lru_add(pool->owner, *page);
 	atomic_fetch_add_explicit(&s->kind_pages[pool_kind(pool)], 1,
 				  memory_order_relaxed);
+	data_account(pool, pd_handle(p), 1);
 	pd_publish(p, pd_handle(p));
 	return 0;
 }
@@ -91,6 +92,7 @@ void do_page_adopt(struct tmem_pool *pool, uint32_t page, uint64_t oh)
 				  memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->kind_pages[pool_kind(pool)], 1,
 				  memory_order_relaxed);
+	data_account(pool, pd_handle(p), 1);
 }
 
 static void do_obj_unlink_page(struct tmem_pool *pool, uint32_t page,
@@ -120,6 +122,7 @@ void do_page_detach(struct tmem_pool *pool, uint32_t page, uint64_t oh,
 
 	/* The removal's commit store comes before any link changes (COMMIT.md). */
 	pd_unpublish(pd(pool->store, page));
+	data_account(pool, pd_handle(pd(pool->store, page)), -1);
 	/* Off the LRU first: eviction finds a listed page's pool through its
 	 * object's chunk, so the object must outlive the page's listing. */
 	if (!pool->persistent) {

@@ -37,39 +37,77 @@ static struct tmem_pool *op_enter(struct tmem_client *c, int32_t pool_id,
 	return pool;
 }
 
+/*
+ * Put over an existing page: same descriptor and charge, new data
+ * (COMMIT.md).  The new room is taken first, so that a put that cannot
+ * get it fails having removed the old page, never leaving it gettable.
+ * A raw page over a raw page reuses its frame.
+ */
+static int do_page_replace(struct tmem_pool *pool, uint32_t page, uint64_t oh,
+			   const struct tmem_enc *e)
+{
+	struct tmem_store *s = pool->store;
+	struct tmem_pagedesc *p = pd(s, page);
+	uint32_t old = pd_handle(p), nh;
+	bool reuse = !(old & TMEM_H_ZS) && (e->kind == TMEM_ENC_RAW || e->kind == TMEM_ENC_HUGE);
+	int ret = 0;
+
+	if (reuse) {
+		nh = (old & TMEM_H_IDX) | (e->kind == TMEM_ENC_HUGE ? TMEM_H_SUB : 0);
+	} else {
+		pthread_mutex_lock(&s->alloc_lock);
+		ret = do_data_alloc(s, e, pool, &nh);
+		pthread_mutex_unlock(&s->alloc_lock);
+		if (ret < 0) {
+			do_page_remove(pool, page, oh, false);
+			return ret;
+		}
+		data_write(s, nh, page, e);
+	}
+	pd_unpublish(p); /* commit: the old page is gone */
+	data_account(pool, old, -1);
+	if (reuse) {
+		data_write(s, nh, page, e);
+	} else {
+		pthread_mutex_lock(&s->alloc_lock);
+		data_ops(old)->free(s, old);
+		pthread_mutex_unlock(&s->alloc_lock);
+	}
+	data_account(pool, nh, 1);
+	pd_publish(p, nh); /* commit: the new one is there */
+	if (!pool->persistent)
+		lru_touch(pool->owner, page);
+	return 1;
+}
+
 int tmem_put_page(struct tmem_client *c, int32_t pool_id,
 		  const struct tmem_oid *oid, uint32_t index,
 		  const void *src, uint64_t cap)
 {
+	struct tmem_enc e;
 	uint64_t oh;
 	int ret;
-	struct tmem_pool *pool = op_enter(c, pool_id, oid, src, &oh, &ret);
+	struct tmem_pool *pool;
 	uint32_t page;
 
+	/* Compress before any lock: it is most of a put's time. */
+	if (c && src)
+		codec_encode(atomic_load_explicit(&c->compress, memory_order_relaxed),
+			     c->store->cfg.compress_threshold, src, &e);
+	pool = op_enter(c, pool_id, oid, src, &oh, &ret);
 	if (!pool)
 		return ret;
 	page = do_page_lookup(pool, oid, index, oh);
 	if (page != TMEM_NIL) {
-		/* Replace in place: same charge, never fails.  Unpublished
-		 * while the bytes change, so a crash mid-copy leaves no page
-		 * rather than a torn one or the old one (COMMIT.md).  A
-		 * compressed allocator would remove the old page first when
-		 * the new data does not fit, before failing. */
-		struct tmem_pagedesc *p = pd(pool->store, page);
-
-		pd_unpublish(p);
-		memcpy(page_data(pool->store, page), src, TMEM_PAGE_SIZE);
-		pd_publish(p, pd_handle(p));
-		if (!pool->persistent)
-			lru_touch(pool->owner, page);
-		ret = 1;
+		/* Replacing never changes the charge, so never fails on it. */
+		ret = do_page_replace(pool, page, oh, &e);
 		goto out;
 	}
 	if (!charge_try(pool->owner, pool_kind(pool), cap)) {
 		ret = -EDQUOT;
 		goto out;
 	}
-	ret = do_page_insert(pool, oid, index, oh, src, &page);
+	ret = do_page_insert(pool, oid, index, oh, &e, &page);
 	if (ret < 0) {
 		charge_drop(pool->owner, pool_kind(pool));
 		goto out;
@@ -98,20 +136,24 @@ int tmem_get_page(struct tmem_client *c, int32_t pool_id,
 	page = do_page_lookup(pool, oid, index, oh);
 	if (page != TMEM_NIL) {
 		bool exclusive = !pool->persistent && !pool->shared;
+		uint32_t h = pd_handle(pd(pool->store, page));
 
 		/* Exclusive: unlink first, so that the locked instructions
 		 * come before the copy rather than wait for its stores. */
 		if (exclusive)
 			do_page_unlink(pool, page, oh, false);
-		memcpy(dst, page_data(pool->store, page), TMEM_PAGE_SIZE);
+		/* Bytes that do not decode (a damaged arena) are an error,
+		 * never a page of garbage. */
+		ret = data_read(pool->store, h, dst) == 0 ? 1 : -EIO;
+		if (ret < 0)
+			ctr_inc(&pool->store->zs.decode_errors);
 		if (exclusive)
 			do_page_free(pool, page);
 		else if (pool->shared)
 			lru_touch(pool->owner, page);
-		ret = 1;
 	}
 	COUNT(c, pool_id, gets);
-	if (ret)
+	if (ret == 1)
 		COUNT(c, pool_id, succ_gets);
 	else
 		COUNT(c, pool_id, failed_gets);

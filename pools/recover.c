@@ -24,6 +24,7 @@
 
 #define FRAME_FREE TMEM_NIL
 #define FRAME_CLASH (TMEM_NIL - 1)
+#define FRAME_SPAN 0x80000000u      /* | span: a zs span's (page indices are lower) */
 
 struct recover {
 	struct tmem_store *s;
@@ -32,8 +33,19 @@ struct recover {
 	uint64_t *chunk_live;        /* chunk_bump masks of live objects */
 	uint32_t *dups;              /* pages to remove once the lists are whole */
 	uint32_t nr_dups;
+	struct zs_recover *zs;
 	struct tmem_recovery_info *info;
 };
+
+static bool is_raw(uint32_t h)
+{
+	return !(h & TMEM_H_ZS);
+}
+
+static bool is_span_frame(uint32_t u)
+{
+	return u != FRAME_FREE && u != FRAME_CLASH && (u & FRAME_SPAN);
+}
 
 static uint64_t mono_nsec(void)
 {
@@ -148,7 +160,8 @@ static struct tmem_pool *page_rec_pool(struct recover *r, uint32_t i)
 	uint32_t obj = pd_obj(p), h = pd_handle(p), gid;
 
 	if (!pd_live(p) || obj >= s->descs.chunk_bump * TMEM_OBJS_PER_CHUNK ||
-	    h >= s->arena.total_frames || h >= s->hdr->frame_bump)
+	    (is_raw(h) && ((h & TMEM_H_IDX) >= s->arena.total_frames ||
+			   (h & TMEM_H_IDX) >= s->hdr->frame_bump)))
 		return NULL;
 	gid = s->descs.chunks[obj / TMEM_OBJS_PER_CHUNK].owner;
 	if (gid >= s->pool_bump || !s->pool_tab[gid]->live)
@@ -156,18 +169,20 @@ static struct tmem_pool *page_rec_pool(struct recover *r, uint32_t i)
 	return s->pool_tab[gid];
 }
 
-/* Pass 1: which frames the published pages claim, and which twice. */
+/* Pass 1: which frames the published raw pages claim, and which twice
+ * (spans claimed theirs first; a page on a span's frame is dropped). */
 static void claim_frames(struct recover *r)
 {
 	struct tmem_store *s = r->s;
 
 	for (uint32_t i = 0; i < s->descs.page_bump; i++) {
-		uint32_t h;
+		uint32_t h = pd_handle(pd(s, i)), *u;
 
-		if (!page_rec_pool(r, i))
+		if (!is_raw(h) || !page_rec_pool(r, i))
 			continue;
-		h = pd_handle(pd(s, i));
-		r->frame_user[h] = r->frame_user[h] == FRAME_FREE ? i : FRAME_CLASH;
+		u = &r->frame_user[h & TMEM_H_IDX];
+		if (!is_span_frame(*u))
+			*u = *u == FRAME_FREE ? i : FRAME_CLASH;
 	}
 }
 
@@ -180,7 +195,7 @@ static bool adopt_page(struct recover *r, uint32_t i)
 	uint32_t obj, head, dup;
 	uint64_t oh;
 
-	if (!pool || r->frame_user[pd_handle(p)] != i)
+	if (!pool || (is_raw(pd_handle(p)) && r->frame_user[pd_handle(p) & TMEM_H_IDX] != i))
 		return false;
 	obj = pd_obj(p);
 	oh = oid_hash(s, &od(s, obj)->oid);
@@ -192,6 +207,8 @@ static bool adopt_page(struct recover *r, uint32_t i)
 		r->dups[r->nr_dups++] = dup; /* neither copy can be trusted */
 		return false;
 	}
+	if (!is_raw(pd_handle(p)) && !zs_recover_claim(r->zs, i, pd_handle(p)))
+		return false;
 	do_page_adopt(pool, i, oh);
 	r->chunk_live[obj / TMEM_OBJS_PER_CHUNK] |= 1ull << (obj % TMEM_OBJS_PER_CHUNK);
 	r->info->pages++;
@@ -238,18 +255,22 @@ static void rebuild_free_lists(struct recover *r)
 		else
 			descs_chunk_release(s, c);
 	}
+	zs_recover_end(r->zs); /* frees the frames of the spans it drops */
+	r->zs = NULL;
 	a->bump = s->hdr->frame_bump < a->total_frames ? s->hdr->frame_bump
 						       : a->total_frames;
 	a->free_top = 0;
 	for (uint32_t f = a->bump; f-- > 0;) {
 		uint32_t u = r->frame_user[f];
 
-		if (u == FRAME_FREE || u == FRAME_CLASH || pd_handle(pd(s, u)) != f ||
-		    pd_obj_raw(pd(s, u)) == TMEM_NIL)
+		if (is_span_frame(u))
+			continue; /* a kept span's */
+		if (u == FRAME_FREE || u == FRAME_CLASH || !is_raw(pd_handle(pd(s, u))) ||
+		    (pd_handle(pd(s, u)) & TMEM_H_IDX) != f || pd_obj_raw(pd(s, u)) == TMEM_NIL)
 			a->free_stack[a->free_top++] = f;
 	}
 	a->free_high = a->free_top;
-	arena_set(&a->used, (uint32_t)s->descs.pages_live);
+	arena_set(&a->used, a->bump - a->free_top);
 	for (uint32_t gid = s->pool_bump; gid-- > 0;)
 		if (!s->pool_tab[gid]->live)
 			do_pool_struct_release(s->pool_tab[gid]);
@@ -290,7 +311,7 @@ static int recover_alloc(struct recover *r)
 	if (!r->by_rec || !r->frame_user || !r->chunk_live || !r->dups)
 		return -ENOMEM;
 	memset(r->frame_user, 0xff, (size_t)frames * sizeof(*r->frame_user));
-	return 0;
+	return zs_recover_begin(s, &r->zs, r->frame_user, s->hdr->frame_bump, FRAME_SPAN);
 }
 
 int store_recover(struct tmem_store *s)
@@ -318,6 +339,8 @@ int store_recover(struct tmem_store *s)
 		s->recovery.wall_usec = store_wall_usec();
 		s->recovery.duration_nsec = mono_nsec() - t0;
 	}
+	if (r.zs)
+		zs_recover_end(r.zs);
 	free(r.by_rec);
 	free(r.frame_user);
 	free(r.chunk_live);

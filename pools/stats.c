@@ -94,9 +94,63 @@ static uint64_t metadata_bytes(struct tmem_store *s)
 		(uint64_t)s->arena.free_high * sizeof(uint32_t) +
 		TMEM_PAGE_SIZE + /* the durable header, and the records in use */
 		(uint64_t)s->hdr->client_bump * sizeof(struct tmem_client_rec) +
-		(uint64_t)s->hdr->pool_bump * sizeof(struct tmem_pool_rec);
+		(uint64_t)s->hdr->pool_bump * sizeof(struct tmem_pool_rec) +
+		/* compression: an entry a page, a record and its derived
+		 * state a span */
+		(uint64_t)s->zs.zobj_bump * sizeof(uint64_t) +
+		(uint64_t)s->zs.span_bump *
+			(sizeof(struct tmem_zspan_rec) + sizeof(struct tmem_zspan_rt));
 	pthread_mutex_unlock(&s->alloc_lock);
 	return bytes + ld(&s->table_bytes) + ld(&s->struct_bytes);
+}
+
+/* pool->lock held: its compression counts. */
+static void do_pool_zstats(const struct tmem_pool *pool, struct tmem_zstats *z)
+{
+	z->pages = pool->pages.count;
+	z->compr_data_size = ld(&pool->zbytes);
+	z->same_pages = ld(&pool->same_pages);
+	z->huge_pages = ld(&pool->huge_pages);
+}
+
+static void zstats_add(struct tmem_zstats *sum, const struct tmem_zstats *z)
+{
+	sum->pages += z->pages;
+	sum->compr_data_size += z->compr_data_size;
+	sum->same_pages += z->same_pages;
+	sum->huge_pages += z->huge_pages;
+}
+
+/* The store's compression and allocator figures (zram's mm_stat). */
+static void store_zinfo(struct tmem_store *s, struct tmem_store_info *out)
+{
+	struct tmem_zs *z = &s->zs;
+	uint64_t capacity, frames;
+
+	pthread_mutex_lock(&s->lock);
+	for (uint32_t gid = 0; gid < s->pool_bump; gid++) {
+		struct tmem_pool *pool = s->pool_tab[gid];
+		struct tmem_zstats pz;
+
+		pthread_mutex_lock(&pool->lock);
+		if (pool->live) {
+			do_pool_zstats(pool, &pz);
+			zstats_add(&out->z, &pz);
+		}
+		pthread_mutex_unlock(&pool->lock);
+	}
+	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&s->alloc_lock);
+	zs_frag(s, &capacity);
+	frames = ld(&z->span_frames);
+	out->zs_fragmentation = capacity - ld(&z->slot_bytes);
+	out->zs_overhead = frames * TMEM_PAGE_SIZE - capacity + ld(&z->slot_bytes) -
+			   ld(&z->obj_bytes);
+	out->mem_used_total = (uint64_t)arena_get(&s->arena.used) * TMEM_PAGE_SIZE;
+	pthread_mutex_unlock(&s->alloc_lock);
+	out->compactions = ld(&z->compactions);
+	out->pages_compacted = ld(&z->pages_compacted);
+	out->decode_errors = ld(&z->decode_errors);
 }
 
 void tmem_store_info(struct tmem_store *s, struct tmem_store_info *out)
@@ -116,6 +170,7 @@ void tmem_store_info(struct tmem_store *s, struct tmem_store_info *out)
 	out->clients_expired = ld(&s->clients_expired);
 	pthread_mutex_unlock(&s->lock);
 	out->metadata_bytes = metadata_bytes(s);
+	store_zinfo(s, out);
 }
 
 static uint32_t do_nr_pools(const struct tmem_client *c)
@@ -143,7 +198,21 @@ void tmem_client_info(struct tmem_client *c, struct tmem_client_info *out)
 		if (ld(&c->slots[i].ref))
 			counters_add(&c->slots[i].ops, &out->ops);
 	out->nr_pools = do_nr_pools(c);
+	for (uint32_t i = 0; i < TMEM_MAX_POOLS_PER_CLIENT; i++) {
+		uint64_t ref = ld(&c->slots[i].ref);
+		struct tmem_pool *pool;
+		struct tmem_zstats pz;
+
+		if (!ref)
+			continue;
+		pool = c->store->pool_tab[(uint32_t)ref - 1];
+		pthread_mutex_lock(&pool->lock);
+		do_pool_zstats(pool, &pz);
+		pthread_mutex_unlock(&pool->lock);
+		zstats_add(&out->z, &pz);
+	}
 	pthread_mutex_unlock(&c->store->lock);
+	tmem_client_get_compress(c, &out->compress);
 }
 
 static void do_pool_info(struct tmem_client *c, int32_t id,
@@ -160,6 +229,7 @@ static void do_pool_info(struct tmem_client *c, int32_t id,
 	pthread_mutex_lock(&pool->lock);
 	info->pages = pool->pages.count;
 	info->objects = pool->objs.count;
+	do_pool_zstats(pool, &info->z);
 	pthread_mutex_unlock(&pool->lock);
 	counters_snapshot(&c->slots[id].ops, &info->ops);
 	info->ops.evictions = ld(&pool->evictions);

@@ -38,7 +38,12 @@ static int store_alloc(const struct tmem_store_config *cfg, struct tmem_store **
 	pthread_mutex_init(&s->alloc_lock, NULL);
 	s->cfg = *cfg;
 	s->fd = -1;
-	s->data = &tmem_raw_data_ops;
+	if (s->cfg.compress_threshold == 0)
+		s->cfg.compress_threshold = TMEM_COMPRESS_THRESHOLD;
+	if (s->cfg.compress_threshold > TMEM_PAGE_SIZE - TMEM_ZS_HDR)
+		s->cfg.compress_threshold = TMEM_PAGE_SIZE - TMEM_ZS_HDR;
+	if (!tmem_compress_valid(&s->cfg.compress))
+		s->cfg.compress = (struct tmem_compress){ TMEM_COMPRESS_OFF, 0 };
 	s->hash_seed = random_seed(s);
 	s->pool_free = TMEM_NIL;
 	s->crec_free = TMEM_NIL;
@@ -83,6 +88,9 @@ static int store_open(const struct tmem_store_config *cfg, int fd,
 	if (ret < 0)
 		return ret;
 	ret = backing_open(s, cfg, fd, &adopted, why, why_len);
+	if (ret < 0)
+		goto fail;
+	ret = zs_init(s);
 	if (ret < 0)
 		goto fail;
 	ret = arena_init(&s->arena, cfg, adopted ? s->hdr->total_frames
@@ -156,30 +164,52 @@ void tmem_store_destroy(struct tmem_store *s)
 	}
 	free(s->pool_tab);
 	arena_fini(&s->arena);
+	zs_fini(s);
 	backing_close(s);
 	pthread_mutex_destroy(&s->alloc_lock);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
-/* Shrink with everything locked: move pages below new_frames, release the rest. */
+/*
+ * Shrink with everything locked: compact, so that the compressed pages
+ * take the fewest frames, then move pages and spans below new_frames and
+ * release the rest.  Refused when the frames in use (raw pages and spans)
+ * do not fit.
+ */
 static int do_arena_shrink(struct tmem_store *s, uint32_t new_frames)
 {
 	struct tmem_arena *a = &s->arena;
 	uint32_t old_frames = a->total_frames;
 
 	if (a->used > new_frames)
+		(void)do_zs_compact(s, NULL, true);
+	if (a->used > new_frames)
 		return -EBUSY;
 	arena_trim_free(a, new_frames);
 	for (uint32_t i = 0; i < s->descs.page_bump; i++) {
 		struct tmem_pagedesc *p = pd(s, i);
+		uint32_t h = pd_handle(p);
 
 		/* One store moves a page (COMMIT.md): the copy is made first. */
 		if (pd_live(p))
-			pd_publish(p, s->data->relocate(a, pd_handle(p)));
+			pd_publish(p, data_ops(h)->relocate(s, h));
 	}
+	do_zs_shrink(s);
 	arena_release(a, new_frames, old_frames);
 	return 0;
+}
+
+uint64_t tmem_store_compact(struct tmem_store *s)
+{
+	uint64_t moved;
+
+	if (!s)
+		return 0;
+	pthread_mutex_lock(&s->alloc_lock);
+	moved = do_zs_compact(s, NULL, false);
+	pthread_mutex_unlock(&s->alloc_lock);
+	return moved;
 }
 
 int tmem_store_resize(struct tmem_store *s, uint64_t new_pages)

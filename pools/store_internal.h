@@ -19,15 +19,23 @@
  * state that recovery (recover.c) rebuilds from the descriptors,
  * rewriting the chain and LRU links the descriptors carry.
  *
- * A page's bytes are reached only through a data handle and the data
- * allocator ops (struct tmem_data_ops); the raw allocator's handle is a
- * frame number, a later compressed allocator's handle will be its own.
+ * A page's bytes are reached only through a data handle (the low 31
+ * bits of tmem_pagedesc.data) and the data allocator ops (struct
+ * tmem_data_ops), chosen by the handle's kind bits:
+ *   raw     a frame number (TMEM_H_SUB set: an incompressible page kept
+ *           raw under compression; clear: compression off);
+ *   zs      TMEM_H_ZS | entry: a compressed object of the size-class
+ *           allocator (zs.c), or with TMEM_H_SUB a same-filled page whose
+ *           word is the entry itself (no data frame, as zram).
+ * pagedata.c turns a page into a handle (codec.c compresses) and back.
  *
  * Metadata per stored page (the budget is 64 bytes): a 32-byte page
  * descriptor, the page-hash bucket share (<= 4 bytes, load factor 1..2)
  * and, shared by the object's pages, a 24-byte object descriptor, the
  * object-hash bucket share (<= 2 bytes, load factor 2..4) and 1/64 of
  * a 16-byte chunk record.  Worst case, one page per object: <= 62.3.
+ * A compressed or same-filled page adds an 8-byte zs entry, and each
+ * span of the size-class allocator 48 + 16 bytes (over its objects).
  * Per arena frame rather than per page: the free-frame stack, 4 bytes a
  * frame at most (only its high-water mark is resident, and a store that
  * has never freed many frames at once holds next to none).
@@ -78,6 +86,23 @@
 #define TMEM_OBJ_HTAB_LOAD 4u      /* grow the object table above this load */
 #define TMEM_EVICT_TRIES 32u       /* busy pages evict_oldest skips at most */
 
+/* Data handles (see the top of this file).  Frames are below 2^29
+ * (max_frames <= TMEM_MAX_DESCS / TMEM_DESCS_PER_FRAME). */
+#define TMEM_H_ZS 0x40000000u      /* a zs handle, not a frame */
+#define TMEM_H_SUB 0x20000000u     /* zs: same-filled; raw: incompressible */
+#define TMEM_H_IDX 0x1fffffffu     /* the frame or the zs entry */
+#define TMEM_ZOBJ_MAX TMEM_H_IDX   /* zs entries at most */
+#define TMEM_ZS_ALIGN 32u          /* size class step */
+#define TMEM_ZS_CLASSES (TMEM_PAGE_SIZE / TMEM_ZS_ALIGN)
+#define TMEM_ZS_HDR 8u             /* an object's header: its page descriptor, a hash of its bytes */
+#define TMEM_ZS_NO_SLOT 0xffffu
+#define TMEM_COMPRESS_THRESHOLD 3072u /* default: bigger compressed pages stay raw */
+/* zs entry of a compressed object: span | slot << 32 | len << 44 | codec << 57 */
+#define ZENT_SLOT_SHIFT 32
+#define ZENT_LEN_SHIFT 44
+#define ZENT_CODEC_SHIFT 57
+enum tmem_codec { TMEM_CODEC_NONE = 0, TMEM_CODEC_LZ4 = 1, TMEM_CODEC_ZSTD = 2 };
+
 enum tmem_kind { TMEM_KIND_EPH = 0, TMEM_KIND_PERS = 1 };
 
 /*
@@ -111,26 +136,54 @@ struct tmem_objdesc {
 };
 _Static_assert(sizeof(struct tmem_objdesc) == 24, "object descriptor budget");
 
-struct tmem_arena;
+/* A page, encoded outside every lock (codec.c) for the put that stores it. */
+enum tmem_enc_kind { TMEM_ENC_RAW, TMEM_ENC_HUGE, TMEM_ENC_SAME, TMEM_ENC_Z };
+struct tmem_enc {
+	enum tmem_enc_kind kind;
+	uint8_t codec;             /* TMEM_ENC_Z */
+	uint32_t len;              /* bytes at bytes: TMEM_PAGE_SIZE raw, else compressed */
+	uint64_t word;             /* TMEM_ENC_SAME */
+	const void *bytes;         /* the guest's page, or buf */
+	const void *page;          /* the guest's page (a raw frame's bytes) */
+	uint8_t buf[TMEM_PAGE_SIZE];
+};
+
+
+struct tmem_store;
 
 /*
- * Where a page's bytes live.  Called with store->alloc_lock held for
- * alloc and free; ptr and len need only keep the handle alive (the pool
- * lock of the page that owns it).  One implementation today, "raw" (one
- * 4 KiB frame per page, arena.c); a compressed allocator plugs in here.
+ * Where a page's bytes live.  alloc and free are called with
+ * store->alloc_lock held; write and read need only keep the handle alive
+ * (the pool lock of the page that owns it: compaction moves an object
+ * only holding that lock too).  Two implementations: "raw" (one 4 KiB
+ * frame per page, arena.c) and "zs" (size classes over spans, zs.c).
  */
 struct tmem_data_ops {
 	const char *name;
-	int (*alloc)(struct tmem_arena *a, uint32_t len, uint32_t *handle);
-	void (*free)(struct tmem_arena *a, uint32_t handle);
-	void *(*ptr)(const struct tmem_arena *a, uint32_t handle);
-	uint32_t (*len)(const struct tmem_arena *a, uint32_t handle);
+	/* Room for the encoded page e (a same-filled word: its entry
+	 * only); -ENOSPC. */
+	int (*alloc)(struct tmem_store *s, const struct tmem_enc *e, uint32_t *handle);
+	void (*free)(struct tmem_store *s, uint32_t handle);
+	/* Fill the room alloc gave, for the page descriptor page. */
+	void (*write)(struct tmem_store *s, uint32_t handle, uint32_t page,
+		      const struct tmem_enc *e);
+	/* The stored bytes, contiguous (in the arena, or copied to bounce,
+	 * TMEM_PAGE_SIZE bytes); *len their length, *codec how to decode.
+	 * NULL when the handle does not check out (a damaged arena). */
+	const void *(*map)(const struct tmem_store *s, uint32_t handle,
+			   void *bounce, uint32_t *len, uint8_t *codec);
 	/* Shrinking: called for every live handle after arena_trim_free();
 	 * returns the handle to keep, moving the data inside the new size.
-	 * Cannot fail: resize checked that the used pages fit. */
-	uint32_t (*relocate)(struct tmem_arena *a, uint32_t handle);
+	 * Cannot fail: resize checked that the used frames fit. */
+	uint32_t (*relocate)(struct tmem_store *s, uint32_t handle);
 };
 extern const struct tmem_data_ops tmem_raw_data_ops;
+extern const struct tmem_data_ops tmem_zs_data_ops;
+
+static inline const struct tmem_data_ops *data_ops(uint32_t handle)
+{
+	return handle & TMEM_H_ZS ? &tmem_zs_data_ops : &tmem_raw_data_ops;
+}
 
 /* The host memory arena and its free-frame allocator.  Under alloc_lock;
  * total_frames and used are also read without it (the arena counts every
@@ -165,6 +218,45 @@ struct tmem_descs {
 	uint32_t chunk_free;         /* free chunks, linked through next */
 	struct tmem_chunk *chunks;   /* chunk_cap records */
 	struct tmem_arena_hdr *hdr;  /* page_bump and chunk_bump are mirrored there */
+};
+
+/* A size class of zs.c.  Under alloc_lock. */
+struct tmem_zclass {
+	uint32_t size;     /* slot bytes, TMEM_ZS_HDR included */
+	uint16_t slots;    /* per span */
+	uint8_t nframes;   /* per span */
+	uint32_t partial;  /* spans with a free slot (through tmem_zspan_rt) */
+	uint32_t nr_partial;
+	uint64_t spans;    /* live */
+	uint64_t objs;     /* live */
+};
+
+/* A span's derived state, rebuilt by recovery.  Under alloc_lock. */
+struct tmem_zspan_rt {
+	uint32_t next, prev; /* class partial list; free list (next) */
+	uint16_t inuse;
+	uint16_t free;       /* first free slot; slots link through their header */
+	uint8_t on_partial;
+	uint8_t rsvd[3];
+};
+
+/* The size-class allocator (zs.c).  Under alloc_lock except as noted. */
+struct tmem_zs {
+	struct tmem_zspan_rec *spans; /* span_cap, durable */
+	uint64_t *zobjs;              /* zobj_cap entries, durable */
+	uint32_t span_cap, zobj_cap;
+	uint32_t span_bump, span_free;
+	uint32_t zobj_bump, zobj_free; /* free entries link through themselves */
+	struct tmem_zspan_rt *rt;     /* span_cap, NORESERVE */
+	struct tmem_zclass cls[TMEM_ZS_CLASSES];
+	/* Read without the lock (stats): relaxed. */
+	_Atomic uint64_t obj_bytes;   /* compressed bytes of live objects */
+	_Atomic uint64_t slot_bytes;  /* their slots' bytes */
+	_Atomic uint64_t span_frames; /* frames held by spans */
+	_Atomic uint64_t same_pages;
+	_Atomic uint64_t compactions; /* compaction runs that moved something */
+	_Atomic uint64_t pages_compacted;
+	_Atomic uint64_t decode_errors;
 };
 
 /* Counters: relaxed atomics, monotonic, read without locks. */
@@ -228,6 +320,10 @@ struct tmem_pool {
 	struct tmem_htab objs;     /* oid -> head page; chained through the head's oprev */
 	uint32_t partial;          /* chunks with free slots (struct tmem_chunk) */
 	_Atomic uint64_t evictions; /* pages evicted from this pool */
+	/* Under pool->lock, read without it (ctr_add_locked). */
+	_Atomic uint64_t zbytes;   /* stored bytes: compressed, or 4 KiB raw */
+	_Atomic uint64_t same_pages;
+	_Atomic uint64_t huge_pages; /* incompressible, kept raw */
 };
 
 /*
@@ -250,6 +346,7 @@ struct tmem_client {
 	bool detached;                        /* recovered, not yet claimed; store->lock */
 	struct tmem_client *next, *prev;      /* store->clients; store->lock */
 	struct tmem_slot slots[TMEM_MAX_POOLS_PER_CLIENT];
+	_Atomic uint32_t compress;            /* algo | level << 8 (tmem_client_set_compress) */
 	pthread_mutex_t lru_lock;
 	uint32_t lru_head;                    /* oldest ephemeral page; lru_lock */
 	uint32_t lru_tail;                    /* newest; lru_lock */
@@ -268,7 +365,6 @@ struct tmem_auth {
 struct tmem_store {
 	pthread_mutex_t lock;                 /* store lock */
 	struct tmem_store_config cfg;         /* constant */
-	const struct tmem_data_ops *data;     /* constant */
 	uint64_t hash_seed;                   /* constant; keeps guests from choosing collisions */
 	/* Under lock. */
 	struct tmem_client *clients;          /* list of clients, shared client excluded */
@@ -296,6 +392,7 @@ struct tmem_store {
 	pthread_mutex_t alloc_lock;
 	struct tmem_arena arena;
 	struct tmem_descs descs;
+	struct tmem_zs zs;
 	/* Relaxed atomics. */
 	_Atomic uint64_t kind_pages[2];       /* pages stored, by kind */
 	_Atomic uint64_t evictions;
@@ -372,10 +469,6 @@ static inline void pd_unpublish(struct tmem_pagedesc *p)
 	__atomic_store_n(&p->data, p->data & ~TMEM_DATA_LIVE, __ATOMIC_RELEASE);
 }
 
-static inline void *page_data(const struct tmem_store *s, uint32_t page)
-{
-	return s->data->ptr(&s->arena, pd_handle(pd(s, page)));
-}
 
 /* A durable record's state word (enum tmem_rec_state). */
 static inline void rec_set_state(uint32_t *state, uint32_t v)
@@ -412,6 +505,12 @@ static inline void ctr_inc_locked(_Atomic uint64_t *c)
 			      memory_order_relaxed);
 }
 
+static inline void ctr_add_locked(_Atomic uint64_t *c, int64_t d)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + (uint64_t)d,
+			      memory_order_relaxed);
+}
+
 /* ---- backing.c: the durable mapping ---------------------------------------- */
 /* Map fd (-1: anonymous memory) and format it, or adopt what it holds;
  * fills s->map, hdr, crec, prec and the arena's and descriptors' bases.
@@ -439,11 +538,75 @@ void arena_trim_free(struct tmem_arena *a, uint32_t new_frames);
 void arena_release(struct tmem_arena *a, uint32_t new_frames,
 		   uint32_t old_frames);
 
+/* ---- raw frames (arena.c), for zs.c's spans; alloc_lock ----------------- */
+int arena_frame_alloc(struct tmem_arena *a, uint32_t *f);
+void arena_frame_free(struct tmem_arena *a, uint32_t f);
+uint8_t *arena_frame(const struct tmem_arena *a, uint32_t f);
+/* Shrink: f, or a copy of it below the new size. */
+uint32_t arena_frame_relocate(struct tmem_arena *a, uint32_t f);
+
+/* ---- zs.c: the size-class allocator ------------------------------------- */
+int zs_init(struct tmem_store *s);
+void zs_fini(struct tmem_store *s);
+/* A same-filled page's word, or a compressed object's length and codec. */
+/* A same-filled page's word. */
+uint64_t zs_word(const struct tmem_store *s, uint32_t handle);
+/* A compressed object's length (0 when the entry does not check out). */
+uint32_t zs_len(const struct tmem_store *s, uint32_t handle);
+/* Shrink, alloc_lock held: spans' frames above total_frames move below. */
+void do_zs_shrink(struct tmem_store *s);
+/* Compaction, alloc_lock held: move objects out of the emptiest spans
+ * while a class has a span's worth of free slots; the pool lock of
+ * each page moved is trylocked (a busy one is skipped), except held's,
+ * which the caller holds (NULL: none), or every pool's (all_held: a
+ * resize).  Returns objects moved. */
+uint64_t do_zs_compact(struct tmem_store *s, struct tmem_pool *held, bool all_held);
+/* alloc_lock held: bytes of all slots of live spans. */
+void zs_frag(struct tmem_store *s, uint64_t *capacity);
+/* Recovery. */
+struct zs_recover;
+int zs_recover_begin(struct tmem_store *s, struct zs_recover **out,
+		     uint32_t *frame_user, uint32_t frames, uint32_t span_tag);
+/* Whether page's zs handle checks out and is its alone; claims it. */
+bool zs_recover_claim(struct zs_recover *r, uint32_t page, uint32_t handle);
+/* Free lists, class lists and counts from what was claimed; spans with
+ * no object go.  Frees r. */
+void zs_recover_end(struct zs_recover *r);
+/* The frames every kept span holds (for shrink's used count). */
+uint64_t zs_frames(const struct tmem_store *s);
+
+/* ---- zmode.c: a client's compression setting ---------------------------- */
+/* The packed form kept in tmem_client->compress (checked settings only). */
+uint32_t compress_mode(const struct tmem_compress *cz);
+
+/* ---- codec.c: compression, outside every lock ---------------------------- */
+/* Encode page for a client's mode (tmem_client->compress). */
+void codec_encode(uint32_t mode, uint32_t threshold, const void *page,
+		  struct tmem_enc *out);
+/* Decode len bytes of codec into a whole page; -EIO unless exactly. */
+int codec_decode(uint8_t codec, const void *src, uint32_t len, void *page);
+bool page_same_filled(const void *page, uint64_t *word);
+void page_fill_word(void *page, uint64_t word);
+
+/* ---- pagedata.c: a page's bytes by handle ------------------------------ */
+/* alloc_lock held, and held's pool lock: room for e, compacting first
+ * when out of frames; *handle (unpublished). */
+int do_data_alloc(struct tmem_store *s, const struct tmem_enc *e,
+		  struct tmem_pool *held, uint32_t *handle);
+/* Pool lock held: write e at handle for page. */
+void data_write(struct tmem_store *s, uint32_t handle, uint32_t page,
+		const struct tmem_enc *e);
+/* Pool lock held: the page's bytes into dst; -EIO when they do not decode. */
+int data_read(const struct tmem_store *s, uint32_t handle, void *dst);
+/* Pool lock held: count handle in (d = 1) or out (-1) of the pool's stats. */
+void data_account(struct tmem_pool *pool, uint32_t handle, int d);
+
 /* ---- descs.c: descriptors; *_locked expect alloc_lock ------------------- */
 /* The descriptor caps for an arena of max_frames frames. */
 void descs_geometry(uint32_t max_frames, uint32_t *page_cap, uint32_t *chunk_cap);
-/* Takes alloc_lock: a page descriptor plus data for len bytes. */
-int descs_page_alloc(struct tmem_store *s, uint32_t len, uint32_t *page);
+/* Takes alloc_lock: a page descriptor plus room for e (written, not published). */
+int descs_page_alloc(struct tmem_store *s, const struct tmem_enc *e,
+		     struct tmem_pool *held, uint32_t *page);
 void descs_page_free_locked(struct tmem_store *s, uint32_t page);
 /* Pool lock held: an object descriptor from the pool's chunks. */
 int pool_obj_alloc(struct tmem_pool *pool, uint32_t *obj);
@@ -474,7 +637,7 @@ void do_obj_hash_add(struct tmem_pool *pool, uint32_t head, uint64_t oh);
 /* ---- object.c: pages in objects; pool lock held -------------------------- */
 /* Store a new page: find or make the object, allocate, link.  -errno. */
 int do_page_insert(struct tmem_pool *pool, const struct tmem_oid *oid,
-		   uint32_t index, uint64_t oh, const void *src, uint32_t *page);
+		   uint32_t index, uint64_t oh, const struct tmem_enc *e, uint32_t *page);
 /* Link a recovered page, already in its object, into the pool's tables. */
 void do_page_adopt(struct tmem_pool *pool, uint32_t page, uint64_t oh);
 /* Unlink and free a page; oh is its oid_hash() (lru_locked: the owner's

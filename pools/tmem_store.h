@@ -36,11 +36,43 @@ struct tmem_client;
 #define TMEM_MAX_CLIENTS 8192     /* clients at once, the shared one included */
 #define TMEM_NO_CAP UINT64_MAX
 
+/*
+ * Compression, per client (tmem_client_set_compress()).  OFF stores every
+ * page raw, as tmemd did before compression.  LZ4 and ZSTD also store
+ * same-filled pages (every 8-byte word equal) as their word, with no data
+ * frame, and pages that compress to more than the store's threshold raw.
+ */
+enum tmem_compress_algo {
+	TMEM_COMPRESS_OFF = 0,
+	TMEM_COMPRESS_LZ4 = 1,
+	TMEM_COMPRESS_ZSTD = 2,
+};
+#define TMEM_ZSTD_LEVEL_DEFAULT 3
+#define TMEM_ZSTD_LEVEL_MAX 19
+
+struct tmem_compress {
+	enum tmem_compress_algo algo;
+	int level;                /* ZSTD: 1..TMEM_ZSTD_LEVEL_MAX; else 0 */
+};
+/* Whether algo and level go together (LZ4 and OFF: level 0). */
+bool tmem_compress_valid(const struct tmem_compress *cz);
+/* "off", "lz4", "zstd" (level 3) or "zstd:LEVEL".  0, or -EINVAL. */
+int tmem_compress_parse(const char *text, struct tmem_compress *out);
+/* The same text back, in buf ("zstd:3"). */
+const char *tmem_compress_format(const struct tmem_compress *cz, char *buf, size_t len);
+#define TMEM_COMPRESS_TEXT_MAX 16
+#define TMEM_COMPRESS_VALUES "off, lz4, zstd or zstd:LEVEL (1..19)"
+
 struct tmem_store_config {
 	uint64_t arena_bytes;     /* pool size; rounded down to whole pages */
 	uint64_t max_arena_bytes; /* address space reserved for growing; 0 = arena_bytes */
 	bool lock_memory;         /* mlock() the arena */
 	bool prefault;            /* touch every arena page at create time */
+	/* New clients' compression until tmem_client_set_compress(). */
+	struct tmem_compress compress;
+	/* A page compressed to more bytes than this is stored raw;
+	 * 0 = 3072 (3 KiB); at most 4088. */
+	uint32_t compress_threshold;
 };
 
 /* A store in anonymous memory: nothing in it outlives the process. */
@@ -145,6 +177,11 @@ int tmem_store_drop_detached(struct tmem_store *store, const char *name);
 /* Frees every private pool and drops its shared-pool refs.  Accepts NULL. */
 void tmem_client_destroy(struct tmem_client *client);
 uint32_t tmem_client_id(const struct tmem_client *client);
+/* How c's later puts are stored; pages already stored stay as they are.
+ * -EINVAL for a bad algo or level.  Not kept in the arena: the caller
+ * sets it again on a claimed client. */
+int tmem_client_set_compress(struct tmem_client *c, const struct tmem_compress *cz);
+void tmem_client_get_compress(const struct tmem_client *c, struct tmem_compress *out);
 const char *tmem_client_name(const struct tmem_client *client);
 /* The built-in client that owns all shared pools' pages. */
 struct tmem_client *tmem_store_shared_client(struct tmem_store *store);
@@ -284,8 +321,8 @@ void tmem_client_page_counts(const struct tmem_client *c,
 			     struct tmem_page_counts *out);
 
 struct tmem_arena_counts {
-	uint64_t total_pages;  /* current arena size */
-	uint64_t free_pages;
+	uint64_t total_pages;  /* current arena size, in 4 KiB frames */
+	uint64_t free_pages;   /* frames free: physical room, not pages */
 	uint64_t ephemeral;    /* over all clients, shared included */
 	uint64_t persistent;
 };
@@ -299,6 +336,14 @@ void tmem_store_arena_counts(struct tmem_store *store,
  * ephemeral pages first), and with -EINVAL above max_arena_bytes.
  */
 int tmem_store_resize(struct tmem_store *store, uint64_t new_pages);
+
+/*
+ * Compaction: move compressed pages out of the emptiest spans of each
+ * size class, so that at most one span's worth of slots per class stays
+ * free.  Runs on shrink by itself; the daemon also calls it in the
+ * background.  Pages whose pool is busy are skipped.  Returns pages moved.
+ */
+uint64_t tmem_store_compact(struct tmem_store *store);
 
 /*
  * Counters.  Each is a monotonically increasing count, read without
@@ -323,6 +368,17 @@ struct tmem_op_counters {
 void tmem_count_put_failure(struct tmem_client *c, int32_t pool_id,
 			    enum tmem_put_fail why);
 
+/*
+ * What compression does for some pages (a pool's, a client's, the
+ * store's).  Names follow zram's mm_stat where they match.
+ */
+struct tmem_zstats {
+	uint64_t pages;            /* logical pages stored */
+	uint64_t compr_data_size;  /* bytes they take: compressed, 4096 a raw page, 0 same-filled */
+	uint64_t same_pages;       /* stored as their word */
+	uint64_t huge_pages;       /* incompressible: over the threshold, stored raw */
+};
+
 struct tmem_pool_info {
 	int32_t id;
 	bool persistent;
@@ -331,6 +387,7 @@ struct tmem_pool_info {
 	uint32_t sharers;          /* 1 for private pools */
 	uint64_t pages;
 	uint64_t objects;
+	struct tmem_zstats z;
 	struct tmem_op_counters ops; /* this client's ops on this pool */
 };
 
@@ -340,6 +397,8 @@ struct tmem_client_info {
 	struct tmem_page_counts pages;
 	struct tmem_op_counters ops;
 	uint32_t nr_pools;
+	struct tmem_zstats z;      /* over its pools (shared ones included) */
+	struct tmem_compress compress;
 };
 
 struct tmem_store_info {
@@ -353,6 +412,14 @@ struct tmem_store_info {
 	 * high-water marks), hash tables and client/pool structs: what the
 	 * store holds besides the data. */
 	uint64_t metadata_bytes;
+	/* Compression over the whole store. */
+	struct tmem_zstats z;
+	uint64_t mem_used_total;   /* physical bytes: frames in use x 4096 */
+	uint64_t zs_overhead;      /* span bytes not holding data: headers, class rounding, span tails */
+	uint64_t zs_fragmentation; /* bytes of free slots in live spans */
+	uint64_t compactions;      /* compaction runs that moved a page */
+	uint64_t pages_compacted;  /* pages moved by compaction */
+	uint64_t decode_errors;    /* gets refused: stored bytes did not decode */
 };
 
 void tmem_store_info(struct tmem_store *store, struct tmem_store_info *out);

@@ -23,6 +23,10 @@ enum ctl_field_type {
 	F_BOOL,    /* true/false, into bool */
 	F_UUID,    /* UUID string, into struct tmem_uuid */
 	F_PAGES,   /* integer >= 1, into uint64_t */
+	F_COMPRESS, /* "off", "lz4", "zstd[:LEVEL]", into struct tmem_compress */
+	/* The same, or (state files written before compression) a boolean:
+	 * true was "on", now lz4. */
+	F_COMPRESS_OLD,
 };
 
 struct ctl_field {
@@ -45,7 +49,7 @@ static const struct ctl_field set_args[] = {
 	{ "weight", F_WEIGHT, RQ(s.v.weight), CTL_HAS_WEIGHT, false },
 	{ "ephemeral_max_pages", F_CAP, RQ(s.v.ephemeral_max), CTL_HAS_EPH_MAX, false },
 	{ "persistent_max_pages", F_CAP, RQ(s.v.persistent_max), CTL_HAS_PERS_MAX, false },
-	{ "compress", F_BOOL, RQ(s.v.compress), CTL_HAS_COMPRESS, false },
+	{ "compress", F_COMPRESS, RQ(s.v.compress), CTL_HAS_COMPRESS, false },
 	{ NULL },
 };
 static const struct ctl_field auth_args[] = {
@@ -75,7 +79,7 @@ static const struct ctl_field settings_fields[] = {
 	{ "weight", F_WEIGHT, ST(v.weight), CTL_HAS_WEIGHT, false },
 	{ "ephemeral_max_pages", F_CAP, ST(v.ephemeral_max), CTL_HAS_EPH_MAX, false },
 	{ "persistent_max_pages", F_CAP, ST(v.persistent_max), CTL_HAS_PERS_MAX, false },
-	{ "compress", F_BOOL, ST(v.compress), CTL_HAS_COMPRESS, false },
+	{ "compress", F_COMPRESS_OLD, ST(v.compress), CTL_HAS_COMPRESS, false },
 	{ "frozen", F_BOOL, ST(v.frozen), CTL_HAS_FROZEN, false },
 	{ NULL },
 };
@@ -278,6 +282,21 @@ static int parse_field(const struct ctl_field *f, json_t *v, void *base,
 			return ctl_err_set(err, EINVAL, "%s: expected true or false", f->key);
 		*(bool *)(void *)dst = json_is_true(v);
 		return 0;
+	case F_COMPRESS_OLD:
+		if (json_is_boolean(v)) {
+			*(struct tmem_compress *)(void *)dst = (struct tmem_compress){
+				json_is_true(v) ? TMEM_COMPRESS_LZ4 : TMEM_COMPRESS_OFF, 0 };
+			return 0;
+		}
+		/* fall through */
+	case F_COMPRESS:
+		if (json_is_boolean(v))
+			return ctl_err_set(err, EINVAL, "%s: on/off is gone: want " TMEM_COMPRESS_VALUES,
+					   f->key);
+		if (!json_is_string(v) ||
+		    tmem_compress_parse(json_string_value(v), (struct tmem_compress *)(void *)dst))
+			return ctl_err_set(err, EINVAL, "%s: want " TMEM_COMPRESS_VALUES, f->key);
+		return 0;
 	case F_UUID:
 		if (!json_is_string(v) ||
 		    ctl_uuid_parse(json_string_value(v), (struct tmem_uuid *)(void *)dst))
@@ -332,6 +351,13 @@ static int dump_cap(json_t *obj, const char *key, uint64_t cap)
 				   json_integer((json_int_t)cap));
 }
 
+json_t *ctl_compress_json(const struct tmem_compress *cz)
+{
+	char buf[TMEM_COMPRESS_TEXT_MAX];
+
+	return json_string(tmem_compress_format(cz, buf, sizeof(buf)));
+}
+
 int ctl_settings_dump(const struct ctl_settings *s, json_t *obj)
 {
 	int rc = 0;
@@ -343,7 +369,7 @@ int ctl_settings_dump(const struct ctl_settings *s, json_t *obj)
 	if (s->has & CTL_HAS_PERS_MAX)
 		rc |= dump_cap(obj, "persistent_max_pages", s->v.persistent_max);
 	if (s->has & CTL_HAS_COMPRESS)
-		rc |= json_object_set_new(obj, "compress", json_boolean(s->v.compress));
+		rc |= json_object_set_new(obj, "compress", ctl_compress_json(&s->v.compress));
 	if (s->has & CTL_HAS_FROZEN)
 		rc |= json_object_set_new(obj, "frozen", json_boolean(s->v.frozen));
 	return rc ? -ENOMEM : 0;

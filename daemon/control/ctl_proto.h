@@ -104,6 +104,8 @@ int ctl_settings_parse(json_t *obj, bool allow_frozen, struct ctl_settings *s,
 		       struct ctl_err *err);
 /* Adds the fields set in s to obj (caps of TMEM_NO_CAP as null). */
 int ctl_settings_dump(const struct ctl_settings *s, json_t *obj);
+/* A compression setting as JSON: "off", "lz4", "zstd:3". */
+json_t *ctl_compress_json(const struct tmem_compress *cz);
 
 /*
  * CLIENT: a principal (proto/tmem_names.h), as tmemd.conf and tmemctl

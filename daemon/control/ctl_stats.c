@@ -38,6 +38,24 @@ static json_t *ops_json(const struct tmem_op_counters *o)
 			 "evictions", jint(o->evictions));
 }
 
+/* logical / stored bytes; null when nothing is stored in bytes (no
+ * page, or only same-filled ones). */
+static json_t *ratio_json(uint64_t num, uint64_t den)
+{
+	return den ? json_real((double)num / (double)den) : json_null();
+}
+
+/* What compression does for some pages; names as zram's mm_stat. */
+static json_t *zstats_json(const struct tmem_zstats *z)
+{
+	uint64_t orig = z->pages * TMEM_PAGE_SIZE;
+
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "pages", jint(z->pages),
+			 "orig_data_size", jint(orig), "compr_data_size", jint(z->compr_data_size),
+			 "same_pages", jint(z->same_pages), "huge_pages", jint(z->huge_pages),
+			 "compression_ratio", ratio_json(orig, z->compr_data_size));
+}
+
 static json_t *uuid_json(const struct tmem_pool_info *p)
 {
 	char text[CTL_UUID_TEXT];
@@ -76,10 +94,11 @@ static int pool_cb(const struct tmem_pool_info *p, void *arg)
 
 	add_ops(p->persistent ? &w->pers : &w->eph, &p->ops);
 	return json_array_append_new(w->pools, json_pack(
-		"{s:i, s:b, s:b, s:o, s:o, s:o, s:o, s:o}", "id", (int)p->id,
+		"{s:i, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o}", "id", (int)p->id,
 		"persistent", p->persistent, "shared", p->shared, "uuid", uuid_json(p),
 		"sharers", jint(p->sharers), "pages", jint(p->pages),
-		"objects", jint(p->objects), "ops", ops_json(&p->ops)));
+		"objects", jint(p->objects), "compression", zstats_json(&p->z),
+		"ops", ops_json(&p->ops)));
 }
 
 /*
@@ -114,11 +133,11 @@ json_t *ctl_client_summary(struct tmemd_control *ctl,
 	(void)ctl;
 	tmem_policy_client_get(cl->pc, &s);
 	tmem_client_page_counts(c, &pages);
-	return json_pack("{s:i, s:s, s:s, s:o, s:i, s:b, s:b, s:{s:o, s:o}, s:{s:o, s:o}}",
+	return json_pack("{s:i, s:s, s:s, s:o, s:i, s:b, s:o, s:{s:o, s:o}, s:{s:o, s:o}}",
 			 "id", (int)tmem_client_id(c), "client", cl->name, "name", cl->label,
 			 "domid", cl->domid < 0 ? json_null() : json_integer(cl->domid),
 			 "weight", (int)s.weight, "frozen", s.frozen,
-			 "compress", s.compress,
+			 "compress", ctl_compress_json(&s.compress),
 			 "caps", "ephemeral_max_pages", jcap(s.ephemeral_max),
 			 "persistent_max_pages", jcap(s.persistent_max),
 			 "pages", "ephemeral", jint(pages.ephemeral),
@@ -137,6 +156,7 @@ static json_t *client_stats(struct tmemd_control *ctl,
 	w.rc = tmem_client_for_each_pool(c, pool_cb, &w);
 	if (!doc || !w.pools || w.rc ||
 	    json_object_set_new(doc, "ops", ops_json(&info.ops)) ||
+	    json_object_set_new(doc, "compression", zstats_json(&info.z)) ||
 	    json_object_set_new(doc, "cleancache", cleancache_json(&w.eph)) ||
 	    json_object_set_new(doc, "frontswap", frontswap_json(&w.pers)) ||
 	    json_object_set(doc, "pools", w.pools)) {
@@ -245,30 +265,60 @@ static json_t *shared_json(struct tmemd_control *ctl, const char *only)
 	return w.arr;
 }
 
+/*
+ * What the host could take back, in frames: the free ones and those the
+ * ephemeral pages hold.  Compressed, pages share frames, so the latter
+ * is the used frames' share by page count (exact with compression off,
+ * where a page is a frame).
+ */
+static uint64_t freeable_frames(const struct tmem_arena_counts *a)
+{
+	uint64_t used = a->total_pages - a->free_pages, pages = a->ephemeral + a->persistent;
+
+	if (!pages)
+		return a->free_pages;
+	return a->free_pages + (uint64_t)((double)used * (double)a->ephemeral / (double)pages);
+}
+
 json_t *ctl_pool_json(struct tmemd_control *ctl)
 {
 	struct tmem_store_info si;
 	const struct tmem_arena_counts *a = &si.arena;
-	uint64_t stored;
+	json_t *doc;
 
 	tmem_store_info(ctl->hooks.store, &si);
-	stored = a->ephemeral + a->persistent;
-	/* zero_pages: no zero-page detection yet; stored_bytes: no
-	 * compression yet, so every stored page holds TMEM_PAGE_SIZE bytes. */
-	/* freeable, as xl tmem-freeable: what the host could take back, the
-	 * free pages and the ephemeral ones (pool-size could shrink by that). */
-	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:i, s:o, s:o, s:o, s:o}",
-			 "page_size", (int)TMEM_PAGE_SIZE,
-			 "total_pages", jint(a->total_pages),
-			 "used_pages", jint(a->total_pages - a->free_pages),
-			 "free_pages", jint(a->free_pages),
-			 "ephemeral_pages", jint(a->ephemeral),
-			 "persistent_pages", jint(a->persistent),
-			 "zero_pages", 0,
-			 "stored_bytes", jint(stored * TMEM_PAGE_SIZE),
-			 "metadata_bytes", jint(si.metadata_bytes),
-			 "evictions", jint(si.evictions),
-			 "freeable_pages", jint(a->free_pages + a->ephemeral));
+	/* Pages are logical; total, used and free pages are 4 KiB frames
+	 * of the arena (physical).  zero_pages counts same-filled pages
+	 * (zero ones included), as zram's same_pages; stored_bytes is
+	 * compr_data_size.  freeable, as xl tmem-freeable: what the host
+	 * could take back, the free frames and the ephemeral pages. */
+	doc = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+			"page_size", (int)TMEM_PAGE_SIZE,
+			"total_pages", jint(a->total_pages),
+			"used_pages", jint(a->total_pages - a->free_pages),
+			"free_pages", jint(a->free_pages),
+			"ephemeral_pages", jint(a->ephemeral),
+			"persistent_pages", jint(a->persistent),
+			"zero_pages", jint(si.z.same_pages),
+			"stored_bytes", jint(si.z.compr_data_size),
+			"metadata_bytes", jint(si.metadata_bytes),
+			"evictions", jint(si.evictions),
+			"freeable_pages", jint(freeable_frames(a)));
+	if (doc && (json_object_set_new(doc, "compression", zstats_json(&si.z)) ||
+		    json_object_set_new(doc, "allocator", json_pack(
+			    "{s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+			    "mem_used_total", jint(si.mem_used_total),
+			    "overhead_bytes", jint(si.zs_overhead),
+			    "fragmentation_bytes", jint(si.zs_fragmentation),
+			    "compactions", jint(si.compactions),
+			    "pages_compacted", jint(si.pages_compacted),
+			    "decode_errors", jint(si.decode_errors),
+			    "effective_ratio", ratio_json(si.z.pages * TMEM_PAGE_SIZE,
+							  si.mem_used_total))))) {
+		json_decref(doc);
+		doc = NULL;
+	}
+	return doc;
 }
 
 json_t *ctl_stats_document(struct tmemd_control *ctl, const char *only)

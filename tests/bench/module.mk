@@ -8,7 +8,7 @@ $(BUILD)/tests/bench/%.o: EXTRA_CFLAGS += $(call pkg_cflags,jansson)
 $(BUILD)/bench/store-bench: $(BUILD)/tests/bench/store_bench.o $(BUILD)/libtmempools.a
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,jansson) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(POOLS_LDLIBS) $(call pkg_libs,jansson) -o $@
 all: $(BUILD)/bench/store-bench
 bench-store: $(BUILD)/bench/store-bench
 	$(Q)$<
@@ -20,7 +20,7 @@ $(BUILD)/bench/policy-bench: $(BUILD)/tests/bench/policy_bench.o \
 		$(BUILD)/libtmempolicy.a $(BUILD)/libtmempools.a
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(POOLS_LDLIBS) -o $@
 all: $(BUILD)/bench/policy-bench
 bench-policy: $(BUILD)/bench/policy-bench
 	$(Q)$<
@@ -31,7 +31,7 @@ BENCH_TARGETS += bench-policy
 $(BUILD)/bench/recovery-bench: $(BUILD)/tests/bench/recovery_bench.o $(BUILD)/libtmempools.a
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(POOLS_LDLIBS) -o $@
 all: $(BUILD)/bench/recovery-bench
 bench-recovery: $(BUILD)/bench/recovery-bench
 	$(Q)$<
@@ -52,3 +52,20 @@ bench-kick-storm: $(BUILD)/bench/kick-storm-bench
 	$(Q)$<
 BENCH_TARGETS += bench-kick-storm
 .PHONY: bench-kick-storm
+
+# compress-bench: capacity, speed and churn of compression on a corpus of
+# real pages (tests/bench/compress_bench.c; the corpus is built once from
+# this machine's files by tools/tmem-bench/make-corpus.sh).
+COMPRESS_CORPUS ?= $(BUILD)/bench/corpus.bin
+$(BUILD)/bench/compress-bench: $(BUILD)/tests/bench/compress_bench.o $(BUILD)/libtmempools.a
+	@mkdir -p $(@D)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(POOLS_LDLIBS) $(call pkg_libs,jansson) -o $@
+all: $(BUILD)/bench/compress-bench
+$(COMPRESS_CORPUS):
+	@mkdir -p $(@D)
+	$(Q)tools/tmem-bench/make-corpus.sh $@
+bench-compress: $(BUILD)/bench/compress-bench $(COMPRESS_CORPUS)
+	$(Q)$< --corpus $(COMPRESS_CORPUS)
+BENCH_TARGETS += bench-compress
+.PHONY: bench-compress

@@ -30,7 +30,7 @@ TEST_CTL_PEER := $(BUILD)/tests/control/test_ctl_peer
 TEST_AUTH_LIMIT := $(BUILD)/tests/control/test_auth_limit
 CONTROL_FUZZ := build/fuzz/fuzz_control_request
 TMEM_CORE_LIBS ?= $(BUILD)/libtmempolicy.a $(BUILD)/libtmempools.a
-CONTROL_TEST_LIBS = $(call pkg_libs,check jansson liblz4 libxxhash)
+CONTROL_TEST_LIBS = $(call pkg_libs,check jansson libxxhash) $(POOLS_LDLIBS)
 
 UNIT_TESTS += $(TEST_CONTROL_UNIT) $(TEST_TMEMCTL_UNIT) $(TEST_CTL_PEER) $(TEST_AUTH_LIMIT)
 INTEGRATION_TESTS += $(TEST_CONTROL_INTEG) $(TEST_ADMIN_INTEG) $(TEST_XL_HABITS)
@@ -81,7 +81,7 @@ $(TEST_ADMIN_INTEG): $(BUILD)/tests/control/test_admin_integ.o \
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -lpthread -o $@
 
 $(CONTROL_FUZZ): tests/control/fuzz_control_request.c daemon/control/ctl_proto.c \
-		| $(DEPS_STAMP)
+		pools/zmode.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,FUZZ,$@)
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \

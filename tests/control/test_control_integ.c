@@ -42,7 +42,7 @@ static void start(void)
 
 /* ---- the stats schema: every key man/tmemctl.8 documents, with its type --- */
 
-enum kind { INT, BOOL, STR, OBJ, ARR, INT_OR_NULL, STR_OR_NULL, REAL };
+enum kind { INT, BOOL, STR, OBJ, ARR, INT_OR_NULL, STR_OR_NULL, REAL, REAL_OR_NULL };
 
 struct key {
 	const char *name;
@@ -61,9 +61,20 @@ static const struct key ops_keys[] = {
 	K("gets", INT), K("succ_gets", INT), K("failed_gets", INT),
 	K("flush_pages", INT), K("flush_objects", INT), K("evictions", INT), { NULL },
 };
+static const struct key compression_keys[] = {
+	K("pages", INT), K("orig_data_size", INT), K("compr_data_size", INT),
+	K("same_pages", INT), K("huge_pages", INT), K("compression_ratio", REAL_OR_NULL),
+	{ NULL },
+};
+static const struct key allocator_keys[] = {
+	K("mem_used_total", INT), K("overhead_bytes", INT), K("fragmentation_bytes", INT),
+	K("compactions", INT), K("pages_compacted", INT), K("decode_errors", INT),
+	K("effective_ratio", REAL_OR_NULL), { NULL },
+};
 static const struct key pool_entry_keys[] = {
 	K("id", INT), K("persistent", BOOL), K("shared", BOOL), K("uuid", STR_OR_NULL),
-	K("sharers", INT), K("pages", INT), K("objects", INT), KS("ops", OBJ, ops_keys),
+	K("sharers", INT), K("pages", INT), K("objects", INT),
+	KS("compression", OBJ, compression_keys), KS("ops", OBJ, ops_keys),
 	{ NULL },
 };
 static const struct key caps_keys[] = {
@@ -83,9 +94,9 @@ static const struct key frontswap_keys[] = {
 };
 static const struct key client_keys[] = {
 	K("id", INT), K("client", STR), K("name", STR), K("domid", INT_OR_NULL), K("weight", INT),
-	K("frozen", BOOL), K("compress", BOOL), KS("caps", OBJ, caps_keys),
+	K("frozen", BOOL), K("compress", STR), KS("caps", OBJ, caps_keys),
 	KS("pages", OBJ, pages_keys), KS("ops", OBJ, ops_keys),
-	KS("cleancache", OBJ, cleancache_keys), KS("frontswap", OBJ, frontswap_keys),
+	KS("compression", OBJ, compression_keys), KS("cleancache", OBJ, cleancache_keys), KS("frontswap", OBJ, frontswap_keys),
 	KS("pools", ARR, pool_entry_keys), { NULL },
 };
 static const struct key shared_keys[] = {
@@ -96,7 +107,8 @@ static const struct key pool_keys[] = {
 	K("page_size", INT), K("total_pages", INT), K("used_pages", INT),
 	K("free_pages", INT), K("ephemeral_pages", INT), K("persistent_pages", INT),
 	K("zero_pages", INT), K("stored_bytes", INT), K("metadata_bytes", INT),
-	K("evictions", INT), K("freeable_pages", INT), { NULL },
+	K("evictions", INT), K("freeable_pages", INT),
+	KS("compression", OBJ, compression_keys), KS("allocator", OBJ, allocator_keys), { NULL },
 };
 static const struct key restart_keys[] = {
 	K("survives_restart", BOOL), K("recovered", BOOL), K("starts", INT),
@@ -154,6 +166,10 @@ static void check_value(json_t *v, const struct key *k, const char *where)
 		break;
 	case STR_OR_NULL:
 		ck_assert_msg(json_is_string(v) || json_is_null(v), "%s.%s", where, k->name);
+		break;
+	case REAL_OR_NULL:
+		ck_assert_msg(json_is_null(v) || (json_is_real(v) && json_real_value(v) >= 0),
+			      "%s.%s: real or null", where, k->name);
 		break;
 	case OBJ:
 		check_object(v, k->sub, k->name);
@@ -229,9 +245,15 @@ START_TEST(test_stats_schema)
 	doc = ctl_json(&H, "stats", NULL);
 	check_object(doc, stats_keys, "stats");
 	ck_assert_int_eq(num(doc, "version", NULL), 1);
-	ck_assert_int_eq(num(doc, "pool", "zero_pages"), 0);
+	/* The harness's pages are same-filled (memset): with the default
+	 * compress = lz4 each is kept as its word, with no frame. */
+	ck_assert_int_eq(num(doc, "pool", "zero_pages"), 10 - 3 + 3);
 	ck_assert_int_eq(num(doc, "pool", "persistent_pages"), 3);
-	ck_assert_int_eq(num(doc, "pool", "stored_bytes"), (10 - 3 + 3) * 4096);
+	ck_assert_int_eq(num(doc, "pool", "stored_bytes"), 0);
+	ck_assert_int_eq(num(doc, "pool", "used_pages"), 0);
+	ck_assert_int_eq(num(json_object_get(doc, "pool"), "compression", "same_pages"), 10);
+	ck_assert_int_eq(num(json_object_get(doc, "pool"), "compression", "orig_data_size"),
+			 10 * 4096);
 	vm1 = client_of(doc, "vm1");
 	app = client_of(doc, "app");
 	ck_assert(json_is_null(json_object_get(app, "domid")));
@@ -266,7 +288,7 @@ START_TEST(test_human_and_json_outputs)
 	run_free(&r);
 	doc = ctl_json(&H, "status", NULL);
 	ck_assert_int_eq(num(doc, "clients", NULL), 2);
-	ck_assert_int_eq(num(doc, "pool", "used_pages"), 10);
+	ck_assert_int_eq(num(doc, "pool", "used_pages"), 0); /* 10 same-filled pages */
 	ck_assert_int_eq(num(doc, "daemon", "pid"), H.pid);
 	json_decref(doc);
 	r = ctl(&H, "list", NULL);
@@ -373,14 +395,14 @@ START_TEST(test_set_every_flag)
 	start();
 	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	expect_exit(ctl(&H, "set", "vm1", "--weight", "300", "--ephemeral-max", "1M",
-			"--persistent-max", "none", "--compress", "on", NULL), 0, "applied");
+			"--persistent-max", "none", "--compress", "zstd:5", NULL), 0, "applied");
 	doc = ctl_json(&H, "list", NULL);
 	c = client_of(doc, "vm1");
 	ck_assert_int_eq(num(c, "weight", NULL), 300);
 	ck_assert_int_eq(num(c, "caps", "ephemeral_max_pages"), 256);
 	ck_assert(json_is_null(json_object_get(json_object_get(c, "caps"),
 					       "persistent_max_pages")));
-	ck_assert(json_is_true(json_object_get(c, "compress")));
+	ck_assert_str_eq(json_string_value(json_object_get(c, "compress")), "zstd:5");
 	json_decref(doc);
 	expect_exit(ctl(&H, "set", "vm1", "--compress", "off", "--ephemeral-max", "unlimited",
 			NULL), 0, NULL);
@@ -389,7 +411,7 @@ START_TEST(test_set_every_flag)
 	json_decref(doc);
 	doc = ctl_json(&H, "list", NULL);
 	c = client_of(doc, "vm1");
-	ck_assert(json_is_false(json_object_get(c, "compress")));
+	ck_assert_str_eq(json_string_value(json_object_get(c, "compress")), "off");
 	ck_assert_int_eq(num(c, "weight", NULL), 7);
 	ck_assert(json_is_null(json_object_get(json_object_get(c, "caps"),
 					       "ephemeral_max_pages")));
@@ -406,6 +428,8 @@ START_TEST(test_usage_errors)
 	expect_exit(ctl(&H, "set", "vm1", "--weight", "0", NULL), 2, "--weight");
 	expect_exit(ctl(&H, "set", "vm1", "--weight", "x", NULL), 2, "--weight");
 	expect_exit(ctl(&H, "set", "vm1", "--compress", "maybe", NULL), 2, "--compress");
+	/* The old boolean form is gone, with the new values named. */
+	expect_exit(ctl(&H, "set", "vm1", "--compress", "on", NULL), 2, "off, lz4, zstd");
 	expect_exit(ctl(&H, "set", "vm1", "--ephemeral-max", "1000", NULL), 2, "bad size");
 	expect_exit(ctl(&H, "set", "vm1", "--colour", "red", NULL), 2, NULL);
 	expect_exit(ctl(&H, "freeze", NULL), 2, NULL);

@@ -19,7 +19,7 @@ static void human_pool_and_clients(struct hout *o, json_t *doc)
 }
 
 #define CLIENT_JSON "{\"id\":1,\"client\":\"vm1\",\"name\":\"vm1\",\"domid\":null,\"weight\":100," \
-	"\"frozen\":false,\"compress\":false,\"caps\":{\"ephemeral_max_pages\":null," \
+	"\"frozen\":false,\"compress\":\"lz4\",\"caps\":{\"ephemeral_max_pages\":null," \
 	"\"persistent_max_pages\":256},\"pages\":{\"ephemeral\":3,\"persistent\":2}}"
 #define POOL_JSON "{\"total_pages\":1024,\"used_pages\":5,\"free_pages\":1019," \
 	"\"ephemeral_pages\":3,\"persistent_pages\":2,\"evictions\":7}"
@@ -80,7 +80,7 @@ START_TEST(test_print_missing_client_key_is_an_error)
 	/* No "pages" in the client. */
 	ck_assert_int_eq(print_captured("{\"pool\":" POOL_JSON ",\"clients\":[{\"id\":1,"
 					"\"client\":\"vm1\",\"name\":\"vm1\",\"domid\":null,\"weight\":100,"
-					"\"frozen\":false,\"compress\":false,\"caps\":{"
+					"\"frozen\":false,\"compress\":\"lz4\",\"caps\":{"
 					"\"ephemeral_max_pages\":null,\"persistent_max_pages\":"
 					"null}}]}", out, sizeof(out)), EXIT_FAILED);
 	ck_assert_str_eq(out, "");

@@ -79,7 +79,7 @@ fuzz-config: $(FUZZ_CONFIG)
 	$(call fuzz_run,fuzz-config)
 
 $(FUZZ_CONFIG): tests/daemon/fuzz_config.c daemon/config.c daemon/size.c \
-		daemon/control/ctl_proto.c | $(DEPS_STAMP)
+		daemon/control/ctl_proto.c pools/zmode.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CLANG,$@)
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \

@@ -108,9 +108,9 @@ START_TEST(test_config_good)
 
 	ck_assert_int_eq(load(&cfg,
 		"# comment\n[tmemd]\nmemory = 256M\nworkers = 3\n"
-		"runtime-dir = /tmp/x\ntransport = local\n"
+		"runtime-dir = /tmp/x\ntransport = local\ncompress-threshold = 2048\n"
 		"[defaults]\nephemeral-max = 64M\npersistent-max = none\nweight = 50\n"
-		"[client fs1]\npersistent-max = 8K\nweight = 200\n"
+		"[client fs1]\npersistent-max = 8K\nweight = 200\ncompress = zstd:7\n"
 		"shared-auth = 6ba7b810-9dad-11d1-80b4-00c04fd430c8\n"
 		"shared-auth = 00000000-0000-0000-0000-000000000001\n", err), 0);
 	ck_assert_uint_eq(cfg.memory_bytes, 256u << 20);
@@ -123,8 +123,11 @@ START_TEST(test_config_good)
 	ck_assert_uint_eq(s.persistent_max, 2);
 	ck_assert_uint_eq(s.ephemeral_max, (64u << 20) / 4096); /* inherited */
 	ck_assert_uint_eq(s.weight, 200);
+	ck_assert(s.compress.algo == TMEM_COMPRESS_ZSTD && s.compress.level == 7);
+	ck_assert_uint_eq(cfg.compress_threshold, 2048);
 	tmemd_config_client_settings(&cfg, "other", &s);
 	ck_assert_uint_eq(s.weight, 50);
+	ck_assert_int_eq(s.compress.algo, TMEM_COMPRESS_LZ4); /* the default, as zswap */
 	ck_assert_uint_eq(tmemd_config_client(&cfg, "fs1")->nr_auth, 2);
 	ctl_uuid_format(&tmemd_config_client(&cfg, "fs1")->auth[0], uuid);
 	ck_assert_str_eq(uuid, "6ba7b810-9dad-11d1-80b4-00c04fd430c8");
@@ -201,7 +204,13 @@ START_TEST(test_config_errors)
 		{ "[defaults]\nweight = 0\n", "t.conf:2: weight" },
 		{ "[defaults]\nweight = 10001\n", "t.conf:2: weight" },
 		{ "[defaults]\nshared-auth = x\n", "t.conf:2: unknown key 'shared-auth'" },
-		{ "[defaults]\ncompress = maybe\n", "t.conf:2: compress" },
+		{ "[defaults]\ncompress = maybe\n", "t.conf:2: compress: want off, lz4, zstd" },
+		/* The old boolean form is gone, with the new values named. */
+		{ "[defaults]\ncompress = on\n",
+		  "t.conf:2: compress: 'on' is the old on/off form: want off, lz4, zstd or zstd:LEVEL" },
+		{ "[client a]\ncompress = zstd:20\n", "t.conf:2: compress" },
+		{ "[tmemd]\ncompress-threshold = 4089\n", "t.conf:2: compress-threshold: want 256..4088" },
+		{ "[tmemd]\ncompress-threshold = 10\n", "t.conf:2: compress-threshold" },
 		{ "[client a/b]\nweight = 1\n", "t.conf:2: [client a/b]: bad client: want domid:N" },
 		/* Issue 19 item 11: a domain is domid:N (or N), nothing else. */
 		{ "[client domid:05]\nweight = 1\n", "t.conf:2: [client domid:05]: bad client: not a domid" },

@@ -32,7 +32,7 @@ expect "tmemctl st" status stats
 expect "tmemctl " status list set forget freeable top
 expect "tmemctl --" --socket --runtime-dir --json
 expect "tmemctl set vm1 --c" --compress
-expect "tmemctl set vm1 --compress " on off
+expect "tmemctl set vm1 --compress " off lz4 zstd
 expect "tmemctl freeze " vm1 domid:5
 expect "tmemctl --runtime-dir /tmp freeze v" vm1
 expect "tmemctl freeze -" --all -a

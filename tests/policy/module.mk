@@ -9,7 +9,7 @@ TSAN_TESTS += $(TEST_POLICY_MT)
 $(TEST_POLICY) $(TEST_POLICY_MT): %: %.o $(POLICY_FIXTURE_OBJ) \
 		$(BUILD)/libtmempolicy.a $(BUILD)/libtmempools.a
 	$(call quiet,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(POOLS_LDLIBS) $(call pkg_libs,check) -o $@
 
 $(BUILD)/tests/policy/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check)
 

@@ -40,7 +40,8 @@ START_TEST(test_settings_validate)
 	ck_assert_uint_eq(cfg.defaults.weight, TMEM_DEFAULT_WEIGHT);
 	ck_assert_uint_eq(cfg.defaults.ephemeral_max, TMEM_NO_CAP);
 	ck_assert_uint_eq(cfg.defaults.persistent_max, TMEM_NO_CAP);
-	ck_assert(!cfg.defaults.frozen && !cfg.defaults.compress);
+	ck_assert(!cfg.defaults.frozen);
+	ck_assert_int_eq(cfg.defaults.compress.algo, TMEM_COMPRESS_LZ4); /* as zswap */
 	fx_setup(&f, 64, NULL);
 
 	cfg.defaults.weight = 0;
@@ -63,18 +64,30 @@ START_TEST(test_settings_validate)
 	tmem_policy_client_get(pc, &s);
 	ck_assert_uint_eq(s.weight, TMEM_MAX_WEIGHT); /* unchanged */
 
-	/* Every field round-trips, compress included (stored only). */
+	/* A bad compression level is refused like a bad weight. */
+	s.compress = (struct tmem_compress){ TMEM_COMPRESS_ZSTD, 0 };
+	ck_assert_int_eq(tmem_policy_client_set(pc, &s), -EINVAL);
+	s.compress = (struct tmem_compress){ TMEM_COMPRESS_LZ4, 3 };
+	ck_assert_int_eq(tmem_policy_client_set(pc, &s), -EINVAL);
+
+	/* Every field round-trips, and compress reaches the store client. */
 	s.weight = 1;
 	s.ephemeral_max = 7;
 	s.persistent_max = 9;
-	s.compress = true;
+	s.compress = (struct tmem_compress){ TMEM_COMPRESS_ZSTD, 7 };
 	s.frozen = true;
 	ck_assert_int_eq(tmem_policy_client_set(pc, &s), 0);
 	tmem_policy_client_get(pc, &s);
 	ck_assert_uint_eq(s.weight, 1);
 	ck_assert_uint_eq(s.ephemeral_max, 7);
 	ck_assert_uint_eq(s.persistent_max, 9);
-	ck_assert(s.compress && s.frozen);
+	ck_assert(s.compress.algo == TMEM_COMPRESS_ZSTD && s.compress.level == 7 && s.frozen);
+	{
+		struct tmem_compress got;
+
+		tmem_client_get_compress(tmem_pclient_store_client(pc), &got);
+		ck_assert(got.algo == TMEM_COMPRESS_ZSTD && got.level == 7);
+	}
 
 	ck_assert_int_eq(tmem_policy_client_add(f.policy, NULL, NULL, &bad), -EINVAL);
 	ck_assert_int_eq(tmem_policy_client_add(NULL, "x", NULL, &bad), -EINVAL);
@@ -707,6 +720,10 @@ START_TEST(test_reserve_refill)
 	fx_setup(&f, p, &cfg);
 	ck_assert_uint_eq(tmem_policy_low_water(f.policy), 40);
 	pc = fx_client(&f, "r", 100);
+	/* Counts frames: one page each (compressed, these near-zero pages
+	 * would run out of page descriptors first, with frames left). */
+	ck_assert_int_eq(tmem_client_set_compress(tmem_pclient_store_client(pc),
+						  &(struct tmem_compress){ TMEM_COMPRESS_OFF, 0 }), 0);
 	pool = fx_pool(pc, false);
 	/* Fill the arena behind policy's back, to the last page. */
 	for (n = 0;; n++) {

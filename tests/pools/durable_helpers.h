@@ -28,6 +28,7 @@ static inline struct tmem_store *durable_open(int fd, unsigned frames)
 	struct tmem_store_config sc = {
 		.arena_bytes = (uint64_t)frames * PG,
 		.max_arena_bytes = (uint64_t)DURABLE_MAX_FRAMES * PG,
+		.compress = test_compress(),
 	};
 	struct tmem_store *s = NULL;
 	char why[200] = "";

@@ -42,7 +42,7 @@
 #define POOL_T 2                  /* the scratch client's pool 0, in the model */
 
 enum op { OP_PUT, OP_FLUSH, OP_FLUSH_OBJ, OP_GET, OP_EVICT, OP_RESIZE,
-	  OP_T_CREATE, OP_T_POOL, OP_T_DESTROY_POOL, OP_T_DESTROY };
+	  OP_T_CREATE, OP_T_POOL, OP_T_DESTROY_POOL, OP_T_DESTROY, OP_COMPACT };
 
 struct logent {
 	uint32_t op;
@@ -67,11 +67,31 @@ struct shared {
 
 static const struct tmem_ident ID_A = { { 'A' } }, ID_T = { { 'T' } };
 
+/* A same-filled page's word: tagged, and (pool, h, seq) in it. */
+static uint64_t same_word(int32_t pool, uint32_t h, uint64_t seq)
+{
+	return 0xa5ull << 56 | (uint64_t)pool << 52 | (uint64_t)h << 40 | (seq & 0xffffffffffull);
+}
+
+/*
+ * Page contents of many compressed sizes: every 7th put is same-filled
+ * (stored as its word), the rest a header, a random run of a length drawn
+ * from the seq (so from a few bytes compressed to incompressible) and
+ * zeros, so that a compressed store's spans of every class see puts,
+ * flushes and evictions.
+ */
 static void content(uint8_t *pg, int32_t pool, uint32_t h, uint64_t seq)
 {
 	uint64_t *w = (uint64_t *)pg;
+	uint32_t run = (uint32_t)((seq * 2654435761u) % PG) & ~7u;
 
-	page_fill(pg, seq * 7919 + h * 31 + (uint64_t)pool);
+	if (seq % 7 == 3) {
+		for (unsigned i = 0; i < PG / 8; i++)
+			w[i] = same_word(pool, h, seq);
+		return;
+	}
+	page_fill_random(pg, seq * 7919 + h * 31 + (uint64_t)pool);
+	memset(pg + 24 + run, 0, PG - 24 - (run < PG - 24 ? run : PG - 24));
 	w[0] = MAGIC;
 	w[1] = (uint64_t)pool << 32 | h;
 	w[2] = seq;
@@ -82,7 +102,13 @@ static int64_t page_seq(const uint8_t *pg, int32_t pool, uint32_t h)
 {
 	const uint64_t *w = (const uint64_t *)pg;
 	uint8_t ref[PG];
+	uint64_t seq;
 
+	if (w[0] >> 56 == 0xa5 && w[0] == w[PG / 8 - 1]) {
+		seq = w[0] & 0xffffffffffull;
+		content(ref, pool, h, seq);
+		return memcmp(ref, pg, PG) == 0 ? (int64_t)seq : -2;
+	}
 	if (w[0] != MAGIC || w[1] != ((uint64_t)pool << 32 | h))
 		return -2;
 	content(ref, pool, h, w[2]);
@@ -204,6 +230,8 @@ static void child_misc(struct child *c, uint32_t op)
 	stop_point(c);
 	if (op == OP_EVICT)
 		ret = (int)tmem_client_evict_oldest_n(c->a, 1 + rnd(c, 8));
+	else if (op == OP_COMPACT)
+		ret = (int)tmem_store_compact(c->s);
 	else
 		ret = tmem_store_resize(c->s, sizes[rnd(c, 4)]);
 	log_done(e, ret);
@@ -284,7 +312,7 @@ static uint32_t full_handle(struct child *c, int32_t pool)
 static void child_forced_op(struct child *c)
 {
 	c->stop_next = true;
-	switch (c->sh->force_op % 9) {
+	switch (c->sh->force_op % 10) {
 	case 0: child_put(c, 0, full_handle(c, 0)); break;
 	case 1: child_put(c, (int32_t)rnd(c, 2), rnd(c, NH)); break;
 	case 2: child_flush(c, 0, full_handle(c, 0), false); break;
@@ -293,6 +321,15 @@ static void child_forced_op(struct child *c)
 	case 5: child_misc(c, OP_EVICT); break;
 	case 6: child_misc(c, OP_RESIZE); break;
 	case 7: child_put(c, 1, full_handle(c, 1)); break;
+	case 8:
+		/* Fragment the spans (every other page goes), then step
+		 * into the compaction that moves the rest. */
+		c->stop_next = false;
+		for (uint32_t h = 0; h < NH; h += 2)
+			child_flush(c, (int32_t)(h / 2 % 2), h, false);
+		c->stop_next = true;
+		child_misc(c, OP_COMPACT);
+		break;
 	default:
 		c->stop_next = false;
 		if (!c->t)
@@ -308,7 +345,8 @@ static void child_forced_op(struct child *c)
 static void child_run(struct shared *sh, int fd, uint64_t seed)
 {
 	struct tmem_store_config sc = { .arena_bytes = 360 * PG,
-					.max_arena_bytes = DURABLE_MAX_FRAMES * PG };
+					.max_arena_bytes = DURABLE_MAX_FRAMES * PG,
+					.compress = test_compress() };
 	struct child c = { .sh = sh, .rng = seed | 1 };
 
 	if (tmem_store_open(&sc, fd, &c.s, NULL, 0))
@@ -335,8 +373,10 @@ static void child_run(struct shared *sh, int fd, uint64_t seed)
 			child_flush(&c, (int32_t)pool, h, true);
 		else if (r < 75)
 			child_misc(&c, OP_EVICT);
-		else if (r < 77)
+		else if (r < 76)
 			child_misc(&c, OP_RESIZE);
+		else if (r < 77)
+			child_misc(&c, OP_COMPACT);
 		else
 			child_scratch(&c);
 	}

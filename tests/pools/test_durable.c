@@ -221,6 +221,7 @@ START_TEST(resize_survives_reopen)
 	struct tmem_client *c;
 	struct tmem_arena_counts ac;
 
+	test_incompressible = true; /* counts frames: 120 pages in 130 */
 	populate(s, &c, 60);
 	ck_assert_int_eq(tmem_store_resize(s, 512), 0);
 	ck_assert_int_eq(tmem_store_resize(s, 130), 0); /* pages move down */
@@ -283,6 +284,15 @@ static void refused(size_t off, uint32_t value, int want_err, const char *want_w
 START_TEST(refuses_unknown_layout)
 {
 	refused(8, TMEM_TEST_LAYOUT + 1, -EPROTO, "layout version");
+}
+END_TEST
+
+/* Layout 1 (before compression: no spans, no entries, raw handles only)
+ * is refused as any other version, never reinterpreted. */
+START_TEST(refuses_layout_before_compression)
+{
+	ck_assert_uint_eq(TMEM_TEST_LAYOUT, 2);
+	refused(8, 1, -EPROTO, "arena layout version 1, this build knows only 2");
 }
 END_TEST
 
@@ -379,6 +389,7 @@ void add_durable_tests(Suite *suite)
 	tcase_add_test(tc, shared_pools_are_not_kept);
 	tcase_add_test(tc, resize_survives_reopen);
 	tcase_add_test(tc, refuses_unknown_layout);
+	tcase_add_test(tc, refuses_layout_before_compression);
 	tcase_add_test(tc, refuses_bad_magic);
 	tcase_add_test(tc, refuses_damaged_geometry);
 	tcase_add_test(tc, refuses_damaged_counts);

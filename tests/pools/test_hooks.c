@@ -66,6 +66,7 @@ START_TEST(test_evict_n_across_pools)
 	uint64_t per_pool[TMEM_MAX_POOLS_PER_CLIENT] = { 0 };
 	struct tmem_store_info si;
 
+	test_incompressible = true; /* counts frames */
 	ck_assert_int_eq(tmem_new_pool(a, EPH, NULL), 0);
 	ck_assert_int_eq(tmem_new_pool(a, EPH, NULL), 1);
 	ck_assert_int_eq(put_at(0, 1, 0), 1);
@@ -99,6 +100,7 @@ END_TEST
 /* More pages than one free batch, over several objects: the newest stay. */
 START_TEST(test_evict_n_large_batch)
 {
+	test_incompressible = true; /* counts frames */
 	ck_assert_int_eq(tmem_new_pool(a, EPH, NULL), 0);
 	for (uint32_t i = 0; i < 100; i++)
 		ck_assert_int_eq(put_at(0, i / 16, i % 16), 1);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "durable.h"
 #include "pool_helpers.h"
 #include "test_pools.h"
 
@@ -230,7 +231,25 @@ static void op_put(struct model *m, int cli, int id, unsigned o, unsigned i)
 	}
 	if (want == 1 && !p->seed[o][i] && used_pages(m) >= m->arena_pages)
 		want = -ENOSPC;
-	MEQ(tmem_put_page(m->cli[cli].c, id, &oid, i, m->buf, cap), want);
+	if (want != -EDQUOT && test_compress().algo != TMEM_COMPRESS_OFF) {
+		/* Compressed, pages take less than a frame each, or a new
+		 * span of up to TMEM_ZSPAN_FRAMES: room depends on the sizes.
+		 * A refusal must be real, and removes the old page. */
+		struct tmem_arena_counts ac;
+		int ret;
+
+		tmem_store_arena_counts(m->s, &ac); /* a refusal frees the old page */
+		ret = tmem_put_page(m->cli[cli].c, id, &oid, i, m->buf, cap);
+		MCHECK(ret == 1 || ret == -ENOSPC);
+		if (ret == -ENOSPC) {
+			MCHECK(ac.free_pages < TMEM_ZSPAN_FRAMES);
+			p->seed[o][i] = 0;
+			return;
+		}
+		want = 1;
+	} else {
+		MEQ(tmem_put_page(m->cli[cli].c, id, &oid, i, m->buf, cap), want);
+	}
 	if (want == 1) {
 		p->seed[o][i] = seed;
 		p->stamp[o][i] = ++m->stamp;
@@ -347,9 +366,23 @@ static void op_resize(struct model *m)
 	uint64_t want = pick(m, 2) ? 1 + pick(m, used + used / 4 + 8)
 				   : 1 + pick(m, MODEL_ARENA);
 
-	MEQ(tmem_store_resize(m->s, want), used > want ? -EBUSY : 0);
-	if (used <= want)
+	struct tmem_arena_counts ac;
+	int ret;
+
+	if (test_compress().algo == TMEM_COMPRESS_OFF) {
+		MEQ(tmem_store_resize(m->s, want), used > want ? -EBUSY : 0);
+		if (used <= want)
+			m->arena_pages = want;
+		return;
+	}
+	/* Compressed: refused exactly when the frames in use do not fit. */
+	ret = tmem_store_resize(m->s, want);
+	MCHECK(ret == 0 || ret == -EBUSY);
+	tmem_store_arena_counts(m->s, &ac);
+	if (ret == 0)
 		m->arena_pages = want;
+	else
+		MCHECK(ac.total_pages - ac.free_pages > want);
 }
 
 static void check_counts(struct model *m)
@@ -370,7 +403,14 @@ static void check_counts(struct model *m)
 	tmem_store_arena_counts(m->s, &ac);
 	MEQ(ac.ephemeral, eph + pc.ephemeral);
 	MEQ(ac.persistent, pers);
-	MEQ(ac.free_pages, ac.total_pages - ac.ephemeral - ac.persistent);
+	/* A raw page takes a frame; compressed ones share spans' frames or
+	 * (same-filled) take none, so then only the bounds are known. */
+	if (test_compress().algo == TMEM_COMPRESS_OFF)
+		MEQ(ac.free_pages, ac.total_pages - ac.ephemeral - ac.persistent);
+	else if (ac.ephemeral + ac.persistent == 0)
+		MEQ(ac.free_pages, ac.total_pages);
+	else
+		MEQ(ac.free_pages <= ac.total_pages, 1);
 	MEQ(ac.total_pages, m->arena_pages);
 }
 

@@ -17,6 +17,7 @@ int main(void)
 	add_hooks_tests(suite);
 	add_durable_tests(suite);
 	add_crash_tests(suite);
+	add_compress_tests(suite);
 	sr = srunner_create(suite);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

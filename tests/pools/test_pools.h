@@ -10,5 +10,6 @@ void add_model_tests(Suite *suite);
 void add_hooks_tests(Suite *suite);
 void add_durable_tests(Suite *suite);
 void add_crash_tests(Suite *suite);
+void add_compress_tests(Suite *suite);
 
 #endif

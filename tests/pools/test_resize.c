@@ -33,6 +33,7 @@ START_TEST(test_resize_grow)
 	struct tmem_client *c;
 	struct tmem_oid o = mkoid(1, 1, 1);
 
+	test_incompressible = true; /* counts frames */
 	ck_assert_int_eq(tmem_client_create(s, "c", &c), 0);
 	ck_assert_int_eq(tmem_new_pool(c, PERS, NULL), 0);
 	for (uint32_t i = 0; i < 16; i++) {
@@ -61,6 +62,7 @@ START_TEST(test_resize_shrink_moves_pages)
 	struct tmem_client *c;
 	struct tmem_arena_counts ac;
 
+	test_incompressible = true; /* counts frames */
 	ck_assert_int_eq(tmem_client_create(s, "c", &c), 0);
 	ck_assert_int_eq(tmem_new_pool(c, PERS, NULL), 0);
 	ck_assert_int_eq(tmem_new_pool(c, EPH, NULL), 1);
@@ -110,6 +112,7 @@ START_TEST(test_resize_shrink_unused_tail)
 	struct tmem_client *c;
 	struct tmem_oid o = mkoid(5, 5, 5);
 
+	test_incompressible = true; /* counts frames */
 	ck_assert_int_eq(tmem_client_create(s, "c", &c), 0);
 	ck_assert_int_eq(tmem_new_pool(c, PERS, NULL), 0);
 	page_fill(buf, 3);

@@ -8,8 +8,13 @@ set -euo pipefail
 BUILD=${BUILD:-build}
 . "$(dirname "$0")/tmemd-run.sh"
 
+# COMPRESS (default off): the clients' compression.  Off keeps these
+# figures comparable with the runs before compression existed (pages of
+# random bytes would only pay LZ4 to be stored raw); bench-compress-daemon
+# runs lz4 on a corpus of real pages.
+printf '[defaults]\ncompress = %s\n' "${COMPRESS:-off}" >"$run/tmemd.conf"
 # shellcheck disable=SC2086
-start_tmemd --transport local --memory 256M ${TMEMD_ARGS:-}
+start_tmemd -c "$run/tmemd.conf" --transport local --memory 256M ${TMEMD_ARGS:-}
 # 49152 keys = 192 MiB of pages: more than any cache here, so the puts
 # write a cold arena, as the cold memcpy they are compared with does.
 # shellcheck disable=SC2086

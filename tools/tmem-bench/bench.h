@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum content { CONTENT_ZERO, CONTENT_RANDOM, CONTENT_TEXT };
+enum content { CONTENT_ZERO, CONTENT_RANDOM, CONTENT_TEXT, CONTENT_CORPUS };
 
 struct bench_opts {
 	const char *socket;       /* guest.sock */
@@ -16,6 +16,8 @@ struct bench_opts {
 	unsigned clients;         /* processes in the mix phase */
 	unsigned mix_put, mix_get, mix_flush; /* ratios */
 	enum content content;
+	const uint8_t *corpus;    /* --corpus FILE's pages */
+	uint64_t corpus_pages;
 	uint64_t keys;            /* distinct pages */
 	unsigned depth;           /* in flight for the pipelined phases */
 	uint64_t ops;             /* per client, mix phase */
@@ -41,6 +43,12 @@ uint64_t now_ns(void);
 /* Fills a page for key with the chosen content. */
 void fill_page(void *page, enum content c, uint64_t key, uint64_t *rng);
 uint64_t xorshift(uint64_t *s);
+/* The pages a phase cycles through (--corpus: the corpus's first ones). */
+uint64_t bench_npages(const struct bench_opts *o);
+void *make_pages(const struct bench_opts *o);
+/* --corpus: one core's LZ4 compress rate on those pages, this run. */
+int phase_lz4(const struct bench_opts *o, json_t *out);
+int load_corpus(struct bench_opts *o, const char *path);
 
 /* Phases: each adds its results to out (a JSON object).  0 or -errno. */
 int phase_memcpy(const struct bench_opts *o, json_t *out);

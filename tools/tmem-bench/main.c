@@ -21,6 +21,8 @@ static void usage(FILE *f)
 		"  -c, --clients N       processes in the mix phase (default 2)\n"
 		"  -m, --mix P:G:F       put:get:flush ratio of the mix (default 50:40:10)\n"
 		"  -C, --content KIND    page content: zero, random or text (default random)\n"
+		"      --corpus FILE     page content from FILE's 4 KiB pages (make-corpus.sh);\n"
+		"                        adds the phase lz4: one core's LZ4 rate on them\n"
 		"  -k, --keys N          distinct pages (default 16384)\n"
 		"  -d, --depth N         requests in flight when pipelining (default 32)\n"
 		"  -n, --ops N           ops per client in the mix (default 100000)\n"
@@ -50,6 +52,7 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		{ "clients", required_argument, NULL, 'c' },
 		{ "mix", required_argument, NULL, 'm' },
 		{ "content", required_argument, NULL, 'C' },
+		{ "corpus", required_argument, NULL, 5 },
 		{ "keys", required_argument, NULL, 'k' },
 		{ "depth", required_argument, NULL, 'd' },
 		{ "ops", required_argument, NULL, 'n' },
@@ -91,6 +94,10 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		case 2: o->rt_ops = strtoull(optarg, NULL, 10); break;
 		case 3: o->idle_pid = atoi(optarg); break;
 		case 4: o->idle_seconds = (unsigned)atoi(optarg); break;
+		case 5:
+			if (load_corpus(o, optarg))
+				return -1;
+			break;
 		case 'p': snprintf(o->phases, sizeof(o->phases), "%s", optarg); break;
 		case 'h': usage(stdout); exit(0);
 		default: goto bad;
@@ -99,6 +106,10 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 	if (optind < argc || !o->clients || o->clients > 64 || !o->keys ||
 	    !o->depth || !o->ops || !o->pipe_ops || !o->rt_ops || !o->idle_seconds)
 		goto bad;
+	if (o->corpus && !strstr(o->phases, "lz4") && strlen(o->phases) + 5 < sizeof(o->phases)) {
+		memmove(o->phases + 4, o->phases, strlen(o->phases) + 1);
+		memcpy(o->phases, "lz4,", 4);
+	}
 	if (o->idle_pid && !strstr(o->phases, "idle"))
 		strncat(o->phases, ",idle", sizeof(o->phases) - strlen(o->phases) - 1);
 	return 0;
@@ -122,6 +133,9 @@ static void print_text(json_t *doc)
 {
 	json_t *v;
 
+	if ((v = json_object_get(doc, "lz4")))
+		printf("LZ4 compress:       %10.0f pages/s on one core (%.2f of a page compressed)\n",
+		       jnum(v, "pages_per_s"), jnum(v, "compressed_share"));
 	if ((v = json_object_get(doc, "memcpy")))
 		printf("cold memcpy:        %10.0f pages/s shuffled destination, %.0f sequential\n",
 		       jnum(v, "pages_per_s"), jnum(v, "sequential_pages_per_s"));
@@ -133,6 +147,8 @@ static void print_text(json_t *doc)
 		if (json_object_get(v, "ratio_to_cold_memcpy"))
 			printf("; %.2f x cold memcpy, %.2f x sequential",
 			       jnum(v, "ratio_to_cold_memcpy"), jnum(v, "ratio_to_sequential_memcpy"));
+		if (json_object_get(v, "ratio_to_lz4_rate"))
+			printf("; %.2f x one core's LZ4 rate", jnum(v, "ratio_to_lz4_rate"));
 		printf(")\n");
 	}
 	if ((v = json_object_get(doc, "roundtrip")))
@@ -166,6 +182,7 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(const struct bench_opts *, json_t *);
 	} phases[] = {
+		{ "lz4", phase_lz4 },
 		{ "memcpy", phase_memcpy },
 		{ "pipeline", phase_pipeline },
 		{ "roundtrip", phase_roundtrip },

@@ -9,7 +9,7 @@ $(BUILD)/tools/tmem-bench/%.o: EXTRA_CFLAGS += $(call pkg_cflags,jansson)
 
 $(TMEM_BENCH): $(TMEM_BENCH_OBJS) $(BUILD)/libtmem.a
 	$(call quiet,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,jansson) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,jansson liblz4) -o $@
 
 # The demo's simulated guest (not installed).
 TMEM_DEMO_GUEST := $(BUILD)/tmem-demo-guest
@@ -33,3 +33,10 @@ bench-cli-test: all $(TMEM_DEMO_GUEST)
 CHECK_EXTRA += bench-cli-test
 
 .PHONY: demo bench-daemon bench-cli-test
+
+# make bench-compress-daemon: tmemd with compress = lz4 and tmem-bench
+# --corpus (the corpus of bench-compress): the issue's speed points.
+bench-compress-daemon: all $(COMPRESS_CORPUS)
+	$(Q)BUILD=$(BUILD) CORPUS=$(COMPRESS_CORPUS) tools/tmem-bench/bench-compress-daemon.sh
+BENCH_TARGETS += bench-compress-daemon
+.PHONY: bench-compress-daemon

@@ -16,6 +16,8 @@
 #include "tmem.h"
 
 #define NPAGES 64
+/* With --corpus: up to this many of its pages (16 MiB), in order. */
+#define NPAGES_CORPUS 4096
 
 static void key_handle(uint64_t key, struct tmem_oid *oid, uint32_t *index)
 {
@@ -48,13 +50,23 @@ static int open_pool(const struct bench_opts *o, const char *tag,
 	return 0;
 }
 
-static void *make_pages(const struct bench_opts *o)
+/* The distinct pages a phase cycles through. */
+uint64_t bench_npages(const struct bench_opts *o)
 {
-	uint64_t rng = 0x9e3779b97f4a7c15ull;
-	char *p = aligned_alloc(4096, NPAGES * 4096);
+	if (o->content != CONTENT_CORPUS)
+		return NPAGES;
+	return o->corpus_pages < NPAGES_CORPUS ? o->corpus_pages : NPAGES_CORPUS;
+}
 
-	if (p)
-		for (unsigned i = 0; i < NPAGES; i++)
+void *make_pages(const struct bench_opts *o)
+{
+	uint64_t rng = 0x9e3779b97f4a7c15ull, n = bench_npages(o);
+	char *p = aligned_alloc(4096, n * 4096);
+
+	if (p && o->content == CONTENT_CORPUS)
+		memcpy(p, o->corpus, n * 4096);
+	else if (p)
+		for (unsigned i = 0; i < n; i++)
 			fill_page(p + i * 4096, o->content, i, &rng);
 	return p;
 }
@@ -92,12 +104,14 @@ int phase_pipeline(const struct bench_opts *o, json_t *out)
 		t0 = now_ns();
 		for (uint64_t i = 0; i < n && !rc; i++) {
 			uint64_t key = i % o->keys;
-			char *pg = pages + (i % NPAGES) * 4096;
+			char *pg = pages + (i % bench_npages(o)) * 4096;
 			struct tmem_oid oid;
 			uint32_t idx;
 
 			key_handle(key, &oid, &idx);
-			if (o->content != CONTENT_ZERO)
+			/* Every page differs; not a corpus's, whose zero and
+			 * same-filled pages are the point. */
+			if (o->content != CONTENT_ZERO && o->content != CONTENT_CORPUS)
 				memcpy(pg, &key, sizeof(key));
 			rc = tmem_put_async(c, pool, &oid, idx, pg, NULL);
 		}
@@ -118,6 +132,9 @@ int phase_pipeline(const struct bench_opts *o, json_t *out)
 			json_object_set_new(r, "ratio_to_sequential_memcpy",
 				json_real(rate / jnum(out, "memcpy.sequential_pages_per_s")));
 		}
+		if (jnum(out, "lz4.pages_per_s") > 0)
+			json_object_set_new(r, "ratio_to_lz4_rate",
+				json_real(rate / jnum(out, "lz4.pages_per_s")));
 		json_object_set_new(out, "pipeline", r);
 		r = NULL;
 	}
@@ -150,7 +167,7 @@ int phase_roundtrip(const struct bench_opts *o, json_t *out)
 		if (i == warm)
 			t0 = s;
 		key_handle(key, &oid, &idx);
-		rc = tmem_put(c, pool, &oid, idx, pages + (i % NPAGES) * 4096);
+		rc = tmem_put(c, pool, &oid, idx, pages + (i % bench_npages(o)) * 4096);
 		if (rc >= 0) {
 			got = tmem_get(c, pool, &oid, idx, buf);
 			rc = got < 0 ? got : 0;
@@ -204,7 +221,7 @@ static int mix_child(const struct bench_opts *o, unsigned id,
 
 		key_handle(key, &oid, &idx);
 		if (pick < o->mix_put) {
-			rc = tmem_put(c, pool, &oid, idx, pages + (i % NPAGES) * 4096);
+			rc = tmem_put(c, pool, &oid, idx, pages + (i % bench_npages(o)) * 4096);
 		} else if (pick < o->mix_put + o->mix_get) {
 			rc = tmem_get(c, pool, &oid, idx, buf);
 			res->gets++;

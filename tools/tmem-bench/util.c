@@ -87,6 +87,9 @@ void fill_page(void *page, enum content c, uint64_t key, uint64_t *rng)
 		for (unsigned i = 0; i < 512; i++)
 			w[i] = xorshift(rng);
 		break;
+	case CONTENT_CORPUS: /* make_pages() copies the corpus instead */
+		memset(page, 0, 4096);
+		break;
 	case CONTENT_TEXT:
 		for (unsigned i = 0; i < 4096; i++)
 			p[i] = text[i % (sizeof(text) - 1)];

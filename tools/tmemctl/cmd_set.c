@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tmemctl set CLIENT|-a [--weight N] [--ephemeral-max SIZE]
- *                    [--persistent-max SIZE] [--compress on|off]
+ *                    [--persistent-max SIZE] [--compress off|lz4|zstd[:LEVEL]]
  * A client that is not connected yet gets the settings when it connects;
  * either way they survive a tmemd restart.
  */
@@ -50,11 +50,15 @@ static int build_args(json_t *args, const char *weight, const char *eph,
 	if (pers && add_size(args, "persistent_max_pages", "--persistent-max", pers))
 		return EXIT_USAGE;
 	if (compress) {
-		if (strcmp(compress, "on") && strcmp(compress, "off")) {
-			usage_error("set: --compress: expected on or off, not \"%s\"", compress);
+		/* The daemon checks the level; the old on/off form is gone. */
+		if (strcmp(compress, "off") && strcmp(compress, "lz4") && strcmp(compress, "zstd") &&
+		    strncmp(compress, "zstd:", 5)) {
+			usage_error("set: --compress: expected off, lz4, zstd or zstd:LEVEL (1..19), "
+				    "not \"%s\"%s", compress,
+				    !strcmp(compress, "on") ? " (on/off is gone)" : "");
 			return EXIT_USAGE;
 		}
-		json_object_set_new(args, "compress", json_boolean(!strcmp(compress, "on")));
+		json_object_set_new(args, "compress", json_string(compress));
 	}
 	if (json_object_size(args) == 1) {
 		usage_error("set: nothing to set");

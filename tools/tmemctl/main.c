@@ -14,7 +14,7 @@ static const struct tmemctl_cmd commands[] = {
 	{ "list", cmd_list, "[-a|--all] [--json] [CLIENT]",
 	  "connected clients and their settings; --all: stored ones too" },
 	{ "set", cmd_set, "CLIENT|-a [--weight N] [--ephemeral-max SIZE] "
-	  "[--persistent-max SIZE] [--compress on|off]", "change a client's settings" },
+	  "[--persistent-max SIZE] [--compress off|lz4|zstd[:LEVEL]]", "change a client's settings" },
 	{ "freeze", cmd_freeze, "CLIENT|-a", "refuse the client's puts (-a: every client's)" },
 	{ "thaw", cmd_thaw, "CLIENT|-a", "accept the client's puts again" },
 	{ "flush", cmd_flush, "CLIENT|-a", "drop the client's ephemeral pages" },

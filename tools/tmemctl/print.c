@@ -188,7 +188,7 @@ void print_clients_table(struct hout *o, json_t *clients)
 	size_t i;
 	json_t *c;
 
-	fprintf(o->f, "%-4s %-20s %-20s %-6s %6s %-6s %-4s %9s %9s %9s %9s\n", "ID", "CLIENT",
+	fprintf(o->f, "%-4s %-20s %-20s %-6s %6s %-6s %-7s %9s %9s %9s %9s\n", "ID", "CLIENT",
 		"NAME", "DOMID", "WEIGHT", "FROZEN", "COMP", "EPH", "EPH-MAX", "PERS", "PERS-MAX");
 	json_array_foreach(clients, i, c) {
 		char dom[16], eph[16], ephmax[16], pers[16], persmax[16];
@@ -198,12 +198,12 @@ void print_clients_table(struct hout *o, json_t *clients)
 		hpages(o, pers, sizeof(pers), c, "pages.persistent");
 		hcap(o, ephmax, sizeof(ephmax), c, "caps.ephemeral_max_pages");
 		hcap(o, persmax, sizeof(persmax), c, "caps.persistent_max_pages");
-		fprintf(o->f, "%-4llu %-20s %-20s %-6s %6llu %-6s %-4s %9s %9s %9s %9s\n",
+		fprintf(o->f, "%-4llu %-20s %-20s %-6s %6llu %-6s %-7s %9s %9s %9s %9s\n",
 			(unsigned long long)hu64(o, c, "id"), hstr(o, c, "client"),
 			hstr(o, c, "name"), dom,
 			(unsigned long long)hu64(o, c, "weight"),
 			hbool(o, c, "frozen") ? "yes" : "no",
-			hbool(o, c, "compress") ? "on" : "off", eph, ephmax, pers, persmax);
+			hstr(o, c, "compress"), eph, ephmax, pers, persmax);
 	}
 }
 

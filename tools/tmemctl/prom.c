@@ -34,6 +34,9 @@ struct metric {
 #define CAP(n, h, p) { .name = n, .type = "gauge", .help = h, .path = p, .optional = true, \
 		       .scale = PAGE }
 #define CL(n, t, h, p) M("tmem_" n, t, h, p, NULL, 1)
+/* A gauge that may be absent (null) or a real number. */
+#define OPT(n, h, p) { .name = n, .type = "gauge", .help = h, .path = p, .optional = true, \
+		       .scale = 1 }
 
 /* Base units in the names (bytes, not pages), as Prometheus wants; zswap's
  * names where they mean the same (stored, pool_limit_hit, reject_*). */
@@ -55,6 +58,29 @@ static const struct metric pool_metrics[] = {
 	M("tmem_pool_metadata_bytes", "gauge", "Bytes of descriptors and tables.",
 	  "metadata_bytes", NULL, 1),
 	M("tmem_pool_evictions_total", "counter", "Ephemeral pages evicted.", "evictions", NULL, 1),
+	M("tmem_pool_orig_data_bytes", "gauge", "Logical bytes of the pages stored (zram orig_data_size).",
+	  "compression.orig_data_size", NULL, 1),
+	M("tmem_pool_compr_data_bytes", "gauge",
+	  "Bytes they take compressed; 4096 a raw page, 0 a same-filled one (zram compr_data_size).",
+	  "compression.compr_data_size", NULL, 1),
+	M("tmem_pool_huge_bytes", "gauge",
+	  "Logical bytes of incompressible pages, stored raw (zram: huge pages).",
+	  "compression.huge_pages", NULL, PAGE),
+	OPT("tmem_pool_compression_ratio", "Logical bytes per compressed byte.",
+	    "compression.compression_ratio"),
+	M("tmem_pool_mem_used_total_bytes", "gauge",
+	  "Physical pool bytes in use: raw frames and spans (zram mem_used_total).",
+	  "allocator.mem_used_total", NULL, 1),
+	M("tmem_pool_allocator_overhead_bytes", "gauge",
+	  "Span bytes not holding data: object headers, size-class rounding, span tails.",
+	  "allocator.overhead_bytes", NULL, 1),
+	M("tmem_pool_fragmentation_bytes", "gauge", "Bytes of free slots in live spans.",
+	  "allocator.fragmentation_bytes", NULL, 1),
+	M("tmem_pool_compactions_total", "counter", "Compaction runs that moved pages.",
+	  "allocator.compactions", NULL, 1),
+	M("tmem_pool_compacted_bytes_total", "counter",
+	  "Bytes of pages moved by compaction (zram: pages compacted).",
+	  "allocator.pages_compacted", NULL, PAGE),
 	{ NULL },
 };
 
@@ -87,7 +113,16 @@ static const struct metric restart_metrics[] = {
 static const struct metric client_metrics[] = {
 	CL("client_weight", "gauge", "Eviction weight.", "weight"),
 	CL("client_frozen", "gauge", "1 when the client's puts are refused.", "frozen"),
-	CL("client_compress", "gauge", "1 when compression is on.", "compress"),
+	CL("client_orig_data_bytes", "gauge", "Logical bytes of the client's pages.",
+	   "compression.orig_data_size"),
+	CL("client_compr_data_bytes", "gauge", "Bytes they take compressed.",
+	   "compression.compr_data_size"),
+	M("tmem_client_same_filled_bytes", "gauge", "Logical bytes of the client's same-filled pages.",
+	  "compression.same_pages", NULL, PAGE),
+	M("tmem_client_huge_bytes", "gauge", "Logical bytes of the client's incompressible pages.",
+	  "compression.huge_pages", NULL, PAGE),
+	OPT("tmem_client_compression_ratio", "Logical bytes per compressed byte.",
+	    "compression.compression_ratio"),
 	CAP("tmem_client_ephemeral_max_bytes", "Ephemeral cap (absent: none).",
 	    "caps.ephemeral_max_pages"),
 	CAP("tmem_client_persistent_max_bytes", "Persistent cap (absent: none).",
@@ -150,7 +185,7 @@ static int sample(FILE *out, const struct metric *m, json_t *obj,
 
 	if (m->optional && (!v || json_is_null(v)))
 		return 0;
-	if (!json_is_integer(v) && !json_is_boolean(v))
+	if (!json_is_integer(v) && !json_is_boolean(v) && !json_is_real(v))
 		return -EINVAL;
 	fputs(m->name, out);
 	if (any)
@@ -161,8 +196,11 @@ static int sample(FILE *out, const struct metric *m, json_t *obj,
 		fprintf(out, "%s%s", labels ? "," : "", m->label);
 	if (any)
 		fputc('}', out);
-	fprintf(out, " %lld\n", json_is_boolean(v) ? (long long)json_is_true(v) :
-		(long long)json_integer_value(v) * m->scale);
+	if (json_is_real(v))
+		fprintf(out, " %.4f\n", json_real_value(v) * (double)m->scale);
+	else
+		fprintf(out, " %lld\n", json_is_boolean(v) ? (long long)json_is_true(v) :
+			(long long)json_integer_value(v) * m->scale);
 	return 0;
 }
 

@@ -27,7 +27,7 @@ _tmemctl()
 	case $prev in
 	--socket) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--runtime-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-	--compress) COMPREPLY=($(compgen -W "on off" -- "$cur")); return ;;
+	--compress) COMPREPLY=($(compgen -W "off lz4 zstd zstd:1 zstd:3 zstd:9 zstd:19" -- "$cur")); return ;;
 	--sort | -s) COMPREPLY=($(compgen -W "name eph pers puts gets hit evict" -- "$cur")); return ;;
 	--weight | --ephemeral-max | --persistent-max | --delay | -d | --iterations | -n) return ;;
 	esac
