@@ -15,7 +15,10 @@
  *               5.17, and an int from 5.18 (-EINVAL when taken), when
  *               frontswap_register_ops also stopped being exported.
  * Neither can be unregistered, so a module that registered pins itself.
- * Only the 6.1 paths are compiled in CI (Debian's headers).
+ * Only the 6.1 paths are compiled in CI: against Debian's headers (no
+ * cleancache), and in make e2e-xen against its test kernel, whose
+ * tests/xen/kernel/cleancache.patch restores the 5.16 cleancache API,
+ * so the cleancache path below builds and runs there as it is.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -1,9 +1,10 @@
 #!/bin/bash
 # Build (once per machine) the frontswap test kernel for the e2e-xen harness:
-# Debian's linux-source-6.1 + kernel/frontswap-prompt.patch, configured with
-# `make x86_64_defconfig xen.config` + kernel/frontswap.config.  The tree is
+# Debian's linux-source-6.1 + the PATCHES below (a free frontswap; with
+# E2E_CLEANCACHE=1 also cleancache restored for ext4), configured with
+# `make x86_64_defconfig xen.config` + the CONFIGS fragments.  The tree is
 # cached outside the repository, keyed by a hash of the source package's
-# version, the patch, the config fragment and RECIPE, so a change to any of
+# version, the patches, the config fragments and RECIPE, so a change to any of
 # them builds a new one.  Bump RECIPE when the build steps below change.
 #
 # usage: build-kernel.sh            build if needed; print the tree's path
@@ -16,8 +17,17 @@ tarball=/usr/src/linux-source-6.1.tar.xz
 [[ -f $tarball ]] || { echo "build-kernel: $tarball missing (apt-get install linux-source-6.1)" >&2; exit 1; }
 
 RECIPE=1
+PATCHES="frontswap-prompt.patch"   # applied in this order
+CONFIGS="frontswap.config"
+WANT="CONFIG_FRONTSWAP=y CONFIG_XEN_PV=y CONFIG_XEN_PVH=y CONFIG_XEN_BLKDEV_FRONTEND=y"
+WANT+=" CONFIG_BLK_DEV_LOOP=y CONFIG_KPROBES=y"
+# E2E_CLEANCACHE=1: cleancache restored for ext4 too (a kernel of its own).
+if [[ ${E2E_CLEANCACHE:-0} == 1 ]]; then
+	PATCHES+=" cleancache.patch" CONFIGS+=" cleancache.config"
+	WANT+=" CONFIG_CLEANCACHE=y CONFIG_EXT4_FS=y"
+fi
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
-key=$( { echo "recipe $RECIPE $srcver"; cat "$here/kernel/frontswap-prompt.patch" "$here/kernel/frontswap.config"; } |
+key=$( { echo "recipe $RECIPE $srcver"; for p in $PATCHES $CONFIGS; do cat "$here/kernel/$p"; done; } |
 	sha256sum | cut -c1-16)
 tree=$cache/kernel-$key
 if [[ ${1:-} == --path ]]; then echo "$tree"; exit 0; fi
@@ -35,19 +45,20 @@ start=$(date +%s)
 	rm -rf "$tree" "$tree.tmp"
 	mkdir -p "$tree.tmp"
 	tar -xJf "$tarball" -C "$tree.tmp" --strip-components=1
-	patch -d "$tree.tmp" -p1 --forward <"$here/kernel/frontswap-prompt.patch"
+	for p in $PATCHES; do patch -d "$tree.tmp" -p1 --forward <"$here/kernel/$p"; done
 	cd "$tree.tmp"
 	make -s x86_64_defconfig xen.config
 	args=()
-	while read -r op sym; do
-		[[ -z $op || $op == \#* ]] && continue
-		args+=("$op" "$sym")
-	done <"$here/kernel/frontswap.config"
+	for c in $CONFIGS; do
+		while read -r op sym; do
+			[[ -z $op || $op == \#* ]] && continue
+			args+=("$op" "$sym")
+		done <"$here/kernel/$c"
+	done
 	scripts/config "${args[@]}"
 	make -s olddefconfig
 	# Fail loudly if Kconfig dropped a setting the harness depends on.
-	for want in CONFIG_FRONTSWAP=y CONFIG_XEN_PV=y CONFIG_XEN_PVH=y \
-		CONFIG_XEN_BLKDEV_FRONTEND=y CONFIG_BLK_DEV_LOOP=y CONFIG_KPROBES=y; do
+	for want in $WANT; do
 		grep -qx "$want" .config || { echo "build-kernel: .config lacks $want" >&2; exit 1; }
 	done
 	! grep -q '^CONFIG_ZSWAP=y' .config || { echo "build-kernel: ZSWAP still on" >&2; exit 1; }

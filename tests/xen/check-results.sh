@@ -72,10 +72,7 @@ check_readcache() {
 	check "tmemcache device created" grep -q "^E2E-GUEST $name DM-CREATED /dev/dm-" <<<"$con"
 	check "ext4 mounted on it" grep -q "^E2E-GUEST $name MOUNTED" <<<"$con"
 	[[ $quota == eph ]] && steps+=" pass4"
-	for st in $steps; do
-		check "file set $st: 0 errors ($(console "$name" | grep -a "^E2E-FILESET tag=$name-$st " | tail -1 | cut -d' ' -f3-))" \
-			test "$(fileset "$name" $st errors)" = 0
-	done
+	check_fileset_errors $steps
 	check "pass1 filled tmem (puts $(rc "$name" pass1 puts))" gt0 "$(rc "$name" pass1 puts)"
 	r2=$(ratio "$name" pass1 pass2)
 	check "pass2: ${r2}% of the blocks read from the disk device were tmem hits (>= 70%)" test "$r2" -ge 70
@@ -83,13 +80,9 @@ check_readcache() {
 		test "$(fileset "$name" pass3 stale)" = 0
 	check "target counted invalidations ($(rc "$name" pass3 invalidations))" gt0 "$(rc "$name" pass3 invalidations)"
 	check "target read errors = 0 ($(rc "$name" pass3 errors))" test "$(rc "$name" pass3 errors)" = 0
-	maxe=$(max_pages ephemeral run hold)
-	check "tmemctl stats shows the client with ephemeral pages (max ${maxe:-0})" gt0 "${maxe:-0}"
-	held=$(max_pages ephemeral hold)
-	check "client holds ephemeral pages just before xl destroy (${held:-0})" gt0 "${held:-0}"
+	check_ephemeral_shown
 	if [[ $quota == eph ]]; then
-		q=$(grep -a "^E2E-DOM0 QUOTA $name " <<<"$lines" | tail -1)
-		check "tmemctl set $domid --ephemeral-max 16M succeeded (${q#E2E-DOM0 QUOTA })" grep -q ' rc=0 ' <<<"$q "
+		check_ephemeral_cap_set
 		r4=$(ratio "$name" dropped3 pass4)
 		check "under the cap the hit ratio fell (pass3 $(ratio "$name" dropped2 pass3)% -> pass4 ${r4}%), data still right" \
 			test "$r4" -lt "$(ratio "$name" dropped2 pass3)"
@@ -142,6 +135,10 @@ check_kills() {
 	kills+=("$name:$plan")
 }
 
+# check_cleancache, for the pv-cleancache guest, and the ephemeral checks
+# it shares with check_readcache.
+. "$(dirname "$0")/check-cleancache.sh"
+
 sum_stores=0 sum_loads=0 sum_errors=0 nguests=0 summary=() kills=()
 while read -r name type kernel mode quota disk; do
 	[[ -n $name ]] || continue
@@ -159,6 +156,11 @@ while read -r name type kernel mode quota disk; do
 	while read -r l; do fail "$l"; done < <(grep -a "^E2E-GUEST $name FAIL" <<<"$con")
 	if [[ $mode == readcache ]]; then
 		check_readcache
+		check_gone ephemeral
+		continue
+	fi
+	if [[ $mode == cleancache ]]; then
+		check_cleancache
 		check_gone ephemeral
 		continue
 	fi

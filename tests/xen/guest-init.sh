@@ -1,11 +1,13 @@
 #!/bin/sh
 # /init of an e2e-xen domU.  Kernel command line (xl cfg "extra"):
-#   e2e.name=NAME  e2e.mode=tmemswap|frontswap|readcache|plain|noshim
+#   e2e.name=NAME  e2e.mode=tmemswap|frontswap|readcache|cleancache|plain|noshim
 #   e2e.quota=0|1|eph  e2e.swapmb=MiB  e2e.filesmb=MiB
 # tmemswap:  swapon /dev/tmemswap0, its refused pages going to backing=/dev/xvdb
 # frontswap: swapon /dev/xvdb, frontswap carrying the pages to tmemd
 # readcache: ext4 on a tmemcache target over /dev/xvdb, the file set of
 #            e2e-fileset read twice, mutated, read again (readcache.sh)
+# cleancache: (the test kernel) the same on ext4 over /dev/xvdb itself,
+#            cleancache_ops carrying clean pages to tmemd (cleancache.sh)
 # plain:     (diagnostics) the shim connected but idle, swapon /dev/xvdb
 # noshim:    (diagnostics) no tmem_shim.ko at all, swapon /dev/xvdb
 # Prints E2E-* marker lines on hvc0, which dom0's xenconsoled logs.  After
@@ -36,6 +38,7 @@ case "$MODE" in
 tmemswap) params="cleancache=0 frontswap=0 tmemswap_mb=$SWAPMB backing=/dev/xvdb" ;;
 frontswap) params="cleancache=0 frontswap=1 tmemswap_mb=0" ;;
 readcache) params="cleancache=0 frontswap=0 tmemswap_mb=0" ;;
+cleancache) params="cleancache=1 frontswap=0 tmemswap_mb=0 ring_entries=256 nr_slots=128" ;;
 plain) params="cleancache=0 frontswap=0 tmemswap_mb=0" ;;
 noshim) params="" ;;
 *) fail "bad e2e.mode=$MODE" ;;
@@ -53,6 +56,12 @@ if dmesg | grep -q 'connected to tmem backend'; then say CONNECTED; else say NOT
 if [ "$MODE" = readcache ]; then
 	. /bin/readcache.sh
 	readcache_run
+	say DONE
+	exec sleep 100000
+fi
+if [ "$MODE" = cleancache ]; then
+	. /bin/cleancache.sh
+	cleancache_run
 	say DONE
 	exec sleep 100000
 fi

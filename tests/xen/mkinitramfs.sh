@@ -29,7 +29,7 @@ guest_irfs() {   # OUT SHIM [stock-modules...]
 	cp "$FILESET" "$r/bin/e2e-fileset"
 	# pv-readcache: the host's dmsetup and mke2fs with their libraries.
 	copy_bins "$r" /usr/sbin/dmsetup /usr/sbin/mke2fs
-	cp "$here/readcache.sh" "$r/bin/readcache.sh"
+	cp "$here/readcache.sh" "$here/cleancache.sh" "$r/bin/"
 	cp "$here/guest-init.sh" "$r/init"
 	pack_cpio "$r" "$gout"
 	rm -rf "$r"

@@ -3,11 +3,14 @@
 #   make e2e-xen   install mk/deps-xen.list, build tmemd, tmemctl, the
 #                  guest workload and tmem_shim.ko (for Debian's stock 6.1
 #                  kernel and for a frontswap test kernel built once per
-#                  machine into /var/cache/tmemd-e2e), boot Xen 4.17 under
-#                  QEMU with tmemd in dom0, three PV guests (two swapping,
-#                  one reading a file set through the tmemcache target)
-#                  and a PVH guest (E2E_PVH=0 leaves it out; README, "Known
-#                  platform limits"), and check.
+#                  machine into /var/cache/tmemd-e2e), boot Xen 4.17
+#                  under QEMU with tmemd in dom0, three PV guests (two
+#                  swapping, one reading a file set through the tmemcache
+#                  target) and a PVH guest (E2E_PVH=0 leaves it out;
+#                  README, "Known platform limits"), and check.
+#                  E2E_CLEANCACHE=1 adds pv-cleancache: the file set on
+#                  ext4 with cleancache_ops, on a test kernel with
+#                  cleancache restored (not in .ci/run: see README).
 #
 # Not part of `make check` (it needs root, ~9 minutes and, the first
 # time, a kernel build); .ci/run runs it.  Scratch: build/e2e-xen/.

@@ -32,12 +32,19 @@ stamp() { echo "e2e-xen: [$(( $(date +%s) - T0 ))s] $*"; }
 # emulation of nested SVM/NPT makes them triple-fault at random (README,
 # "Known platform limits").
 # pv-readcache: the tmemcache target under ext4 (readcache.sh), QUOTA eph
-# lowering its ephemeral cap before the last pass.
+# lowering its ephemeral cap before the last pass.  pv-cleancache: the
+# same workload on the test kernel's ext4 with cleancache_ops (cleancache.sh).
 GUESTS=${E2E_GUESTS:-"pv-stock pv stock tmemswap 0 /dev/vda
 pv-frontswap pv fs frontswap 1 /dev/vdb
 pv-readcache pv stock readcache eph /dev/vdc"}
 if [[ ${E2E_PVH:-1} == 1 && -z ${E2E_GUESTS:-} ]]; then
 	GUESTS+=$'\npvh-stock pvh stock tmemswap 0 /dev/vdd'
+fi
+# E2E_CLEANCACHE=1: pv-cleancache too, on a test kernel with cleancache
+# restored (build-kernel.sh).  Not in .ci/run yet: its second-pass hit
+# ratio falls short of 70% on a busy host (README, issue 17).
+if [[ ${E2E_CLEANCACHE:-0} == 1 && -z ${E2E_GUESTS:-} ]]; then
+	GUESTS+=$'\npv-cleancache pv fs cleancache eph /dev/vde'
 fi
 SWAPMB=512
 FILESMB=600   # pv-readcache's file set: over twice its 256 MiB of RAM
@@ -106,8 +113,8 @@ drives=()
 while read -r name _ _ mode _ disk; do
 	[[ -n $name ]] || continue
 	img=$E2E_WORK/disk-${disk##*/}.img
-	# sparse; readcache: the file set, ext4's overhead and the rewrites
-	if [[ $mode == readcache ]]; then size=$((FILESMB * 3 / 2)); else size=$((SWAPMB + 64)); fi
+	# sparse; read caches: the file set, ext4's overhead and the rewrites
+	if [[ $mode == *cache ]]; then size=$((FILESMB * 3 / 2)); else size=$((SWAPMB + 64)); fi
 	truncate -s ${size}M "$img"
 	drives+=(-drive "file=$img,if=virtio,format=raw,cache=unsafe")
 done <<<"$GUESTS"
