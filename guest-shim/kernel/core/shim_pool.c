@@ -380,20 +380,32 @@ int shim_pool_call(struct shim_ops *o, int pool, uint32_t op,
 	return ret;
 }
 
-/* Posts calls[*done..n) on connection gen: 0 or the error that stopped it. */
+/*
+ * Posts calls[*done..n) on connection gen: 0 or the error that stopped
+ * it.  A round whose connection went under it still counts its calls as
+ * handled, each with a lost answer in its ret: *done stops at the first
+ * such call, so the repeat starts there (the calls after it that did get
+ * an answer are idempotent to send again).
+ */
 static int batch_post(struct shim_ops *o, uint32_t gen, int remote,
 		      struct shim_call *calls, uint32_t n, uint32_t *done)
 {
+	uint32_t i, end;
 	int ret = 0;
-	uint32_t i;
 
 	for (i = *done; i < n; i++)
 		calls[i].req.pool_id = remote;
 	while (ret >= 0 && *done < n) {
 		ret = shim_ring_call_batch(o->ring, gen, calls + *done,
 					   n - *done);
-		if (ret > 0)
-			*done += (uint32_t)ret;
+		if (ret <= 0)
+			break;
+		for (i = *done, end = *done + (uint32_t)ret; i < end; i++)
+			if (answer_lost(calls[i].ret))
+				break;
+		*done = i;
+		if (i < end)
+			return calls[i].ret;
 	}
 	return ret < 0 ? ret : 0;
 }
