@@ -53,6 +53,32 @@ static void up(const char *conf, uint32_t entries, uint32_t slots)
 	ck_assert_int_eq(shim_harness_wait(&hh, 1, 5000), 0);
 }
 
+/* up() with tmemd's store in an arena file on tmpfs (path out), so a
+ * killed tmemd's pages are there for the next one; the caller unlinks. */
+static void up_with_arena(char arena[64])
+{
+	char conf[200];
+
+	snprintf(arena, 64, "/dev/shm/tmem-shim-arena-%d", (int)getpid());
+	unlink(arena);
+	snprintf(conf, sizeof(conf), "[tmemd]\narena = %s\n", arena);
+	up(conf, 32, 16);
+}
+
+/* n times: run_ms of work, SIGKILL tmemd, down_ms, a new tmemd on the
+ * same arena, the harness reconnected; then run_ms more. */
+static void kill_and_restart(int n, unsigned run_ms, unsigned down_ms)
+{
+	for (int k = 0; k < n; k++) {
+		usleep(run_ms * 1000);
+		tmemd_fixture_kill(&fx, SIGKILL);
+		usleep(down_ms * 1000);
+		ck_assert_int_eq(tmemd_fixture_restart(&fx), 0);
+		ck_assert_int_eq(shim_harness_wait(&hh, (uint64_t)k + 2, 5000), 0);
+	}
+	usleep(run_ms * 1000);
+}
+
 static void down(void)
 {
 	shim_harness_stop(&hh);
@@ -394,17 +420,14 @@ static void *churn_main(void *arg)
  */
 START_TEST(restart_keeps_pages)
 {
-	char conf[200], arena[64];
+	char arena[64];
 	struct churn c[2];
 	pthread_t t[2];
 	uint8_t buf[PAGE], out[PAGE];
 	struct tmem_oid ino = file_key(5);
 	int pool, k;
 
-	snprintf(arena, sizeof(arena), "/dev/shm/tmem-shim-arena-%d", (int)getpid());
-	unlink(arena);
-	snprintf(conf, sizeof(conf), "[tmemd]\narena = %s\n", arena);
-	up(conf, 32, 16);
+	up_with_arena(arena);
 	shim_fs_init(&hh.ops, 0);
 	pool = shim_cc_init_fs(&hh.ops, PAGE);
 	shim_test_fill(buf, 9);
@@ -413,14 +436,7 @@ START_TEST(restart_keeps_pages)
 		c[k] = (struct churn){ .o = &hh.ops, .base = 64u * (uint32_t)k, .n = 64 };
 		ck_assert_int_eq(pthread_create(&t[k], NULL, churn_main, &c[k]), 0);
 	}
-	for (k = 0; k < 3; k++) {
-		usleep(200 * 1000);
-		tmemd_fixture_kill(&fx, SIGKILL);
-		usleep(100 * 1000);
-		ck_assert_int_eq(tmemd_fixture_restart(&fx), 0);
-		ck_assert_int_eq(shim_harness_wait(&hh, (uint64_t)k + 2, 5000), 0);
-	}
-	usleep(200 * 1000);
+	kill_and_restart(3, 200, 100);
 	for (k = 0; k < 2; k++) {
 		__atomic_store_n(&c[k].stop, 1, __ATOMIC_RELEASE);
 		pthread_join(t[k], NULL);
@@ -435,7 +451,7 @@ START_TEST(restart_keeps_pages)
 	ck_assert_uint_ge(hh.ops.pools_resumed, 3);
 	ck_assert_int_eq(shim_cc_get_page(&hh.ops, pool, &ino, 0, out), -1);
 	down();
-	unlink(arena);
+	unlink(arena);	/* the arena outlives tmemd: gone only now */
 }
 END_TEST
 
@@ -450,14 +466,11 @@ END_TEST
 START_TEST(restart_owes_flushes)
 {
 	struct shim_ops *o = &hh.ops;
-	char conf[200], arena[64];
+	char arena[64];
 	uint8_t buf[PAGE], out[PAGE];
 	uint64_t t0;
 
-	snprintf(arena, sizeof(arena), "/dev/shm/tmem-shim-arena-%d", (int)getpid());
-	unlink(arena);
-	snprintf(conf, sizeof(conf), "[tmemd]\narena = %s\n", arena);
-	up(conf, 32, 16);
+	up_with_arena(arena);
 	shim_fs_init(o, 0);
 	shim_test_fill(buf, 1);
 	ck_assert_int_eq(shim_fs_store(o, 0, 7, buf), 0);
@@ -485,7 +498,7 @@ START_TEST(restart_owes_flushes)
 	ck_assert_uint_eq(o->lost_replayed, 2);
 	ck_assert_uint_eq(o->nr_lost, 0);
 	down();
-	unlink(arena);
+	unlink(arena);	/* the arena outlives tmemd: gone only now */
 }
 END_TEST
 
@@ -535,28 +548,17 @@ static void *blk_churn_main(void *arg)
 START_TEST(blk_restart_keeps_pages)
 {
 	static uint8_t map[64];
-	char conf[200], arena[64];
+	char arena[64];
 	struct blk_churn c = { 0 };
 	struct shim_blk b;
 	pthread_t t;
-	int k;
 
-	snprintf(arena, sizeof(arena), "/dev/shm/tmem-shim-arena-%d", (int)getpid());
-	unlink(arena);
-	snprintf(conf, sizeof(conf), "[tmemd]\narena = %s\n", arena);
-	up(conf, 32, 16);
+	up_with_arena(arena);
 	memset(map, 0, sizeof(map));
 	ck_assert_int_eq(shim_blk_init(&b, &hh.ops, 2, 64, map, 0), 0);
 	c.b = &b;
 	ck_assert_int_eq(pthread_create(&t, NULL, blk_churn_main, &c), 0);
-	for (k = 0; k < 4; k++) {
-		usleep(150 * 1000);
-		tmemd_fixture_kill(&fx, SIGKILL);
-		usleep(50 * 1000);
-		ck_assert_int_eq(tmemd_fixture_restart(&fx), 0);
-		ck_assert_int_eq(shim_harness_wait(&hh, (uint64_t)k + 2, 5000), 0);
-	}
-	usleep(150 * 1000);
+	kill_and_restart(4, 150, 50);
 	__atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
 	ck_assert_msg(c.errors == 0 && c.wrong == 0 && b.stats.errors == 0,
@@ -566,7 +568,7 @@ START_TEST(blk_restart_keeps_pages)
 	ck_assert_uint_gt(c.rounds, 10);
 	shim_blk_fini(&b);
 	down();
-	unlink(arena);
+	unlink(arena);	/* the arena outlives tmemd: gone only now */
 }
 END_TEST
 
