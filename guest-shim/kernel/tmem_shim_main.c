@@ -69,6 +69,7 @@ static void tmem_shim_debugfs(void)
 	debugfs_create_u64("puts", 0444, d, &cc->puts);
 	debugfs_create_u64("flushes", 0444, d, &cc->flushes);
 	debugfs_create_u64("puts_dropped", 0444, d, &cc->puts_dropped);
+	debugfs_create_u64("flushes_owed", 0444, d, &cc->flushes_owed);
 	debugfs_create_u64("succ_stores", 0444, d, &fs->succ_stores);
 	debugfs_create_u64("failed_stores", 0444, d, &fs->failed_stores);
 	debugfs_create_u64("loads", 0444, d, &fs->loads);

@@ -205,7 +205,11 @@ START_TEST(detach_wakes_waiters)
 }
 END_TEST
 
-/* With every slot held by unanswered puts, puts return at once. */
+/*
+ * With every slot held by unanswered puts, puts return at once.  Each
+ * dropped put's replacement flush takes a free entry, or is owed to the
+ * pool's next get (shim_owed.c); the pool is not emptied for it.
+ */
 START_TEST(puts_never_wait_for_slots)
 {
 	struct tmem_oid key = { { 7 } };
@@ -222,14 +226,123 @@ START_TEST(puts_never_wait_for_slots)
 		shim_cc_put_page(&ops, pool, &key, (uint64_t)i, buf);
 	ck_assert_uint_lt(shim_user_now_ms() - t0, 100);
 	ck_assert_uint_eq(ops.cc.puts_dropped, 98);
-	/* 6 flushes took the free entries; the 7th drop poisoned the pool. */
-	ck_assert_uint_eq(fb.ring.stats.no_slot, 7);
+	/* 6 flushes took the free entries; the other 92 are owed. */
+	ck_assert_uint_eq(ops.cc.flushes_owed, 92);
+	ck_assert(!ops.pools[pool].poisoned);
+	fake_set_mode(&fb, FAKE_NORMAL);
+	ck_assert(idle());
+	/* The gets send what is owed first; the two posted puts still hit. */
+	ck_assert_int_eq(shim_cc_get_page(&ops, pool, &key, 0, out), 0);
+	ck_assert(shim_test_same(out, 6));
+	ck_assert_uint_eq(ops.pools[pool].owed, 0);
+	ck_assert_int_eq(shim_cc_get_page(&ops, pool, &key, 1, out), 0);
+	ck_assert_int_eq(shim_cc_get_page(&ops, pool, &key, 50, out), -1);
+	fake_stop(&fb);
+}
+END_TEST
+
+/* Fills every ring entry with unanswered flushes of other handles. */
+static void fill_entries(int pool, uint32_t entries)
+{
+	struct tmem_oid other = { { 99 } };
+	uint32_t i;
+
+	for (i = 0; i < entries; i++)
+		shim_cc_invalidate_page(&ops, pool, &other, i);
+}
+
+/*
+ * The stale page an owed flush stands for is never returned: a page put
+ * and answered, then a newer version of it dropped with the ring full;
+ * the get after that misses, and other pages of the pool still hit.
+ */
+START_TEST(owed_flush_hides_the_older_page)
+{
+	struct tmem_oid key = { { 8 } };
+	uint8_t old[PAGE], new[PAGE], out[PAGE];
+	int pool;
+
+	up(8, 2, 64);
+	pool = shim_cc_init_fs(&ops, PAGE);
+	shim_test_fill(old, 1);
+	shim_test_fill(new, 2);
+	shim_cc_put_page(&ops, pool, &key, 3, old);
+	shim_cc_put_page(&ops, pool, &key, 4, old);
+	ck_assert(idle());
+	fake_set_mode(&fb, FAKE_MUTE);
+	fill_entries(pool, 8);
+	shim_cc_put_page(&ops, pool, &key, 3, new);
+	ck_assert_uint_eq(ops.cc.puts_dropped, 1);
+	ck_assert_uint_eq(ops.cc.flushes_owed, 1);
+	/* A second drop of the same handle owes nothing more. */
+	shim_cc_put_page(&ops, pool, &key, 3, new);
+	ck_assert_uint_eq(ops.cc.flushes_owed, 1);
+	fake_set_mode(&fb, FAKE_NORMAL);
+	ck_assert(idle());
+	ck_assert_int_eq(shim_cc_get_page(&ops, pool, &key, 3, out), -1);
+	ck_assert_int_eq(shim_cc_get_page(&ops, pool, &key, 4, out), 0);
+	ck_assert(shim_test_same(out, 1));
+	ck_assert(!ops.pools[pool].poisoned);
+	fake_stop(&fb);
+}
+END_TEST
+
+/*
+ * An owed flush whose answer is lost (the backend mute past timeout_ms)
+ * keeps its handle missing; a whole-object invalidate owed covers every
+ * index of the object.
+ */
+START_TEST(owed_flush_unanswered_keeps_missing)
+{
+	struct tmem_oid key = { { 9 } };
+	uint8_t buf[PAGE], out[PAGE];
+	int pool;
+
+	up(8, 2, 64);
+	fb.ring.timeout_ms = 200;
+	pool = shim_cc_init_fs(&ops, PAGE);
+	shim_test_fill(buf, 3);
+	shim_cc_put_page(&ops, pool, &key, 5, buf);
+	ck_assert(idle());
+	fake_set_mode(&fb, FAKE_MUTE);
+	fill_entries(pool, 8);
+	shim_cc_invalidate_inode(&ops, pool, &key);
+	ck_assert_uint_eq(ops.cc.flushes_owed, 1);
+	fake_set_mode(&fb, FAKE_NORMAL);
+	ck_assert(idle());
+	fake_set_mode(&fb, FAKE_MUTE);
+	ck_assert_int_eq(shim_cc_get_page(&ops, pool, &key, 5, out), -1);
+	ck_assert_uint_eq(ops.pools[pool].owed, 1);
+	fake_set_mode(&fb, FAKE_NORMAL);
+	ck_assert(idle());
+	ck_assert_int_eq(shim_cc_get_page(&ops, pool, &key, 5, out), -1);
+	ck_assert_uint_eq(ops.pools[pool].owed, 0);
+	fake_stop(&fb);
+}
+END_TEST
+
+/* With the owed table full the pool is poisoned: emptied at its next get. */
+START_TEST(owed_table_full_poisons)
+{
+	struct tmem_oid key = { { 7 } };
+	uint8_t buf[PAGE], out[PAGE];
+	uint32_t i, n = SHIM_OWED_MAX + 8 + 10;
+	int pool;
+
+	up(8, 2, 64);
+	pool = shim_cc_init_fs(&ops, PAGE);
+	shim_test_fill(buf, 6);
+	fake_set_mode(&fb, FAKE_MUTE);
+	for (i = 0; i < n; i++)
+		shim_cc_put_page(&ops, pool, &key, i, buf);
+	ck_assert_uint_eq(ops.cc.flushes_owed, SHIM_OWED_MAX);
 	ck_assert(ops.pools[pool].poisoned);
 	fake_set_mode(&fb, FAKE_NORMAL);
 	ck_assert(idle());
 	/* Poisoned: the get empties the pool instead of trusting it. */
 	ck_assert_int_eq(shim_cc_get_page(&ops, pool, &key, 0, out), -1);
 	ck_assert(!ops.pools[pool].poisoned);
+	ck_assert_uint_eq(ops.pools[pool].owed, 0);
 	ck_assert_int_eq(shim_cc_get_page(&ops, pool, &key, 1, out), -1);
 	fake_stop(&fb);
 }
@@ -515,6 +628,9 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, overflow_detaches);
 	tcase_add_test(tc, detach_wakes_waiters);
 	tcase_add_test(tc, puts_never_wait_for_slots);
+	tcase_add_test(tc, owed_flush_hides_the_older_page);
+	tcase_add_test(tc, owed_flush_unanswered_keeps_missing);
+	tcase_add_test(tc, owed_table_full_poisons);
 	tcase_add_test(tc, holdoff_limits_kicks);
 	tcase_add_test(tc, concurrent_stores);
 	tcase_add_test(tc, invalidate_area_by_type);

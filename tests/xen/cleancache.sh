@@ -33,7 +33,7 @@
 rc_counters() {   # STEP
 	d=/sys/kernel/debug/tmem_shim
 	line=" hits=$(cat $d/succ_gets) misses=$(cat $d/failed_gets)"
-	for f in puts puts_dropped flushes ring_no_slot ring_timeouts; do
+	for f in puts puts_dropped flushes_owed flushes ring_no_slot ring_timeouts; do
 		line="$line $f=$(cat $d/$f)"
 	done
 	for f in /sys/kernel/debug/cleancache/*; do

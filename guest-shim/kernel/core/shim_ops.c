@@ -45,7 +45,8 @@ int shim_cc_get_page(struct shim_ops *o, int pool, const struct tmem_oid *key,
 
 	if (shim_pool_remote(o, pool, &gen) == -ESTALE)
 		shim_pool_renew(o, pool);	/* then miss: it is empty */
-	else if (!index_too_big(index))
+	else if (!index_too_big(index) &&
+		 !shim_owed_settle(o, pool, key, (uint32_t)index))
 		ret = shim_pool_call(o, pool, TMEM_OP_GET_PAGE, key,
 				     (uint32_t)index, NULL, page);
 	if (ret == 1) {
@@ -78,8 +79,9 @@ void shim_cc_put_page(struct shim_ops *o, int pool, const struct tmem_oid *key,
 		 * Dropped for want of a slot.  The pool may still hold an
 		 * older copy of this page (a full-page write never read
 		 * it back), so the dropped put becomes a flush of that
-		 * handle, or poisons the pool if even that cannot be
-		 * posted without waiting.
+		 * handle: posted, or owed to the pool's next get
+		 * (shim_owed.c), or with that table full the pool is
+		 * poisoned.
 		 */
 		shim_stat_inc(&o->cc.puts_dropped);
 		shim_pool_flush(o, pool, TMEM_OP_FLUSH_PAGE, key,

@@ -46,12 +46,14 @@ struct shim_pool {
 	uint32_t remote_gen;
 	/*
 	 * A flush or a put's replacement flush could not be posted (ring
-	 * full, interrupts off): the pool may hold a stale page.  Puts
-	 * and flushes skip it; the next get empties it (DESTROY_POOL +
-	 * NEW_POOL, ephemeral pools only) before it can hit.
+	 * full, interrupts off) nor noted as owed (owed[] full): the pool
+	 * may hold a stale page.  Puts and flushes skip it; the next get
+	 * empties it (DESTROY_POOL + NEW_POOL, ephemeral pools only)
+	 * before it can hit.
 	 */
 	uint32_t poisoned;
 	uint32_t creating;	/* a NEW_POOL for it is in flight */
+	uint32_t owed;		/* entries of owed[] for it (shim_owed.c) */
 };
 
 /* Named as Linux's cleancache debugfs named them, plus the drops. */
@@ -61,6 +63,7 @@ struct shim_cc_stats {
 	uint64_t puts;
 	uint64_t flushes;
 	uint64_t puts_dropped;	/* no free slot, or not connected */
+	uint64_t flushes_owed;	/* not posted, owed instead (shim_owed.c) */
 };
 
 /* Named as Linux's frontswap debugfs named them. */
@@ -82,7 +85,19 @@ struct shim_lost {
 
 #define SHIM_LOST_MAX 256u
 
-/* Lock order: the ring's env lock also guards pools[] and lost[]. */
+/* A flush an ephemeral pool is owed on a live connection (shim_owed.c). */
+struct shim_owed {
+	uint32_t state;		/* free, noted, or being sent */
+	int32_t pool;		/* local id */
+	uint32_t op;		/* TMEM_OP_FLUSH_PAGE or _FLUSH_OBJECT */
+	uint32_t index;
+	struct tmem_oid oid;
+	uint32_t seq;
+};
+
+#define SHIM_OWED_MAX 512u
+
+/* Lock order: the ring's env lock also guards pools[], lost[], owed[]. */
 struct shim_ops {
 	struct shim_ring *ring;
 	struct shim_pool pools[SHIM_MAX_POOLS];
@@ -102,6 +117,8 @@ struct shim_ops {
 	uint32_t nr_lost;
 	uint64_t lost_dropped;		/* notes that found lost[] full */
 	uint64_t lost_replayed;		/* owed flushes sent at a resume */
+	struct shim_owed owed[SHIM_OWED_MAX];
+	uint32_t owed_seq;
 };
 
 #define SHIM_PERSIST_WAIT_MS 120000u
@@ -130,6 +147,23 @@ void shim_lost_note(struct shim_ops *o, int pool, uint32_t op,
  * the table: 0, or -ENOTCONN with the table kept.  Sleeps.
  */
 int shim_lost_replay(struct shim_ops *o, uint32_t gen, uint32_t local_pools);
+/*
+ * A flush of an ephemeral pool that could not be posted on a live
+ * connection (shim_owed.c): noted, to be sent before the pool's next
+ * get.  0, -ENOSPC with the table full (the caller poisons the pool),
+ * or -EINVAL (not an ephemeral pool, not a flush).  Any context.
+ */
+int shim_owed_note(struct shim_ops *o, int pool, uint32_t op,
+		   const struct tmem_oid *oid, uint32_t index);
+/*
+ * Before a get of (oid, index) on pool: sends the flushes the pool is
+ * owed.  1 if one covering the handle is still unanswered (the get must
+ * miss), else 0.  Sleeps.
+ */
+int shim_owed_settle(struct shim_ops *o, int pool, const struct tmem_oid *oid,
+		     uint32_t index);
+/* The pool is new or gone: nothing is owed to it.  Caller holds the lock. */
+void shim_owed_clear(struct shim_ops *o, int pool);
 
 /*
  * Pool management shared with the block path.  shim_pool_new returns a
@@ -172,8 +206,9 @@ int shim_pool_call_batch(struct shim_ops *o, int pool,
 			 struct shim_call *calls, uint32_t n);
 /*
  * Fire-and-forget flush on a local pool (any context); may_spin as
- * shim_ring_post_nodata.  An ephemeral pool whose flush cannot be
- * posted is poisoned instead, so no flush is ever silently lost.
+ * shim_ring_post_nodata.  An ephemeral pool's flush that cannot be
+ * posted is owed (shim_owed_note), or with that table full the pool is
+ * poisoned, so no flush is ever silently lost.
  */
 int shim_pool_flush(struct shim_ops *o, int pool, uint32_t op,
 		    const struct tmem_oid *oid, uint32_t index, int may_spin);

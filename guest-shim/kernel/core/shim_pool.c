@@ -74,6 +74,7 @@ static void remote_create(struct shim_ops *o, int p)
 		o->pools[p].remote_id = ret;
 		o->pools[p].remote_gen = gen;
 		o->pools[p].poisoned = 0;	/* a new pool is empty */
+		shim_owed_clear(o, p);
 	}
 	tmem_store_once(&o->pools[p].creating, 0);
 	pools_unlock(o, flags);
@@ -299,6 +300,7 @@ void shim_pool_destroy(struct shim_ops *o, int pool)
 	flags = pools_lock(o);
 	o->pools[pool].used = 0;
 	o->pools[pool].remote_id = -1;
+	shim_owed_clear(o, pool);
 	pools_unlock(o, flags);
 }
 
@@ -452,7 +454,8 @@ int shim_pool_flush(struct shim_ops *o, int pool, uint32_t op,
 	}
 	shim_req_fill(&req, op, remote, oid, index);
 	ret = shim_ring_post_nodata(o->ring, gen, &req, may_spin);
-	if (ret == -EBUSY || ret == -ETIMEDOUT)
+	if ((ret == -EBUSY || ret == -ETIMEDOUT) &&
+	    shim_owed_note(o, pool, op, oid, index))
 		shim_pool_poison(o, pool);
 	if (ret == -ENOTCONN)
 		shim_lost_note(o, pool, op, oid, index);
