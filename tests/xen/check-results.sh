@@ -135,6 +135,23 @@ check_kills() {
 	kills+=("$name:$plan")
 }
 
+# check_compression: what tmemd's stats said of the guest's pages while it
+# held them (issue 16): its compress setting (the default, lz4) and the
+# compression ratio, which must reach 1.5 when its workload wrote
+# half-compressible pages (-z); sets cz and zratio for the summary.
+check_compression() {
+	local snap zip
+	snap=$(snapshots hold "$name" | tail -1)
+	cz=$(jq -r --argjson d "$domid" --arg n "$name" "$client_sel | .[0].compress // \"none\"" <<<"$snap" 2>/dev/null)
+	zratio=$(jq -r --argjson d "$domid" --arg n "$name" \
+		"$client_sel | .[0].compression.compression_ratio // 0 | . * 100 | floor / 100" <<<"$snap" 2>/dev/null)
+	zip=$(grep -a "^E2E-WORKLOAD-START tag=$name-p1 " <<<"$con" | tail -1 | grep -oE 'zip=[01]' | cut -d= -f2)
+	check "tmemd stored its pages with compress=${cz:-?} (lz4, the default), ratio ${zratio:-?}" test "${cz:-}" = lz4
+	[[ $zip == 1 ]] || return 0
+	check "half-compressible pages: tmemd's compression ratio ${zratio:-?} >= 1.5" \
+		awk -v r="${zratio:-0}" 'BEGIN { exit !(r + 0 >= 1.5) }'
+}
+
 # check_cleancache, for the pv-cleancache guest, and the ephemeral checks
 # it shares with check_readcache.
 . "$(dirname "$0")/check-cleancache.sh"
@@ -186,6 +203,7 @@ while read -r name type kernel mode quota disk; do
 	check "tmemctl stats shows the client with persistent pages (max ${maxp:-0})" gt0 "${maxp:-0}"
 	held=$(max_pages persistent hold)
 	check "client holds persistent pages just before xl destroy (${held:-0})" gt0 "${held:-0}"
+	check_compression
 	check_gone persistent
 	if [[ $quota == 1 ]]; then
 		q=$(grep -a "^E2E-DOM0 QUOTA $name " <<<"$lines" | tail -1)
@@ -202,8 +220,8 @@ while read -r name type kernel mode quota disk; do
 	# Doorbells per request: what each ring op costs in VM exits.
 	kicks=$(counter "$name" "${phases##* }" ring_kicks) posted=$(counter "$name" "${phases##* }" ring_posted)
 	sum_stores=$((sum_stores + ${st2:-0})); sum_loads=$((sum_loads + ${ld2:-0})); sum_errors=$((sum_errors + errs))
-	summary+=("$(printf '  %-14s %-4s %-9s stores=%-8s loads=%-8s errors=%s kicks=%s/%s' "$name" "$type" "$mode" \
-		"${st2:-?}" "${ld2:-?}" "$errs" "${kicks:-?}" "${posted:-?}")")
+	summary+=("$(printf '  %-14s %-4s %-9s stores=%-8s loads=%-8s errors=%s kicks=%s/%s %s=%s' "$name" "$type" "$mode" \
+		"${st2:-?}" "${ld2:-?}" "$errs" "${kicks:-?}" "${posted:-?}" "${cz:-?}" "${zratio:-?}")")
 done <<<"$GUESTS"
 
 grep -aq '^E2E-DOM0 ALL-DONE' <<<"$lines" && pass "dom0 finished" || fail "dom0 did not finish (see $log)"

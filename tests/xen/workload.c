@@ -7,11 +7,15 @@
  *
  * Each 4096-byte page holds: word 0 a magic plus the page's index, word 1
  * the run's seed, words 2..510 a splitmix64 stream seeded by (seed, index),
- * word 511 a checksum of words 0..510.  A page that comes back with the
+ * word 511 a checksum of words 0..510.  With -z the second half of words
+ * 2..510 repeats the first eight words of the stream instead, so tmemd's
+ * lz4 stores the page in about half its size (issue 16: the e2e guest
+ * whose compression ratio is printed); the page is still unique to its
+ * (seed, index) and never same-filled.  A page that comes back with the
  * wrong index (misplaced), the wrong seed (stale, from an earlier run) or
  * a bad checksum (corrupt) counts as one error.
  *
- * usage: e2e-workload [-m MiB] [-x FACTOR] [-s SEED] [-t TAG] [-H]
+ * usage: e2e-workload [-m MiB] [-x FACTOR] [-s SEED] [-t TAG] [-H] [-z]
  *   -m MiB     memory to fill (default: FACTOR x MemTotal)
  *   -x FACTOR  multiple of MemTotal when -m is not given (default 2)
  *   -s SEED    run seed (default 1); use a new one for each run
@@ -19,6 +23,7 @@
  *   -H         hold: after verifying, keep the memory (and so its swapped
  *              pages) and sleep until killed, so the harness can look at
  *              tmemd's view of a guest with pages in tmem and destroy it
+ *   -z         half-compressible pages (above)
  * Prints one line "E2E-WORKLOAD tag=... mib=... pages=... errors=N ..."
  * and exits 0 only when every page verified.
  */
@@ -37,14 +42,17 @@
 #define WORDS (PAGE_BYTES / sizeof(uint64_t))
 #define MAGIC 0x746d656d00000000ull /* "tmem" in the high half */
 
-static void fill_page(uint64_t *w, uint64_t index, uint64_t seed)
+#define HALF (WORDS / 2)
+
+static void fill_page(uint64_t *w, uint64_t index, uint64_t seed, int zip)
 {
 	uint64_t st = seed * 0xd1342543de82ef95ull ^ index;
+	size_t i;
 
 	w[0] = MAGIC | index;
 	w[1] = seed;
-	for (size_t i = 2; i < WORDS - 1; i++)
-		w[i] = splitmix64(&st);
+	for (i = 2; i < WORDS - 1; i++)
+		w[i] = zip && i >= HALF ? w[2 + i % 8] : splitmix64(&st);
 	w[WORDS - 1] = checksum(w, WORDS - 1);
 }
 
@@ -97,20 +105,21 @@ struct args {
 	long mib, factor;
 	uint64_t seed;
 	const char *tag;
-	int hold;
+	int hold, zip;
 };
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "m:x:s:t:H")) != -1) {
+	while ((c = getopt(argc, argv, "m:x:s:t:Hz")) != -1) {
 		switch (c) {
 		case 'm': a->mib = strtol(optarg, NULL, 0); break;
 		case 'x': a->factor = strtol(optarg, NULL, 0); break;
 		case 's': a->seed = strtoull(optarg, NULL, 0); break;
 		case 't': a->tag = optarg; break;
 		case 'H': a->hold = 1; break;
+		case 'z': a->zip = 1; break;
 		default: return -EINVAL;
 		}
 	}
@@ -126,7 +135,7 @@ int main(int argc, char **argv)
 	double t0, t1, t2;
 
 	if (parse_args(argc, argv, &a) < 0) {
-		fprintf(stderr, "usage: %s [-m MiB] [-x FACTOR] [-s SEED] [-t TAG] [-H]\n", argv[0]);
+		fprintf(stderr, "usage: %s [-m MiB] [-x FACTOR] [-s SEED] [-t TAG] [-H] [-z]\n", argv[0]);
 		return 2;
 	}
 	long mib = a.mib, factor = a.factor;
@@ -149,12 +158,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "e2e-workload: mmap %ld MiB: %s\n", mib, strerror(errno));
 		return 2;
 	}
-	printf("E2E-WORKLOAD-START tag=%s mib=%ld pages=%zu seed=%" PRIu64 "\n", tag, mib, pages, seed);
+	printf("E2E-WORKLOAD-START tag=%s mib=%ld pages=%zu seed=%" PRIu64 " zip=%d\n", tag, mib, pages,
+	       seed, a.zip);
 	fflush(stdout);
 
 	t0 = now_s();
 	for (size_t i = 0; i < pages; i++) {
-		fill_page((uint64_t *)(mem + i * PAGE_BYTES), i, seed);
+		fill_page((uint64_t *)(mem + i * PAGE_BYTES), i, seed, a.zip);
 		progress(tag, "write", i, t0);
 	}
 	t1 = now_s();
