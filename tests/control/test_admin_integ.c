@@ -212,6 +212,39 @@ START_TEST(test_reload_keeps_tmemctl_shared_auth)
 }
 END_TEST
 
+/* vm1's field at path in `tmemctl list vm1 --json`; the caller frees doc. */
+static json_t *listed(json_t **doc, const char *path)
+{
+	*doc = ctl_json(&H, "list", "vm1", NULL);
+	ck_assert_ptr_nonnull(*doc);
+	return jpath(json_array_get(json_object_get(*doc, "clients"), 0), path);
+}
+
+/* The same precedence for a setting: a reload whose file says otherwise
+ * leaves what tmemctl set, and still applies the file's other keys. */
+START_TEST(test_reload_keeps_tmemctl_settings)
+{
+	json_t *doc;
+	struct run r;
+
+	start();
+	write_host_conf("[client vm1]\nweight = 50\n");
+	sighup();
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
+	ck_assert_int_eq(json_integer_value(listed(&doc, "weight")), 50);
+	json_decref(doc);
+	r = ctl(&H, "set", "vm1", "--weight", "300", NULL);
+	ck_assert_msg(r.status == 0, "set: %s", r.err);
+	run_free(&r);
+	write_host_conf("[client vm1]\nweight = 70\npersistent-max = 8M\n");
+	sighup();
+	ck_assert_int_eq(json_integer_value(listed(&doc, "weight")), 300);
+	json_decref(doc);
+	ck_assert_int_eq(json_integer_value(listed(&doc, "caps.persistent_max_pages")), 2048);
+	json_decref(doc);
+}
+END_TEST
+
 START_TEST(test_reload_says_memory_needs_restart)
 {
 	start();
@@ -382,6 +415,7 @@ static Suite *admin_suite(void)
 	tcase_add_test(tc, test_status_shows_pool_figures);
 	tcase_add_test(tc, test_size_not_page_multiple_same_reason_everywhere);
 	tcase_add_test(tc, test_reload_keeps_tmemctl_shared_auth);
+	tcase_add_test(tc, test_reload_keeps_tmemctl_settings);
 	tcase_add_test(tc, test_reload_says_memory_needs_restart);
 	tcase_add_test(tc, test_status_shows_last_reload);
 	tcase_add_test(tc, test_pool_size_grows_to_ram_not_start_size);

@@ -300,16 +300,22 @@ START_TEST(test_freeable)
 }
 END_TEST
 
-/* tmemctl(8)'s node_exporter recipe, as printed there, then promtool. */
+/*
+ * tmemctl(8)'s node_exporter recipe, read from the page (the lines after
+ * its dir= line, up to .EE, unescaped) and run in a test dir, then
+ * promtool.
+ */
 START_TEST(test_prometheus_textfile_recipe)
 {
-	char cmd[1024];
+	char cmd[1536];
 
 	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
 	snprintf(cmd, sizeof(cmd),
 		 "dir=%s; tmemctl() { %s --socket %s \"$@\"; }; "
-		 "tmemctl stats --prometheus >\"$dir/tmem.prom.$$\" && "
-		 "mv \"$dir/tmem.prom.$$\" \"$dir/tmem.prom\" || rm -f \"$dir/tmem.prom.$$\"; "
+		 "recipe=$(sed -n '/^dir=\\/var\\/lib\\/prometheus/,/^\\.EE/p' man/tmemctl.8 | "
+		 "sed -e 1d -e '/^\\.EE/d' -e 's/\\\\-/-/g') && "
+		 "case $recipe in *'tmemctl stats --prometheus'*mv*) ;; *) exit 3;; esac && "
+		 "eval \"$recipe\"; "
 		 "test -s \"$dir/tmem.prom\" && ! ls \"$dir\" | grep -q 'prom\\.' && "
 		 "promtool check metrics < \"$dir/tmem.prom\" && "
 		 "grep -q '^tmem_build_info{' \"$dir/tmem.prom\"", H.dir, tmemctl_bin(), H.sock);

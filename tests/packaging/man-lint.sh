@@ -34,5 +34,16 @@ for p in "${pages[@]}"; do
 		echo "man-lint: $p:"; echo "$out" | sed 's/^/    /'; fail=1
 	fi
 done
+# Facts the pages once had wrong (issue 14): the package's config path,
+# and control.sock among the runtime dir's files in both places it is
+# described.
+if grep -n '/etc/tmemd\.conf' "${pages[@]}"; then
+	echo "man-lint: the config file is /etc/tmemd/tmemd.conf (debian/tmemd.install)"; fail=1
+fi
+for p in "$dir/tmemd.8" "$dir/tmemd.conf.5"; do
+	[[ -f $p ]] || continue
+	sed -n '/runtime\\-dir/,/^\.TP/p' "$p" | grep -q 'control\.sock' ||
+		{ echo "man-lint: $p: runtime-dir does not name control.sock"; fail=1; }
+done
 ((fail)) && exit 1
 echo "man-lint: ${#pages[@]} pages, no groff or mandoc warnings, none wider than 80 columns (${pages[*]##*/})"

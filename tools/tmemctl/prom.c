@@ -52,7 +52,7 @@ static const struct metric pool_metrics[] = {
 	M("tmem_pool_persistent_bytes", "gauge", "Bytes of pages in persistent pools.",
 	  "persistent_pages", NULL, PAGE),
 	M("tmem_pool_same_filled_bytes", "gauge",
-	  "Bytes of zero-filled pages stored without data (0 until zero-page detection).",
+	  "Bytes of same-filled pages (zero pages among them) stored as one word, without data.",
 	  "zero_pages", NULL, PAGE),
 	M("tmem_pool_stored_bytes", "gauge", "Bytes of page data held.", "stored_bytes", NULL, 1),
 	M("tmem_pool_metadata_bytes", "gauge", "Bytes of descriptors and tables.",
