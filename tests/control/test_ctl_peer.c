@@ -9,15 +9,21 @@
  * groups, and ctl_peer.c fell back to /etc/group, where a process that
  * had dropped the admin group was still listed: a writer again.  Now
  * the groups come from the kernel however many there are, and when the
- * kernel does not give them the peer is read-only.
+ * kernel does not give them the peer is read-only: the attack itself is
+ * replayed with SO_PEERGROUPS failing and a private /etc/group that lists
+ * the peer's user in the admin group.
  */
 #include <check.h>
+#include <errno.h>
 #include <grp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,6 +104,64 @@ START_TEST(test_peer_groups_over_1024)
 }
 END_TEST
 
+/*
+ * The kernel not saying: this executable's getsockopt() wins over libc's
+ * for ctl_peer.c too, and when told to it fails SO_PEERGROUPS as a
+ * kernel without it, or a failure, would.
+ */
+static bool peergroups_fail;
+
+int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	if (peergroups_fail && level == SOL_SOCKET && name == SO_PEERGROUPS) {
+		errno = ENOPROTOOPT;
+		return -1;
+	}
+	return (int)syscall(SYS_getsockopt, fd, level, name, val, len);
+}
+
+/*
+ * The attack: a process that dropped the admin group, whose user
+ * /etc/group still lists in it (what the old fallback read), with
+ * SO_PEERGROUPS failing.  Judged in a child with a private mount
+ * namespace and that /etc/group: exit 0 read-only, 1 writer, 2 set-up
+ * failed.
+ */
+static int judge_with_listed_group(void)
+{
+	char group[] = "/tmp/ctl-peer-group.XXXXXX";
+	int fd = mkstemp(group);
+	bool writer;
+
+	if (fd < 0 || dprintf(fd, "root:x:0:\nnogroup:x:65534:\n"
+			      "tmemadm:x:%u:nobody\n", ADMIN_GID) < 0 ||
+	    unshare(CLONE_NEWNS) ||
+	    /* types named: valgrind reads them */
+	    mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) ||
+	    mount(group, "/etc/group", "none", MS_BIND, NULL))
+		return 2;
+	close(fd);
+	unlink(group);
+	peergroups_fail = true;
+	writer = writer_with_groups(3, false) || writer_with_groups(3, true);
+	return writer ? 1 : 0;
+}
+
+START_TEST(test_peer_groups_unknown_fail_closed)
+{
+	pid_t pid = fork();
+	int st;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(judge_with_listed_group());
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 2, "set-up failed: %d", st);
+	ck_assert_msg(WEXITSTATUS(st) == 0,
+		      "a peer whose groups the kernel does not give is a writer");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ctl-peer");
@@ -111,6 +175,7 @@ int main(void)
 	}
 	tcase_add_test(tc, test_peer_few_groups);
 	tcase_add_test(tc, test_peer_groups_over_1024);
+	tcase_add_test(tc, test_peer_groups_unknown_fail_closed);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
