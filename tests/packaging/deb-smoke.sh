@@ -143,7 +143,9 @@ done
 grep -q "reloaded $conf" "$tmp/tmemd.log" || { cat "$tmp/tmemd.log"; fail "tmemd did not reload $conf"; }
 kill -0 "$pid" 2>/dev/null || fail "tmemd died on reload"
 /usr/bin/tmemctl --socket "$run/control.sock" list | tee "$tmp/list.txt"
-weight=$(awk '$2 == "deb-smoke" { print $4 }' "$tmp/list.txt")
+# By the header's WEIGHT column, not a fixed one (list's columns have grown).
+weight=$(awk 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "WEIGHT") col = i }
+	$2 == "deb-smoke" && col { print $col }' "$tmp/list.txt")
 [[ $weight == 300 ]] || fail "after the reload client deb-smoke has weight '$weight', not 300"
 echo >&"$hold_in"
 timeout 10 cat <&"$hold_out"
