@@ -134,8 +134,11 @@ static int start_core(struct tmemd *d)
 	if (rc)
 		return rc;
 	rc = tmemd_clients_create(d->store, d->policy, &d->cfg, &d->clients);
-	if (!rc)
-		rc = tmemd_workers_create(d->cfg.workers, &d->workers);
+	if (rc) {
+		log_err("cannot create the client registry: %s", strerror(-rc));
+		return rc;
+	}
+	rc = tmemd_workers_create(d->cfg.workers, &d->workers);
 	if (rc) {
 		log_err("cannot start workers: %s", strerror(-rc));
 		return rc;

@@ -548,7 +548,6 @@ uint32_t arena_frame_relocate(struct tmem_arena *a, uint32_t f);
 /* ---- zs.c: the size-class allocator ------------------------------------- */
 int zs_init(struct tmem_store *s);
 void zs_fini(struct tmem_store *s);
-/* A same-filled page's word, or a compressed object's length and codec. */
 /* A same-filled page's word. */
 uint64_t zs_word(const struct tmem_store *s, uint32_t handle);
 /* A compressed object's length (0 when the entry does not check out). */

@@ -282,14 +282,14 @@ int tmem_store_for_each_shared_auth(struct tmem_store *store,
  */
 int tmem_client_evict_oldest(struct tmem_client *c);
 /*
- * Added for policy/: up to n ephemeral pages of detached clients (see
+ * For policy/: up to n ephemeral pages of detached clients (see
  * tmem_client_claim()), oldest first within each.  Their owners are
  * away, so their pages go before anyone's.  Returns how many went.
  * Safe to call from any thread, holding nothing of the store's.
  */
 unsigned int tmem_store_evict_detached(struct tmem_store *store, unsigned int n);
 /*
- * Added for policy/: the same, for up to n pages in one call, holding the
+ * For policy/: the same, for up to n pages in one call, holding the
  * LRU lock throughout and each victim pool's lock across its run of
  * consecutive LRU pages, so a batch pays the locks about once.  Returns
  * how many were evicted (fewer than n when nothing more is evictable or
@@ -298,14 +298,14 @@ unsigned int tmem_store_evict_detached(struct tmem_store *store, unsigned int n)
 unsigned int tmem_client_evict_oldest_n(struct tmem_client *c, unsigned int n);
 
 /*
- * Added for policy/: 1 when pool_id is a persistent pool of c, 0 when an
+ * For policy/: 1 when pool_id is a persistent pool of c, 0 when an
  * ephemeral one, -ENOENT when c has no such pool, -EINVAL for a NULL
  * client.  One pool lock, no allocation: cheap enough for the put path.
  */
 int tmem_client_pool_kind(struct tmem_client *c, int32_t pool_id);
 
 /*
- * Added for policy/: remove the page at (oid, index) like
+ * For policy/: remove the page at (oid, index) like
  * tmem_flush_page(), but as the host's own doing (e.g. a refused put
  * clearing an older copy), so it is not counted as a guest flush_page.
  * Returns 1 removed, 0 none there, -EINVAL / -ENOENT as tmem_flush_page().
