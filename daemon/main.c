@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clients.h"
+#include "client_registry.h"
 #include "compactor.h"
 #include "config.h"
 #include "control_glue.h"

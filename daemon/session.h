@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "clients.h"
+#include "client_registry.h"
 #include "tmem_local.h"
 
 struct tmemd_session {

@@ -14,7 +14,7 @@
 
 #include <stdbool.h>
 
-#include "clients.h"
+#include "client_registry.h"
 #include "loop.h"
 #include "workers.h"
 

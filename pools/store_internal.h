@@ -666,7 +666,7 @@ void lru_del_locked(struct tmem_client *c, uint32_t page);
 void lru_add(struct tmem_client *c, uint32_t page);
 void lru_touch(struct tmem_client *c, uint32_t page);
 
-/* ---- client.c / pool.c / shared.c ---------------------------------------- */
+/* ---- store_client.c / pool.c / shared.c ---------------------------------- */
 int client_alloc(struct tmem_store *s, const char *name,
 		 struct tmem_client **out);
 /* store->lock held: a durable record for c (-ENOSPC when all are taken). */

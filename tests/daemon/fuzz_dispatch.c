@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clients.h"
+#include "client_registry.h"
 #include "config.h"
 #include "ring.h"
 

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clients.h"
+#include "client_registry.h"
 #include "config.h"
 #include "control_glue.h"
 #include "loop.h"

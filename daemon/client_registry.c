@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clients.h"
+#include "client_registry.h"
 #include "log.h"
 #include "tmem_names.h"
 
