@@ -1,7 +1,8 @@
 # daemon/: tmemd.  Everything but main.c also goes into a static library
-# so unit tests and fuzz targets link the same objects.
+# so unit tests and fuzz targets link the same objects.  daemon/local/ (the
+# local transport) is part of it; daemon/xen/ adds itself (its module.mk).
 
-DAEMON_SRCS := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
+DAEMON_SRCS := $(filter-out daemon/main.c,$(wildcard daemon/*.c daemon/local/*.c))
 DAEMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(DAEMON_SRCS))
 DAEMON_CORE := $(BUILD)/daemon/libtmemd-core.a
 TMEMD := $(BUILD)/tmemd

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "session.h"
+#include "local/session.h"
 
 static bool token_zero(const uint8_t *t)
 {

@@ -45,9 +45,9 @@
 #include <unistd.h>
 
 #include "accept_pause.h"
-#include "local_uids.h"
+#include "local/local_uids.h"
+#include "local/session.h"
 #include "log.h"
-#include "session.h"
 #include "tmem_local.h"
 #include "transport.h"
 
