@@ -20,7 +20,7 @@ $(BUILD)/tests/daemon/harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$(BUILD)/
 # daemon/log.c writes through daemon/systemd/'s sink; config.c parses
 # UUIDs with the control server's parser.
 $(TEST_DAEMON_UNIT): $(BUILD)/tests/daemon/test_daemon_unit.o $(DAEMON_CORE) \
-		$(BUILD)/libtmemctl-server.a $(BUILD)/libtmemd-systemd.a $(TMEM_CORE_LIBS)
+		$(BUILD)/libtmemd-control.a $(BUILD)/libtmemd-systemd.a $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check libsystemd) -o $@
 
