@@ -287,7 +287,7 @@ static int settings_key(struct parse_ctx *ctx, struct tmemd_client_conf *cc,
 		if (cc)
 			cc->has_weight = true;
 	} else if (!strcmp(key, "compress")) {
-		if (tmem_compress_parse(v, &s->compress) == 0)
+		if (store_compress_parse(v, &s->compress) == 0)
 			; /* off, lz4, zstd[:LEVEL] */
 		else if (parse_bool(v, &b) == 0)
 			FAIL(ctx, "compress: '%s' is the old on/off form: want " TMEM_COMPRESS_VALUES, v);

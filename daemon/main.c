@@ -94,7 +94,7 @@ static int apply_shared_auth(struct tmemd *d)
 		const struct tmemd_client_conf *cc = &d->cfg.clients[i];
 
 		for (unsigned j = 0; j < cc->nr_auth; j++) {
-			int rc = tmem_shared_auth(d->store, &cc->auth[j], cc->name, true);
+			int rc = store_shared_auth(d->store, &cc->auth[j], cc->name, true);
 
 			if (rc) {
 				log_err("shared-auth for %s: %s", cc->name, strerror(-rc));

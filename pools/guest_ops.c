@@ -80,9 +80,9 @@ static int do_page_replace(struct tmem_pool *pool, uint32_t page, uint64_t oh,
 	return 1;
 }
 
-int tmem_put_page(struct tmem_client *c, int32_t pool_id,
-		  const struct tmem_oid *oid, uint32_t index,
-		  const void *src, uint64_t cap)
+int store_put_page(struct tmem_client *c, int32_t pool_id,
+		   const struct tmem_oid *oid, uint32_t index,
+		   const void *src, uint64_t cap)
 {
 	struct tmem_enc e;
 	uint64_t oh;
@@ -122,8 +122,8 @@ out:
 	return ret;
 }
 
-int tmem_get_page(struct tmem_client *c, int32_t pool_id,
-		  const struct tmem_oid *oid, uint32_t index, void *dst)
+int store_get_page(struct tmem_client *c, int32_t pool_id,
+		   const struct tmem_oid *oid, uint32_t index, void *dst)
 {
 	uint64_t oh;
 	int ret;
@@ -181,20 +181,20 @@ static int page_remove_op(struct tmem_client *c, int32_t pool_id,
 	return page != TMEM_NIL;
 }
 
-int tmem_flush_page(struct tmem_client *c, int32_t pool_id,
-		    const struct tmem_oid *oid, uint32_t index)
+int store_flush_page(struct tmem_client *c, int32_t pool_id,
+		     const struct tmem_oid *oid, uint32_t index)
 {
 	return page_remove_op(c, pool_id, oid, index, true);
 }
 
-int tmem_discard_page(struct tmem_client *c, int32_t pool_id,
-		      const struct tmem_oid *oid, uint32_t index)
+int store_discard_page(struct tmem_client *c, int32_t pool_id,
+		       const struct tmem_oid *oid, uint32_t index)
 {
 	return page_remove_op(c, pool_id, oid, index, false);
 }
 
-int tmem_flush_object(struct tmem_client *c, int32_t pool_id,
-		      const struct tmem_oid *oid)
+int store_flush_object(struct tmem_client *c, int32_t pool_id,
+		       const struct tmem_oid *oid)
 {
 	uint64_t oh;
 	int ret;
@@ -211,8 +211,8 @@ int tmem_flush_object(struct tmem_client *c, int32_t pool_id,
 	return head != TMEM_NIL;
 }
 
-void tmem_count_put_failure(struct tmem_client *c, int32_t pool_id,
-			    enum tmem_put_fail why)
+void store_count_put_failure(struct tmem_client *c, int32_t pool_id,
+			     enum tmem_put_fail why)
 {
 	struct tmem_pool *pool;
 
@@ -226,7 +226,7 @@ void tmem_count_put_failure(struct tmem_client *c, int32_t pool_id,
 	pthread_mutex_unlock(&pool->lock);
 }
 
-int tmem_client_pool_kind(struct tmem_client *c, int32_t pool_id)
+int store_client_pool_kind(struct tmem_client *c, int32_t pool_id)
 {
 	struct tmem_pool *pool;
 	int kind;

@@ -121,7 +121,7 @@ static void run_evict(struct evict_run *r, uint32_t page)
  * goes, so a resize (which stops every pool) never sees a page unlinked
  * but not yet freed.
  */
-unsigned int tmem_client_evict_oldest_n(struct tmem_client *c, unsigned int n)
+unsigned int store_client_evict_oldest_n(struct tmem_client *c, unsigned int n)
 {
 	struct evict_run r = { .obj = TMEM_NIL };
 	unsigned int done = 0, skipped = 0;
@@ -156,14 +156,14 @@ unsigned int tmem_client_evict_oldest_n(struct tmem_client *c, unsigned int n)
 	return done;
 }
 
-int tmem_client_evict_oldest(struct tmem_client *c)
+int store_client_evict_oldest(struct tmem_client *c)
 {
-	return (int)tmem_client_evict_oldest_n(c, 1);
+	return (int)store_client_evict_oldest_n(c, 1);
 }
 
 /* store->lock keeps each detached client alive while it is evicted from;
  * the lock order (store, then LRU, then a pool by trylock) allows it. */
-unsigned int tmem_store_evict_detached(struct tmem_store *s, unsigned int n)
+unsigned int store_evict_detached(struct tmem_store *s, unsigned int n)
 {
 	unsigned int done = 0;
 
@@ -172,7 +172,7 @@ unsigned int tmem_store_evict_detached(struct tmem_store *s, unsigned int n)
 	pthread_mutex_lock(&s->lock);
 	for (struct tmem_client *c = s->clients; c && done < n; c = c->next)
 		if (c->detached)
-			done += tmem_client_evict_oldest_n(c, n - done);
+			done += store_client_evict_oldest_n(c, n - done);
 	pthread_mutex_unlock(&s->lock);
 	return done;
 }

@@ -12,7 +12,7 @@
  * chains, object lists, LRU lists, free lists) and every count is
  * rebuilt; the old links are ignored.
  *
- * Runs single-threaded inside tmem_store_open(), before the store is
+ * Runs single-threaded inside store_open(), before the store is
  * handed out, so it takes no locks.
  */
 #include <errno.h>

@@ -346,7 +346,7 @@ struct tmem_client {
 	bool detached;                        /* recovered, not yet claimed; store->lock */
 	struct tmem_client *next, *prev;      /* store->clients; store->lock */
 	struct tmem_slot slots[TMEM_MAX_POOLS_PER_CLIENT];
-	_Atomic uint32_t compress;            /* algo | level << 8 (tmem_client_set_compress) */
+	_Atomic uint32_t compress;            /* algo | level << 8 (store_client_set_compress) */
 	pthread_mutex_t lru_lock;
 	uint32_t lru_head;                    /* oldest ephemeral page; lru_lock */
 	uint32_t lru_tail;                    /* newest; lru_lock */

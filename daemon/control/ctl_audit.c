@@ -58,7 +58,7 @@ static void describe(const struct ctl_request *req, char *buf, size_t len)
 	if (req->has & CTL_HAS_PERS_MAX)
 		add_cap(buf, len, &n, "persistent_max_pages", req->s.v.persistent_max);
 	if (req->has & CTL_HAS_COMPRESS)
-		add(buf, len, &n, " compress=%s", tmem_compress_format(&req->s.v.compress, cz, sizeof(cz)));
+		add(buf, len, &n, " compress=%s", store_compress_format(&req->s.v.compress, cz, sizeof(cz)));
 	if (req->has & CTL_HAS_REVOKE && req->revoke)
 		add(buf, len, &n, " revoke");
 	if (req->has & CTL_HAS_PAGES)

@@ -111,10 +111,10 @@ static int flush_cb(const struct tmemd_control_client *cl, void *arg)
 	int rc = 0;
 
 	name_cb(cl, arg);
-	tmem_client_page_counts(c, &op->left);
-	while (op->evicted < op->left.ephemeral && (rc = tmem_client_evict_oldest(c)) == 1)
+	store_client_page_counts(c, &op->left);
+	while (op->evicted < op->left.ephemeral && (rc = store_client_evict_oldest(c)) == 1)
 		op->evicted++;
-	tmem_client_page_counts(c, &op->left);
+	store_client_page_counts(c, &op->left);
 	return rc < 0 ? rc : 0;
 }
 
@@ -143,7 +143,7 @@ static int ctl_cmd_shared_auth(struct tmemd_control *ctl, const struct ctl_reque
 	int rc;
 
 	ctl_uuid_format(&req->uuid, uuid);
-	rc = tmem_shared_auth(ctl->hooks.store, &req->uuid, key, !req->revoke);
+	rc = store_shared_auth(ctl->hooks.store, &req->uuid, key, !req->revoke);
 	if (rc)
 		return ctl_err_set(err, -rc, "shared-auth %s %s: %s", uuid, key,
 				   rc == -ENOSPC ? "tmemd holds " CTL_AUTH_LIMIT_TEXT
@@ -176,7 +176,7 @@ static int ctl_cmd_pool_size(struct tmemd_control *ctl, const struct ctl_request
 				   (unsigned long long)req->pages);
 	if (rc)
 		return ctl_err_set(err, -rc, "pool-size: %s", strerror(-rc));
-	tmem_store_arena_counts(ctl->hooks.store, &a);
+	store_arena_counts(ctl->hooks.store, &a);
 	*result = json_pack("{s:I, s:I}", "total_pages", (json_int_t)a.total_pages,
 			    "free_pages", (json_int_t)a.free_pages);
 	return 0;

@@ -294,7 +294,7 @@ static int parse_field(const struct ctl_field *f, json_t *v, void *base,
 			return ctl_err_set(err, EINVAL, "%s: on/off is gone: want " TMEM_COMPRESS_VALUES,
 					   f->key);
 		if (!json_is_string(v) ||
-		    tmem_compress_parse(json_string_value(v), (struct tmem_compress *)(void *)dst))
+		    store_compress_parse(json_string_value(v), (struct tmem_compress *)(void *)dst))
 			return ctl_err_set(err, EINVAL, "%s: want " TMEM_COMPRESS_VALUES, f->key);
 		return 0;
 	case F_UUID:
@@ -355,7 +355,7 @@ json_t *ctl_compress_json(const struct tmem_compress *cz)
 {
 	char buf[TMEM_COMPRESS_TEXT_MAX];
 
-	return json_string(tmem_compress_format(cz, buf, sizeof(buf)));
+	return json_string(store_compress_format(cz, buf, sizeof(buf)));
 }
 
 int ctl_settings_dump(const struct ctl_settings *s, json_t *obj)

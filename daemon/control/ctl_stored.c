@@ -92,7 +92,7 @@ static int revoke_stored(struct tmemd_control *ctl, const char *key)
 		if (strcmp(a->principal, key) ||
 		    (ctl->hooks.file_grants && ctl->hooks.file_grants(ctl->ctx, &a->uuid, key)))
 			continue;
-		rc = tmem_shared_auth(ctl->hooks.store, &a->uuid, key, false);
+		rc = store_shared_auth(ctl->hooks.store, &a->uuid, key, false);
 		if (rc)
 			return rc;
 	}

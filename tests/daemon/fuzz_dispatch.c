@@ -38,7 +38,7 @@ static void init_once(void)
 	struct tmem_policy_config pc;
 
 	tmemd_config_init(&cfg);
-	if (tmem_store_create(&sc, &store))
+	if (store_create(&sc, &store))
 		abort();
 	tmem_policy_config_defaults(&pc);
 	if (tmem_policy_create(store, &pc, &policy) ||

@@ -382,7 +382,7 @@ static void setup(void)
 
 	memset(&fx, 0, sizeof(fx));
 	tmemd_config_init(&fx.cfg);
-	ck_assert_int_eq(tmem_store_create(&sc, &fx.store), 0);
+	ck_assert_int_eq(store_create(&sc, &fx.store), 0);
 	tmem_policy_config_defaults(&pc);
 	ck_assert_int_eq(tmem_policy_create(fx.store, &pc, &fx.policy), 0);
 	ck_assert_int_eq(tmemd_clients_create(fx.store, fx.policy, &fx.cfg, &fx.reg), 0);
@@ -406,7 +406,7 @@ static void teardown(void)
 {
 	tmemd_clients_destroy(fx.reg);
 	tmem_policy_destroy(fx.policy);
-	tmem_store_destroy(fx.store);
+	store_destroy(fx.store);
 	tmemd_config_free(&fx.cfg);
 	free(fx.region);
 }

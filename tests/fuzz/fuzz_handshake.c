@@ -55,7 +55,7 @@ static void init_once(void)
 	tmemd_log_level = TMEMD_LOG_ERR; /* every refusal would log a line */
 	tmemd_config_init(&cfg);
 	if (!mkdtemp(dir) || tmemd_loop_create(on_signal, NULL, &loop) ||
-	    tmem_store_create(&sc, &store))
+	    store_create(&sc, &store))
 		abort();
 	tmem_policy_config_defaults(&pc);
 	if (tmem_policy_create(store, &pc, &policy) ||
