@@ -112,7 +112,7 @@ void do_pool_destroy(struct tmem_pool *pool)
 	if (pool->rec->state == TMEM_REC_LIVE)
 		rec_set_state(&pool->rec->state, TMEM_REC_DYING);
 	do_pool_empty(pool);
-	pool_chunks_release(pool);
+	do_pool_chunks_release(pool);
 	htab_fini(s, &pool->pages);
 	htab_fini(s, &pool->objs);
 	pool->gen++;

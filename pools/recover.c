@@ -289,7 +289,7 @@ static void drop_dups(struct recover *r)
 		if (pd_obj_raw(pd(s, page)) == TMEM_NIL || !pd_live(pd(s, page)))
 			continue; /* listed twice */
 		pool = page_pool(s, page);
-		do_page_remove(pool, page, page_oid_hash(pool, page), false);
+		do_page_remove(pool, page, page_oid_hash(pool, page));
 		r->info->pages--;
 		r->info->pages_dropped++;
 		if (pool->persistent)

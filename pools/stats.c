@@ -141,7 +141,7 @@ static void store_zinfo(struct tmem_store *s, struct tmem_store_info *out)
 	}
 	pthread_mutex_unlock(&s->lock);
 	pthread_mutex_lock(&s->alloc_lock);
-	zs_frag(s, &capacity);
+	do_zs_frag(s, &capacity);
 	frames = ld(&z->span_frames);
 	out->zs_fragmentation = capacity - ld(&z->slot_bytes);
 	out->zs_overhead = frames * TMEM_PAGE_SIZE - capacity + ld(&z->slot_bytes) -
