@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "config.h"
-#include "control/ctl_proto.h"
 #include "size.h"
 #include "tmem_names.h"
 
@@ -301,7 +300,7 @@ static int settings_key(struct parse_ctx *ctx, struct tmemd_client_conf *cc,
 		if (auth_count(ctx->cfg) >= TMEM_MAX_SHARED_AUTH)
 			FAIL(ctx, "shared-auth: at most %d in all (what tmemd holds, "
 			     "tmemctl's included)", TMEM_MAX_SHARED_AUTH);
-		if (ctl_uuid_parse(v, &cc->auth[cc->nr_auth]))
+		if (tmem_uuid_parse(v, &cc->auth[cc->nr_auth]))
 			FAIL(ctx, "shared-auth: bad UUID '%s'", v);
 		cc->nr_auth++;
 	} else {

@@ -41,12 +41,12 @@ static void add_cap(char *buf, size_t len, size_t *n, const char *key, uint64_t 
 static void describe(const struct ctl_request *req, char *buf, size_t len)
 {
 	char cz[TMEM_COMPRESS_TEXT_MAX];
-	char uuid[CTL_UUID_TEXT];
+	char uuid[TMEM_UUID_TEXT];
 	size_t n = 0;
 
 	buf[0] = '\0';
 	if (req->has & CTL_HAS_UUID) {
-		ctl_uuid_format(&req->uuid, uuid);
+		tmem_uuid_format(&req->uuid, uuid);
 		add(buf, len, &n, " %s", uuid);
 	}
 	if (req->has & CTL_HAS_CLIENT)

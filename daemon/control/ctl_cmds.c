@@ -139,10 +139,10 @@ static int ctl_cmd_shared_auth(struct tmemd_control *ctl, const struct ctl_reque
 			       json_t **result, struct ctl_err *err)
 {
 	const char *key = req->client; /* canonical: "domid:5" reaches domain 5 only */
-	char uuid[CTL_UUID_TEXT];
+	char uuid[TMEM_UUID_TEXT];
 	int rc;
 
-	ctl_uuid_format(&req->uuid, uuid);
+	tmem_uuid_format(&req->uuid, uuid);
 	rc = store_shared_auth(ctl->hooks.store, &req->uuid, key, !req->revoke);
 	if (rc)
 		return ctl_err_set(err, -rc, "shared-auth %s %s: %s", uuid, key,

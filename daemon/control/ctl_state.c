@@ -203,7 +203,7 @@ static int load_auths(struct ctl_state *st, int version, json_t *auths,
 		if (json_unpack_ex(v, &jerr, JSON_STRICT, "{s:s, s:s}", "uuid", &uuid,
 				   "client", &client))
 			return ctl_err_set(err, EINVAL, "shared_auth[%zu]: %s", i, jerr.text);
-		if (ctl_uuid_parse(uuid, &u))
+		if (tmem_uuid_parse(uuid, &u))
 			return ctl_err_set(err, EINVAL, "shared_auth[%zu]: bad uuid", i);
 		rc = check_principal(st, version, client, err);
 		if (rc)
@@ -270,7 +270,7 @@ static json_t *state_doc(const struct ctl_state *st)
 				 "clients", "shared_auth");
 	json_t *clients = json_object_get(root, "clients");
 	json_t *auths = json_object_get(root, "shared_auth");
-	char uuid[CTL_UUID_TEXT];
+	char uuid[TMEM_UUID_TEXT];
 	int rc = root ? 0 : -1;
 
 	for (size_t i = 0; rc == 0 && i < st->nr_clients; i++) {
@@ -281,7 +281,7 @@ static json_t *state_doc(const struct ctl_state *st)
 			rc = ctl_settings_dump(&st->clients[i].s, c);
 	}
 	for (size_t i = 0; rc == 0 && i < st->nr_auths; i++) {
-		ctl_uuid_format(&st->auths[i].uuid, uuid);
+		tmem_uuid_format(&st->auths[i].uuid, uuid);
 		rc = json_array_append_new(auths, json_pack("{s:s, s:s}", "uuid", uuid,
 							    "client", st->auths[i].principal));
 	}

@@ -58,11 +58,11 @@ static json_t *zstats_json(const struct tmem_zstats *z)
 
 static json_t *uuid_json(const struct tmem_pool_info *p)
 {
-	char text[CTL_UUID_TEXT];
+	char text[TMEM_UUID_TEXT];
 
 	if (!p->shared)
 		return json_null();
-	ctl_uuid_format(&p->uuid, text);
+	tmem_uuid_format(&p->uuid, text);
 	return json_string(text);
 }
 

@@ -26,13 +26,13 @@ static bool attached(struct tmemd_control *ctl, const char *key)
 /* The uuids stored for principal, as text. */
 static json_t *auths_of(const struct ctl_state *st, const char *principal)
 {
-	char text[CTL_UUID_TEXT];
+	char text[TMEM_UUID_TEXT];
 	json_t *arr = json_array();
 
 	for (size_t i = 0; arr && i < st->nr_auths; i++) {
 		if (strcmp(st->auths[i].principal, principal))
 			continue;
-		ctl_uuid_format(&st->auths[i].uuid, text);
+		tmem_uuid_format(&st->auths[i].uuid, text);
 		if (json_array_append_new(arr, json_string(text))) {
 			json_decref(arr);
 			return NULL;

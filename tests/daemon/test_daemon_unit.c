@@ -14,12 +14,12 @@
 
 #include "arena.h"
 #include "config.h"
-#include "control/ctl_proto.h"
 #include "dispatch.h"
 #include "options.h"
 #include "reload.h"
 #include "ring.h"
 #include "size.h"
+#include "tmem_names.h"
 
 START_TEST(test_sizes)
 {
@@ -129,7 +129,7 @@ START_TEST(test_config_good)
 	ck_assert_uint_eq(s.weight, 50);
 	ck_assert_int_eq(s.compress.algo, TMEM_COMPRESS_LZ4); /* the default, as zswap */
 	ck_assert_uint_eq(tmemd_config_client(&cfg, "fs1")->nr_auth, 2);
-	ctl_uuid_format(&tmemd_config_client(&cfg, "fs1")->auth[0], uuid);
+	tmem_uuid_format(&tmemd_config_client(&cfg, "fs1")->auth[0], uuid);
 	ck_assert_str_eq(uuid, "6ba7b810-9dad-11d1-80b4-00c04fd430c8");
 	ck_assert_uint_eq(tmemd_config_client(&cfg, "fs1")->auth[0].lo, 0xd111ad9d10b8a76bull);
 	tmemd_config_free(&cfg);
@@ -267,7 +267,7 @@ START_TEST(test_config_domain_sections)
 	struct tmem_client_settings s;
 	char err[256] = "";
 
-	ck_assert_int_eq(ctl_uuid_parse("00112233-4455-6677-8899-aabbccddeeff", &u), 0);
+	ck_assert_int_eq(tmem_uuid_parse("00112233-4455-6677-8899-aabbccddeeff", &u), 0);
 	ck_assert_int_eq(load(&cfg, "[client domid:5]\nweight = 7\n"
 			      "[client 5]\nshared-auth = 00112233-4455-6677-8899-aabbccddeeff\n"
 			      "[client web1]\nweight = 9\n", err), 0);

@@ -57,7 +57,7 @@ fuzz-handshake: $(FUZZ_HANDSHAKE)
 
 $(FUZZ_HANDSHAKE): tests/fuzz/fuzz_handshake.c \
 		$(filter-out daemon/local/transport_local.c daemon/service.c daemon/control_glue.c,$(DAEMON_SRCS)) \
-		$(DAEMON_XEN_SRCS) daemon/systemd/sd_log.c daemon/systemd/sd_fdstore.c daemon/control/ctl_proto.c \
+		$(DAEMON_XEN_SRCS) daemon/systemd/sd_log.c daemon/systemd/sd_fdstore.c \
 		$(wildcard pools/*.c policy/*.c) daemon/local/transport_local.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CLANG,$@)
