@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ctl_state.h"
+#include "io_util.h"
 
 void ctl_state_free(struct ctl_state *st)
 {
@@ -292,21 +293,6 @@ static json_t *state_doc(const struct ctl_state *st)
 	return root;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int fsync_dir_of(const char *path)
 {
 	char dir[PATH_MAX];
@@ -347,9 +333,9 @@ int ctl_write_json_atomic(const char *path, json_t *doc, mode_t mode, gid_t gid)
 	if (rc == 0 && gid != (gid_t)-1 && fchown(fd, (uid_t)-1, gid))
 		rc = -errno;
 	if (rc == 0)
-		rc = write_all(fd, text, strlen(text));
+		rc = io_write_all(fd, text, strlen(text), false);
 	if (rc == 0)
-		rc = write_all(fd, "\n", 1);
+		rc = io_write_all(fd, "\n", 1, false);
 	if (rc == 0 && fsync(fd))
 		rc = -errno;
 	if (rc == 0 && rename(tmp, path))

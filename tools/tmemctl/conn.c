@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "io_util.h"
 #include "tmemctl.h"
 
 #define REPLY_TIMEOUT_MS 30000
@@ -90,21 +91,6 @@ void tmemctl_close(struct tmemctl_conn *conn)
 	free(conn->buf);
 	memset(conn, 0, sizeof(*conn));
 	conn->fd = -1;
-}
-
-static int send_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* Reads until a full line is buffered; returns its length (without the
@@ -186,9 +172,9 @@ int tmemctl_request(struct tmemctl_conn *conn, const char *cmd, json_t *args,
 		fprintf(stderr, "tmemctl: out of memory\n");
 		return EXIT_FAILED;
 	}
-	rc = send_all(conn->fd, text, strlen(text));
+	rc = io_write_all(conn->fd, text, strlen(text), true);
 	if (rc == 0)
-		rc = send_all(conn->fd, "\n", 1);
+		rc = io_write_all(conn->fd, "\n", 1, true);
 	free(text);
 	n = rc ? rc : read_line(conn);
 	if (n < 0) {
