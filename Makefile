@@ -54,14 +54,15 @@ ALL_LDFLAGS = -pthread $(SAN_FLAGS) $(LDFLAGS)
 pkg_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
 pkg_libs = $(shell pkg-config --libs $(1) 2>/dev/null)
 
-# Allowed include paths per top-level folder.
+# Allowed include paths per top-level folder.  common/ holds header-only
+# libc helpers the host programs share (hosted C, unlike proto/).
 INC_proto := -Iproto
 INC_pools := -Iproto -Ipools
 INC_policy := -Iproto -Ipools -Ipolicy
-INC_daemon := -Iproto -Ipools -Ipolicy -Idaemon
+INC_daemon := -Iproto -Icommon -Ipools -Ipolicy -Idaemon
 INC_guest-shim := -Iproto -Iguest-shim/libtmem -Iguest-shim/kernel/core
-INC_tools := -Iproto -Iguest-shim/libtmem -Itools
-INC_tests := -Iproto -Ipools -Ipolicy -Idaemon -Iguest-shim/libtmem \
+INC_tools := -Iproto -Icommon -Iguest-shim/libtmem -Itools
+INC_tests := -Iproto -Icommon -Ipools -Ipolicy -Idaemon -Iguest-shim/libtmem \
 	-Iguest-shim/kernel/core -Itools -Itests
 src_folder = $(firstword $(subst /, ,$(1)))
 

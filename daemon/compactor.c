@@ -19,7 +19,7 @@ static void *compactor_main(void *arg)
 		if (pthread_cond_timedwait(&k->wake, &k->lock, &at) != ETIMEDOUT)
 			continue;
 		pthread_mutex_unlock(&k->lock);
-		(void)tmem_store_compact(k->store); /* counted in the store's stats */
+		(void)store_compact(k->store); /* counted in the store's stats */
 		pthread_mutex_lock(&k->lock);
 	}
 	pthread_mutex_unlock(&k->lock);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Background compaction of the store's compressed pages: a thread that
- * runs tmem_store_compact() once a second, so fragmentation left by
+ * runs store_compact() once a second, so fragmentation left by
  * flushes and evictions is given back without waiting for a put to run
  * out of room (pools/ also compacts then, and on shrink).  It costs a
  * scan of the size classes' part-filled spans when there is nothing to

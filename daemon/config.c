@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "config.h"
-#include "control/ctl_proto.h"
 #include "size.h"
 #include "tmem_names.h"
 
@@ -287,7 +286,7 @@ static int settings_key(struct parse_ctx *ctx, struct tmemd_client_conf *cc,
 		if (cc)
 			cc->has_weight = true;
 	} else if (!strcmp(key, "compress")) {
-		if (tmem_compress_parse(v, &s->compress) == 0)
+		if (store_compress_parse(v, &s->compress) == 0)
 			; /* off, lz4, zstd[:LEVEL] */
 		else if (parse_bool(v, &b) == 0)
 			FAIL(ctx, "compress: '%s' is the old on/off form: want " TMEM_COMPRESS_VALUES, v);
@@ -301,7 +300,7 @@ static int settings_key(struct parse_ctx *ctx, struct tmemd_client_conf *cc,
 		if (auth_count(ctx->cfg) >= TMEM_MAX_SHARED_AUTH)
 			FAIL(ctx, "shared-auth: at most %d in all (what tmemd holds, "
 			     "tmemctl's included)", TMEM_MAX_SHARED_AUTH);
-		if (ctl_uuid_parse(v, &cc->auth[cc->nr_auth]))
+		if (tmem_uuid_parse(v, &cc->auth[cc->nr_auth]))
 			FAIL(ctx, "shared-auth: bad UUID '%s'", v);
 		cc->nr_auth++;
 	} else {

@@ -98,6 +98,6 @@ void tmemd_config_client_settings(const struct tmemd_config *cfg,
  * -EINVAL. */
 int tmemd_check_client_name(const char *name);
 
-/* UUID text: ctl_uuid_parse()/ctl_uuid_format() in control/ctl_proto.h. */
+/* UUID text: tmem_uuid_parse()/tmem_uuid_format() in proto/tmem_names.h. */
 
 #endif /* TMEMD_CONFIG_H */

@@ -85,13 +85,13 @@ static bool file_grants(void *ctx, const struct tmem_uuid *uuid, const char *pri
 	return g->cfg && tmemd_config_grants(g->cfg, principal, uuid);
 }
 
-static void ctl_audit(void *ctx, int priority, uid_t uid, const char *client, const char *msg)
+static void glue_audit(void *ctx, int priority, uid_t uid, const char *client, const char *msg)
 {
 	(void)ctx;
 	tmemd_log_audit(priority, (uint32_t)uid, client, "control: %s", msg);
 }
 
-static void ctl_log(void *ctx, int priority, const char *fmt, va_list ap)
+static void glue_log(void *ctx, int priority, const char *fmt, va_list ap)
 {
 	char line[400];
 
@@ -140,9 +140,9 @@ int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 		.policy = tmemd_clients_policy(reg),
 		.for_each_client = for_each_client,
 		.with_client = with_client,
-		.log = ctl_log,
+		.log = glue_log,
 		.file_grants = file_grants,
-		.audit = ctl_audit,
+		.audit = glue_audit,
 	};
 	int rc;
 

@@ -8,7 +8,7 @@
 #ifndef TMEMD_CONTROL_GLUE_H
 #define TMEMD_CONTROL_GLUE_H
 
-#include "clients.h"
+#include "client_registry.h"
 #include "config.h"
 #include "loop.h"
 

@@ -90,7 +90,7 @@ static int32_t new_pool(struct tmemd_client *c, const struct tmem_req *r)
 
 	if (!budget_take(c))
 		return -TMEM_ENOSPC;
-	rc = tmem_new_pool(c->sc, r->flags, &uuid);
+	rc = store_new_pool(c->sc, r->flags, &uuid);
 	before = rc >= 0 && rc < TMEM_MAX_POOLS_PER_CLIENT ?
 		 __atomic_fetch_or(&c->owned_pools, 1u << rc, __ATOMIC_RELAXED) : 0;
 	/* Failed, or joined a shared pool this client already held. */
@@ -101,7 +101,7 @@ static int32_t new_pool(struct tmemd_client *c, const struct tmem_req *r)
 
 static int32_t destroy_pool(struct tmemd_client *c, int32_t pool_id)
 {
-	int rc = tmem_destroy_pool(c->sc, pool_id);
+	int rc = store_destroy_pool(c->sc, pool_id);
 
 	if (rc >= 0 && (__atomic_fetch_and(&c->owned_pools, ~(1u << pool_id),
 					   __ATOMIC_RELAXED) & (1u << pool_id)))
@@ -134,11 +134,11 @@ int32_t tmemd_dispatch(struct tmemd_client *c, const struct tmem_req *r,
 		return tmem_policy_put(c->pc, r->pool_id, oid, r->index, page);
 	case TMEM_OP_GET_PAGE:
 		page = tmem_slot_ptr(slots->region, slots->nr_entries, r->slot);
-		return tmem_get_page(c->sc, r->pool_id, oid, r->index, page);
+		return store_get_page(c->sc, r->pool_id, oid, r->index, page);
 	case TMEM_OP_FLUSH_PAGE:
-		return tmem_flush_page(c->sc, r->pool_id, oid, r->index);
+		return store_flush_page(c->sc, r->pool_id, oid, r->index);
 	default: /* TMEM_OP_FLUSH_OBJECT; tmemd_req_check() allowed no other */
-		return tmem_flush_object(c->sc, r->pool_id, oid);
+		return store_flush_object(c->sc, r->pool_id, oid);
 	}
 }
 

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "clients.h"
+#include "client_registry.h"
 #include "tmem_proto.h"
 
 /* Where a ring's data slots are, as negotiated at connect time. */

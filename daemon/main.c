@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clients.h"
+#include "client_registry.h"
 #include "compactor.h"
 #include "config.h"
 #include "control_glue.h"
@@ -94,7 +94,7 @@ static int apply_shared_auth(struct tmemd *d)
 		const struct tmemd_client_conf *cc = &d->cfg.clients[i];
 
 		for (unsigned j = 0; j < cc->nr_auth; j++) {
-			int rc = tmem_shared_auth(d->store, &cc->auth[j], cc->name, true);
+			int rc = store_shared_auth(d->store, &cc->auth[j], cc->name, true);
 
 			if (rc) {
 				log_err("shared-auth for %s: %s", cc->name, strerror(-rc));
@@ -134,8 +134,11 @@ static int start_core(struct tmemd *d)
 	if (rc)
 		return rc;
 	rc = tmemd_clients_create(d->store, d->policy, &d->cfg, &d->clients);
-	if (!rc)
-		rc = tmemd_workers_create(d->cfg.workers, &d->workers);
+	if (rc) {
+		log_err("cannot create the client registry: %s", strerror(-rc));
+		return rc;
+	}
+	rc = tmemd_workers_create(d->cfg.workers, &d->workers);
 	if (rc) {
 		log_err("cannot start workers: %s", strerror(-rc));
 		return rc;

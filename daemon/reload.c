@@ -26,7 +26,7 @@ static int apply_auth(struct tmem_store *store, const struct tmemd_config *in,
 			if (!allow && keep && keep->auth_stored &&
 			    keep->auth_stored(keep->ctx, &cc->auth[j], cc->name))
 				continue;
-			rc = tmem_shared_auth(store, &cc->auth[j], cc->name, allow);
+			rc = store_shared_auth(store, &cc->auth[j], cc->name, allow);
 			if (rc)
 				return rc;
 		}

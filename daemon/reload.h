@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "clients.h"
+#include "client_registry.h"
 #include "config.h"
 
 /* What a reload must not take away: the shared-pool authorisations an

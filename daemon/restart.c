@@ -12,7 +12,7 @@ static void log_recovery(const struct tmemd_restart *r)
 {
 	struct tmem_recovery_info ri;
 
-	tmem_store_recovery(r->store, &ri);
+	store_recovery_info(r->store, &ri);
 	if (!ri.adopted) {
 		if (r->arena.fd < 0)
 			log_warn("pages live in process memory: nothing survives a restart "
@@ -44,9 +44,9 @@ int tmemd_restart_open_store(struct tmemd_restart *r, const struct tmem_store_co
 	if (discard && r->arena.fd >= 0)
 		log_warn("--discard-arena: the pages in the %s are thrown away", r->arena.where);
 	if (r->arena.fd < 0)
-		rc = tmem_store_create(sc, &r->store);
+		rc = store_create(sc, &r->store);
 	else
-		rc = tmem_store_open(sc, r->arena.fd, &r->store, why, sizeof(why));
+		rc = store_open(sc, r->arena.fd, &r->store, why, sizeof(why));
 	if (rc == -EPROTO || rc == -EBADMSG) {
 		log_err("arena in the %s: %s; refusing it and leaving it as it is "
 			"(start once with --discard-arena to throw it away)", r->arena.where, why);
@@ -70,7 +70,7 @@ static void on_grace(struct tmemd_watch *w, uint32_t events)
 	(void)events;
 	if (read(w->fd, &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
 		return;
-	n = tmem_store_drop_detached(r->store, NULL);
+	n = store_drop_detached(r->store, NULL);
 	if (n > 0)
 		log_info("%d recovered client%s did not come back within %u s: their pages "
 			 "are freed", n, n == 1 ? "" : "s", r->grace_sec);
@@ -83,7 +83,7 @@ int tmemd_restart_arm_grace(struct tmemd_restart *r, struct tmemd_loop *loop,
 	struct tmem_store_info si;
 	int rc;
 
-	tmem_store_info(r->store, &si);
+	store_info(r->store, &si);
 	if (si.nr_detached == 0)
 		return 0;
 	r->grace_sec = grace_sec;
@@ -115,7 +115,7 @@ void tmemd_restart_close(struct tmemd_restart *r, struct tmemd_loop *loop)
 		close(r->grace.fd);
 		r->grace.fd = -1;
 	}
-	tmem_store_destroy(r->store);
+	store_destroy(r->store);
 	r->store = NULL;
 	tmemd_arena_close(&r->arena);
 }

@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "clients.h"
+#include "client_registry.h"
 #include "dispatch.h"
 #include "tmem_proto.h"
 

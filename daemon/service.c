@@ -16,7 +16,7 @@ static void send_status(struct tmemd_service *sv)
 {
 	struct tmem_store_info si;
 
-	tmem_store_info(sv->store, &si);
+	store_info(sv->store, &si);
 	sent("STATUS", tmemd_sd_status_counts(si.nr_clients, si.arena.ephemeral,
 					      si.arena.persistent));
 }

@@ -5,7 +5,9 @@
  * shared region is mapped and how doorbells ring.  All of them feed the
  * same ring code (ring.c) and request path (dispatch.c).
  *
- *   local  unix socket + memfd + eventfds (transport_local.c)
+ *   local  unix socket + memfd + eventfds (local/transport_local.c, with the
+ *          per-uid limits in local/local_uids.c and sessions in
+ *          local/session.c)
  *   xen    xenstore + grant tables + event channels (xen/transport_xen.c,
  *          state machine in xen/backend.c)
  */
@@ -14,7 +16,7 @@
 
 #include <stdbool.h>
 
-#include "clients.h"
+#include "client_registry.h"
 #include "loop.h"
 #include "workers.h"
 

@@ -351,11 +351,6 @@ void tmemd_workers_destroy(struct tmemd_workers *ws)
 	free(ws);
 }
 
-unsigned tmemd_workers_count(const struct tmemd_workers *ws)
-{
-	return ws->nr;
-}
-
 int tmemd_workers_attach(struct tmemd_workers *ws, struct tmemd_ring *ring)
 {
 	struct tmemd_worker *best = &ws->w[0];

@@ -31,6 +31,4 @@ int tmemd_workers_attach(struct tmemd_workers *ws, struct tmemd_ring *ring);
 /* Takes ring back; returns once no worker touches it.  Accepts unattached. */
 void tmemd_workers_detach(struct tmemd_workers *ws, struct tmemd_ring *ring);
 
-unsigned tmemd_workers_count(const struct tmemd_workers *ws);
-
 #endif /* TMEMD_WORKERS_H */

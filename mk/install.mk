@@ -49,8 +49,7 @@ INSTALL_SBIN := $(BUILD)/tmemd
 INSTALL_BIN := $(BUILD)/tmemctl $(BUILD)/tmem-bench
 INSTALL_LIBS := $(BUILD)/libtmem.a $(BUILD)/libtmem.so
 INSTALL_HEADERS := guest-shim/libtmem/tmem.h guest-shim/libtmem/tmem_raw.h \
-	proto/tmem_proto.h proto/tmem_barrier.h \
-	$(wildcard proto/tmem_local.h guest-shim/libtmem/tmem_local.h)
+	proto/tmem_proto.h proto/tmem_barrier.h proto/tmem_local.h
 INSTALL_MAN := $(sort man/tmemd.8 man/tmemctl.8 man/tmemd.conf.5 man/tmem.7 \
 	man/tmem_shim.4 man/tmem-bench.1 $(wildcard man/*.[0-9]))
 INSTALL_UNITS := systemd/tmemd.service

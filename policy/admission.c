@@ -28,7 +28,7 @@ enum pool_kind { KIND_UNKNOWN, KIND_EPHEMERAL, KIND_PERSISTENT };
 /* KIND_UNKNOWN when the pool does not exist (the put then gets -ENOENT). */
 static enum pool_kind pool_kind(struct tmem_client *c, int32_t pool_id)
 {
-	switch (tmem_client_pool_kind(c, pool_id)) {
+	switch (store_client_pool_kind(c, pool_id)) {
 	case 1:
 		return KIND_PERSISTENT;
 	case 0:
@@ -73,7 +73,7 @@ static bool room_under_cap(struct tmem_pclient *pc, int32_t pool_id,
 		*kind = pool_kind(pc->client, pool_id);
 	if (*kind != KIND_EPHEMERAL || cap == 0)
 		return false;
-	tmem_client_page_counts(pc->client, &counts);
+	store_client_page_counts(pc->client, &counts);
 	if (counts.ephemeral >= cap)
 		want = counts.ephemeral - cap + 1;
 	return policy_evict_own(pc, want) > 0 || counts.ephemeral > 0;
@@ -90,14 +90,14 @@ static bool room_in_arena(struct tmem_policy *policy)
 
 	if (policy_refill(policy, false))
 		return true;
-	tmem_store_arena_counts(policy->store, &a);
+	store_arena_counts(policy->store, &a);
 	return a.free_pages > 0 || a.ephemeral > 0;
 }
 
 static int refuse(struct tmem_pclient *pc, int32_t pool_id,
 		  enum tmem_put_fail why)
 {
-	tmem_count_put_failure(pc->client, pool_id, why);
+	store_count_put_failure(pc->client, pool_id, why);
 	return 0;
 }
 
@@ -114,7 +114,7 @@ int tmem_policy_put(struct tmem_pclient *pc, int32_t pool_id,
 		return -EINVAL;
 	if (atomic_load(&pc->frozen)) {
 		/* Not the guest's flush: it must not count as one. */
-		rc = tmem_discard_page(pc->client, pool_id, oid, index);
+		rc = store_discard_page(pc->client, pool_id, oid, index);
 		if (rc < 0)
 			return rc;
 		return refuse(pc, pool_id, TMEM_PUT_FAIL_FROZEN);
@@ -122,7 +122,7 @@ int tmem_policy_put(struct tmem_pclient *pc, int32_t pool_id,
 	policy_refill(pc->policy, true);
 	for (int attempt = 0;; attempt++) {
 		cap = put_cap(pc, pool_id, &kind);
-		rc = tmem_put_page(pc->client, pool_id, oid, index, src, cap);
+		rc = store_put_page(pc->client, pool_id, oid, index, src, cap);
 		if (rc != -EDQUOT && rc != -ENOSPC)
 			return rc;
 		why = rc == -EDQUOT ? TMEM_PUT_FAIL_QUOTA : TMEM_PUT_FAIL_FULL;

@@ -12,7 +12,7 @@
  * counters only) picks a victim and how many pages it is over its fair
  * share against the runner-up; up to POLICY_EVICT_BATCH of those go
  * before the next scan, so a scan is amortised over a batch.  The batch is one
- * tmem_client_evict_oldest_n() call (pools/ O(1) LRU pops, taking the
+ * store_client_evict_oldest_n() call (pools/ O(1) LRU pops, taking the
  * LRU and pool locks once for the batch), made with no policy lock held.  A free-page reserve (the low-water mark) is
  * refilled in such batches, so most puts find a free page and do not
  * evict at all.
@@ -76,7 +76,7 @@ static struct tmem_pclient *victim_pin(struct tmem_policy *policy,
 	for (pc = policy->clients; pc; pc = pc->next) {
 		if (skipped(pc, skip, nskip))
 			continue;
-		tmem_client_page_counts(pc->client, &counts);
+		store_client_page_counts(pc->client, &counts);
 		if (!counts.ephemeral)
 			continue;
 		cur.pc = pc;
@@ -121,7 +121,7 @@ static uint64_t evict_from(struct tmem_client *c, uint64_t want)
 	while (n < want) {
 		ask = want - n < POLICY_EVICT_BATCH ? (unsigned int)(want - n)
 						    : POLICY_EVICT_BATCH;
-		got = tmem_client_evict_oldest_n(c, ask);
+		got = store_client_evict_oldest_n(c, ask);
 		n += got;
 		if (got < ask)
 			break;
@@ -141,8 +141,8 @@ uint64_t policy_evict_weighted(struct tmem_policy *policy, uint64_t want)
 	uint64_t got, batch, n;
 	struct tmem_pclient *v;
 
-	got = tmem_store_evict_detached(policy->store,
-					want < POLICY_EVICT_BATCH ? (unsigned int)want
+	got = store_evict_detached(policy->store,
+				   want < POLICY_EVICT_BATCH ? (unsigned int)want
 								  : POLICY_EVICT_BATCH);
 	while (got < want) {
 		v = victim_pin(policy, skip, nskip, &batch);
@@ -191,7 +191,7 @@ uint64_t tmem_policy_low_water(struct tmem_policy *policy)
 
 	if (!policy)
 		return 0;
-	tmem_store_arena_counts(policy->store, &a);
+	store_arena_counts(policy->store, &a);
 	return policy_low_water(policy, a.total_pages);
 }
 
@@ -206,7 +206,7 @@ uint64_t policy_refill(struct tmem_policy *policy, bool inline_put)
 	struct tmem_arena_counts a;
 	uint64_t lw, want, got;
 
-	tmem_store_arena_counts(policy->store, &a);
+	store_arena_counts(policy->store, &a);
 	lw = policy_low_water(policy, a.total_pages);
 	if (a.free_pages >= lw)
 		return 0;

@@ -8,12 +8,12 @@
  *   policy->lock          client list, pclient->users/removing, defaults
  *   (pools/ locks)
  * policy->lock is held only for short scans of the client list, during
- * which the only pools/ call made is tmem_client_page_counts(), a read of
+ * which the only pools/ call made is store_client_page_counts(), a read of
  * counters.  Evictions and puts call pools/ with no policy lock held; an
  * evictor pins its victim with pclient->users instead, and
  * tmem_policy_client_remove() waits for the pins to go.  A resize holds
  * only resize_lock (which nothing else takes) across its evictions and
- * tmem_store_resize().
+ * store_resize().
  *
  * Settings live in atomics so that the put path reads them without a
  * lock; a put racing with a settings change sees the old or the new

@@ -19,7 +19,7 @@ static int shrink_make_room(struct tmem_policy *policy, uint64_t new_pages)
 	uint64_t used;
 
 	for (int i = 0; i < SHRINK_RETRIES; i++) {
-		tmem_store_arena_counts(policy->store, &a);
+		store_arena_counts(policy->store, &a);
 		if (a.persistent > new_pages)
 			return -EBUSY;
 		used = a.total_pages - a.free_pages;
@@ -36,9 +36,9 @@ static int do_resize(struct tmem_policy *policy, uint64_t new_pages)
 	struct tmem_arena_counts a;
 	int rc = -EBUSY;
 
-	tmem_store_arena_counts(policy->store, &a);
+	store_arena_counts(policy->store, &a);
 	if (new_pages >= a.total_pages)
-		return tmem_store_resize(policy->store, new_pages);
+		return store_resize(policy->store, new_pages);
 	/* Checked before evicting anything, so a refused shrink costs no pages. */
 	if (a.persistent > new_pages)
 		return -EBUSY;
@@ -46,7 +46,7 @@ static int do_resize(struct tmem_policy *policy, uint64_t new_pages)
 		rc = shrink_make_room(policy, new_pages);
 		if (rc)
 			return rc;
-		rc = tmem_store_resize(policy->store, new_pages);
+		rc = store_resize(policy->store, new_pages);
 	}
 	return rc;
 }

@@ -24,7 +24,7 @@ int policy_settings_check(const struct tmem_client_settings *s)
 		return -EINVAL;
 	if (s->weight < 1 || s->weight > TMEM_MAX_WEIGHT)
 		return -EINVAL;
-	if (!tmem_compress_valid(&s->compress))
+	if (!store_compress_valid(&s->compress))
 		return -EINVAL;
 	return 0;
 }
@@ -36,7 +36,7 @@ void pclient_store_settings(struct tmem_pclient *pc,
 	atomic_store(&pc->persistent_max, s->persistent_max);
 	atomic_store(&pc->weight, s->weight);
 	pc->compress = s->compress;
-	(void)tmem_client_set_compress(pc->client, &s->compress); /* checked */
+	(void)store_client_set_compress(pc->client, &s->compress); /* checked */
 	atomic_store(&pc->frozen, s->frozen);
 }
 

@@ -90,7 +90,7 @@ int tmem_policy_set_defaults(struct tmem_policy *policy,
 
 /*
  * A frozen client's put removes any older page at that handle (through
- * tmem_discard_page(), so it is not counted as a guest flush_page)
+ * store_discard_page(), so it is not counted as a guest flush_page)
  * before it returns 0: put-put-get coherency.  An ephemeral put over the client's cap
  * evicts the client's own oldest pages and stores; with a cap of 0 it
  * is refused.  A put into a full arena evicts ephemeral pages, anyone's,

@@ -60,7 +60,7 @@ out:
 	return ret;
 }
 
-void descs_page_free_locked(struct tmem_store *s, uint32_t page)
+void do_descs_page_free(struct tmem_store *s, uint32_t page)
 {
 	struct tmem_descs *d = &s->descs;
 	struct tmem_pagedesc *p = &d->pages[page];
@@ -147,7 +147,7 @@ static int pool_chunk_new(struct tmem_pool *pool)
 	return 0;
 }
 
-int pool_obj_alloc(struct tmem_pool *pool, uint32_t *obj)
+int do_pool_obj_alloc(struct tmem_pool *pool, uint32_t *obj)
 {
 	struct tmem_store *s = pool->store;
 	struct tmem_chunk *ch;
@@ -169,7 +169,7 @@ int pool_obj_alloc(struct tmem_pool *pool, uint32_t *obj)
 	return 0;
 }
 
-void pool_obj_free(struct tmem_pool *pool, uint32_t obj)
+void do_pool_obj_free(struct tmem_pool *pool, uint32_t obj)
 {
 	struct tmem_store *s = pool->store;
 	uint32_t c = obj / TMEM_OBJS_PER_CHUNK;
@@ -187,7 +187,7 @@ void pool_obj_free(struct tmem_pool *pool, uint32_t obj)
 	}
 }
 
-void pool_chunks_release(struct tmem_pool *pool)
+void do_pool_chunks_release(struct tmem_pool *pool)
 {
 	while (pool->partial != TMEM_NIL) {
 		uint32_t c = pool->partial;

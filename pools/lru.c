@@ -11,7 +11,7 @@
  */
 #include "store_internal.h"
 
-void lru_add_tail_locked(struct tmem_client *c, uint32_t page)
+void do_lru_add_tail(struct tmem_client *c, uint32_t page)
 {
 	struct tmem_pagedesc *p = pd(c->store, page);
 
@@ -24,7 +24,7 @@ void lru_add_tail_locked(struct tmem_client *c, uint32_t page)
 	c->lru_tail = page;
 }
 
-void lru_del_locked(struct tmem_client *c, uint32_t page)
+void do_lru_del(struct tmem_client *c, uint32_t page)
 {
 	struct tmem_pagedesc *p = pd(c->store, page);
 
@@ -42,15 +42,15 @@ void lru_del_locked(struct tmem_client *c, uint32_t page)
 void lru_add(struct tmem_client *c, uint32_t page)
 {
 	pthread_mutex_lock(&c->lru_lock);
-	lru_add_tail_locked(c, page);
+	do_lru_add_tail(c, page);
 	pthread_mutex_unlock(&c->lru_lock);
 }
 
 void lru_touch(struct tmem_client *c, uint32_t page)
 {
 	pthread_mutex_lock(&c->lru_lock);
-	lru_del_locked(c, page);
-	lru_add_tail_locked(c, page);
+	do_lru_del(c, page);
+	do_lru_add_tail(c, page);
 	pthread_mutex_unlock(&c->lru_lock);
 }
 
@@ -77,7 +77,7 @@ static void run_free(struct evict_run *r)
 		return;
 	pthread_mutex_lock(&r->s->alloc_lock);
 	for (unsigned int i = 0; i < r->nfreed; i++)
-		descs_page_free_locked(r->s, r->freed[i]);
+		do_descs_page_free(r->s, r->freed[i]);
 	pthread_mutex_unlock(&r->s->alloc_lock);
 	r->nfreed = 0;
 }
@@ -106,7 +106,7 @@ static void run_evict(struct evict_run *r, uint32_t page)
 		r->obj = obj;
 		r->oh = page_oid_hash(r->pool, page);
 	}
-	do_page_detach(r->pool, page, r->oh, true);
+	do_page_evict(r->pool, page, r->oh);
 	r->pool_evicted++;
 	r->freed[r->nfreed++] = page;
 	if (r->nfreed == EVICT_FREE_BATCH)
@@ -121,7 +121,7 @@ static void run_evict(struct evict_run *r, uint32_t page)
  * goes, so a resize (which stops every pool) never sees a page unlinked
  * but not yet freed.
  */
-unsigned int tmem_client_evict_oldest_n(struct tmem_client *c, unsigned int n)
+unsigned int store_client_evict_oldest_n(struct tmem_client *c, unsigned int n)
 {
 	struct evict_run r = { .obj = TMEM_NIL };
 	unsigned int done = 0, skipped = 0;
@@ -156,14 +156,14 @@ unsigned int tmem_client_evict_oldest_n(struct tmem_client *c, unsigned int n)
 	return done;
 }
 
-int tmem_client_evict_oldest(struct tmem_client *c)
+int store_client_evict_oldest(struct tmem_client *c)
 {
-	return (int)tmem_client_evict_oldest_n(c, 1);
+	return (int)store_client_evict_oldest_n(c, 1);
 }
 
 /* store->lock keeps each detached client alive while it is evicted from;
  * the lock order (store, then LRU, then a pool by trylock) allows it. */
-unsigned int tmem_store_evict_detached(struct tmem_store *s, unsigned int n)
+unsigned int store_evict_detached(struct tmem_store *s, unsigned int n)
 {
 	unsigned int done = 0;
 
@@ -172,7 +172,7 @@ unsigned int tmem_store_evict_detached(struct tmem_store *s, unsigned int n)
 	pthread_mutex_lock(&s->lock);
 	for (struct tmem_client *c = s->clients; c && done < n; c = c->next)
 		if (c->detached)
-			done += tmem_client_evict_oldest_n(c, n - done);
+			done += store_client_evict_oldest_n(c, n - done);
 	pthread_mutex_unlock(&s->lock);
 	return done;
 }

@@ -27,18 +27,18 @@ int do_page_insert(struct tmem_pool *pool, const struct tmem_oid *oid,
 	int ret;
 
 	if (head == TMEM_NIL) {
-		ret = pool_obj_alloc(pool, &obj);
+		ret = do_pool_obj_alloc(pool, &obj);
 		if (ret < 0)
 			return ret;
 	}
 	ret = descs_page_alloc(s, e, pool, page);
 	if (ret < 0) {
 		if (obj != TMEM_NIL)
-			pool_obj_free(pool, obj);
+			do_pool_obj_free(pool, obj);
 		return ret;
 	}
 	p = pd(s, *page);
-	data_write(s, pd_handle(p), *page, e);
+	do_data_write(s, pd_handle(p), *page, e);
 	p->index = index;
 	p->lprev = p->lnext = TMEM_NIL;
 	if (head == TMEM_NIL) {
@@ -60,7 +60,7 @@ int do_page_insert(struct tmem_pool *pool, const struct tmem_oid *oid,
 		lru_add(pool->owner, *page);
 	atomic_fetch_add_explicit(&s->kind_pages[pool_kind(pool)], 1,
 				  memory_order_relaxed);
-	data_account(pool, pd_handle(p), 1);
+	do_data_account(pool, pd_handle(p), 1);
 	pd_publish(p, pd_handle(p));
 	return 0;
 }
@@ -92,7 +92,7 @@ void do_page_adopt(struct tmem_pool *pool, uint32_t page, uint64_t oh)
 				  memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->kind_pages[pool_kind(pool)], 1,
 				  memory_order_relaxed);
-	data_account(pool, pd_handle(p), 1);
+	do_data_account(pool, pd_handle(p), 1);
 }
 
 static void do_obj_unlink_page(struct tmem_pool *pool, uint32_t page,
@@ -108,32 +108,52 @@ static void do_obj_unlink_page(struct tmem_pool *pool, uint32_t page,
 			pd(s, next)->oprev = p->oprev;
 	} else if (next == TMEM_NIL) {
 		do_obj_hash_replace(pool, page, TMEM_NIL, oh);
-		pool_obj_free(pool, obj);
+		do_pool_obj_free(pool, obj);
 	} else {
 		pd_set_obj(pd(s, next), obj | TMEM_OBJ_HEAD);
 		do_obj_hash_replace(pool, page, next, oh);
 	}
 }
 
-void do_page_detach(struct tmem_pool *pool, uint32_t page, uint64_t oh,
-		    bool lru_locked)
+/*
+ * Detaching a page, in three steps: the removal's commit store comes
+ * before any link changes (COMMIT.md); then the page leaves the LRU
+ * (do_page_detach() takes the owner's LRU lock for it, do_page_evict()
+ * runs under it), before its object: eviction finds a listed page's pool
+ * through its object's chunk, so the object must outlive the page's
+ * listing; then the tables and the object.
+ */
+static void do_page_unpublish(struct tmem_pool *pool, uint32_t page)
+{
+	pd_unpublish(pd(pool->store, page));
+	do_data_account(pool, pd_handle(pd(pool->store, page)), -1);
+}
+
+static void do_page_unlink_tables(struct tmem_pool *pool, uint32_t page, uint64_t oh)
+{
+	do_page_hash_del(pool, page, oh);
+	do_obj_unlink_page(pool, page, oh);
+}
+
+void do_page_detach(struct tmem_pool *pool, uint32_t page, uint64_t oh)
 {
 	struct tmem_client *owner = pool->owner;
 
-	/* The removal's commit store comes before any link changes (COMMIT.md). */
-	pd_unpublish(pd(pool->store, page));
-	data_account(pool, pd_handle(pd(pool->store, page)), -1);
-	/* Off the LRU first: eviction finds a listed page's pool through its
-	 * object's chunk, so the object must outlive the page's listing. */
+	do_page_unpublish(pool, page);
 	if (!pool->persistent) {
-		if (!lru_locked)
-			pthread_mutex_lock(&owner->lru_lock);
-		lru_del_locked(owner, page);
-		if (!lru_locked)
-			pthread_mutex_unlock(&owner->lru_lock);
+		pthread_mutex_lock(&owner->lru_lock);
+		do_lru_del(owner, page);
+		pthread_mutex_unlock(&owner->lru_lock);
 	}
-	do_page_hash_del(pool, page, oh);
-	do_obj_unlink_page(pool, page, oh);
+	do_page_unlink_tables(pool, page, oh);
+}
+
+void do_page_evict(struct tmem_pool *pool, uint32_t page, uint64_t oh)
+{
+	do_page_unpublish(pool, page);
+	if (!pool->persistent)
+		do_lru_del(pool->owner, page);
+	do_page_unlink_tables(pool, page, oh);
 }
 
 void pool_uncharge(struct tmem_pool *pool, uint64_t n)
@@ -145,10 +165,9 @@ void pool_uncharge(struct tmem_pool *pool, uint64_t n)
 				  memory_order_relaxed);
 }
 
-void do_page_unlink(struct tmem_pool *pool, uint32_t page, uint64_t oh,
-		    bool lru_locked)
+void do_page_unlink(struct tmem_pool *pool, uint32_t page, uint64_t oh)
 {
-	do_page_detach(pool, page, oh, lru_locked);
+	do_page_detach(pool, page, oh);
 	pool_uncharge(pool, 1);
 }
 
@@ -157,14 +176,13 @@ void do_page_free(struct tmem_pool *pool, uint32_t page)
 	struct tmem_store *s = pool->store;
 
 	pthread_mutex_lock(&s->alloc_lock);
-	descs_page_free_locked(s, page);
+	do_descs_page_free(s, page);
 	pthread_mutex_unlock(&s->alloc_lock);
 }
 
-void do_page_remove(struct tmem_pool *pool, uint32_t page, uint64_t oh,
-		    bool lru_locked)
+void do_page_remove(struct tmem_pool *pool, uint32_t page, uint64_t oh)
 {
-	do_page_unlink(pool, page, oh, lru_locked);
+	do_page_unlink(pool, page, oh);
 	do_page_free(pool, page);
 }
 
@@ -176,9 +194,9 @@ uint32_t do_object_remove(struct tmem_pool *pool, uint32_t head, uint64_t oh)
 	/* Tail pages first: each is O(1), and the head goes last with its object. */
 	for (uint32_t p = pd(s, head)->onext, next; p != TMEM_NIL; p = next, n++) {
 		next = pd(s, p)->onext;
-		do_page_remove(pool, p, oh, false);
+		do_page_remove(pool, p, oh);
 	}
-	do_page_remove(pool, head, oh, false);
+	do_page_remove(pool, head, oh);
 	return n;
 }
 

@@ -37,13 +37,13 @@ int do_data_alloc(struct tmem_store *s, const struct tmem_enc *e,
 	return ret;
 }
 
-void data_write(struct tmem_store *s, uint32_t handle, uint32_t page,
-		const struct tmem_enc *e)
+void do_data_write(struct tmem_store *s, uint32_t handle, uint32_t page,
+		   const struct tmem_enc *e)
 {
 	data_ops(handle)->write(s, handle, page, e);
 }
 
-int data_read(const struct tmem_store *s, uint32_t handle, void *dst)
+int do_data_read(const struct tmem_store *s, uint32_t handle, void *dst)
 {
 	uint8_t bounce[TMEM_PAGE_SIZE];
 	const void *src;
@@ -64,15 +64,15 @@ int data_read(const struct tmem_store *s, uint32_t handle, void *dst)
 	return codec_decode(codec, src, len, dst);
 }
 
-void data_account(struct tmem_pool *pool, uint32_t handle, int d)
+void do_data_account(struct tmem_pool *pool, uint32_t handle, int d)
 {
 	if (!(handle & TMEM_H_ZS)) {
-		ctr_add_locked(&pool->zbytes, d * (int64_t)TMEM_PAGE_SIZE);
+		do_ctr_add(&pool->zbytes, d * (int64_t)TMEM_PAGE_SIZE);
 		if (handle & TMEM_H_SUB)
-			ctr_add_locked(&pool->huge_pages, d);
+			do_ctr_add(&pool->huge_pages, d);
 	} else if (handle & TMEM_H_SUB) {
-		ctr_add_locked(&pool->same_pages, d);
+		do_ctr_add(&pool->same_pages, d);
 	} else {
-		ctr_add_locked(&pool->zbytes, d * (int64_t)zs_len(pool->store, handle));
+		do_ctr_add(&pool->zbytes, d * (int64_t)zs_len(pool->store, handle));
 	}
 }

@@ -112,7 +112,7 @@ void do_pool_destroy(struct tmem_pool *pool)
 	if (pool->rec->state == TMEM_REC_LIVE)
 		rec_set_state(&pool->rec->state, TMEM_REC_DYING);
 	do_pool_empty(pool);
-	pool_chunks_release(pool);
+	do_pool_chunks_release(pool);
 	htab_fini(s, &pool->pages);
 	htab_fini(s, &pool->objs);
 	pool->gen++;
@@ -233,8 +233,8 @@ static int do_private_pool_new(struct tmem_client *c, bool persistent)
 	return ret;
 }
 
-int tmem_new_pool(struct tmem_client *c, uint32_t flags,
-		  const struct tmem_uuid *uuid)
+int store_new_pool(struct tmem_client *c, uint32_t flags,
+		   const struct tmem_uuid *uuid)
 {
 	int ret;
 
@@ -254,7 +254,7 @@ int tmem_new_pool(struct tmem_client *c, uint32_t flags,
 	return ret;
 }
 
-int tmem_destroy_pool(struct tmem_client *c, int32_t pool_id)
+int store_destroy_pool(struct tmem_client *c, int32_t pool_id)
 {
 	int ret = 1;
 

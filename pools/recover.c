@@ -12,7 +12,7 @@
  * chains, object lists, LRU lists, free lists) and every count is
  * rebuilt; the old links are ignored.
  *
- * Runs single-threaded inside tmem_store_open(), before the store is
+ * Runs single-threaded inside store_open(), before the store is
  * handed out, so it takes no locks.
  */
 #include <errno.h>
@@ -289,7 +289,7 @@ static void drop_dups(struct recover *r)
 		if (pd_obj_raw(pd(s, page)) == TMEM_NIL || !pd_live(pd(s, page)))
 			continue; /* listed twice */
 		pool = page_pool(s, page);
-		do_page_remove(pool, page, page_oid_hash(pool, page), false);
+		do_page_remove(pool, page, page_oid_hash(pool, page));
 		r->info->pages--;
 		r->info->pages_dropped++;
 		if (pool->persistent)

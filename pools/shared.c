@@ -35,8 +35,8 @@ static int do_auth_find(struct tmem_store *s, const struct tmem_uuid *uuid,
 	return -1;
 }
 
-int tmem_shared_auth(struct tmem_store *s, const struct tmem_uuid *uuid,
-		     const char *principal, bool allow)
+int store_shared_auth(struct tmem_store *s, const struct tmem_uuid *uuid,
+		      const char *principal, bool allow)
 {
 	struct tmem_principal who;
 	int i, ret = 0;
@@ -151,9 +151,9 @@ static void do_shared_info(struct tmem_store *s, struct tmem_pool *pool,
 			info->principals[info->nr_principals++] = s->auth[i].principal;
 }
 
-int tmem_store_for_each_shared_pool(struct tmem_store *s,
-				    int (*fn)(const struct tmem_shared_pool_info *, void *),
-				    void *ctx)
+int store_for_each_shared_pool(struct tmem_store *s,
+			       int (*fn)(const struct tmem_shared_pool_info *, void *),
+			       void *ctx)
 {
 	struct tmem_shared_pool_info *info;
 	int ret = 0;
@@ -175,9 +175,9 @@ int tmem_store_for_each_shared_pool(struct tmem_store *s,
 	return ret;
 }
 
-int tmem_store_for_each_shared_auth(struct tmem_store *s,
-				    int (*fn)(const struct tmem_uuid *, const char *, void *),
-				    void *ctx)
+int store_for_each_shared_auth(struct tmem_store *s,
+			       int (*fn)(const struct tmem_uuid *, const char *, void *),
+			       void *ctx)
 {
 	int ret = 0;
 

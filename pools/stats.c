@@ -59,7 +59,7 @@ void counters_snapshot(const struct tmem_counters *c,
 	counters_add(c, out);
 }
 
-void tmem_store_arena_counts(struct tmem_store *s, struct tmem_arena_counts *out)
+void store_arena_counts(struct tmem_store *s, struct tmem_arena_counts *out)
 {
 	uint32_t total, used;
 
@@ -141,7 +141,7 @@ static void store_zinfo(struct tmem_store *s, struct tmem_store_info *out)
 	}
 	pthread_mutex_unlock(&s->lock);
 	pthread_mutex_lock(&s->alloc_lock);
-	zs_frag(s, &capacity);
+	do_zs_frag(s, &capacity);
 	frames = ld(&z->span_frames);
 	out->zs_fragmentation = capacity - ld(&z->slot_bytes);
 	out->zs_overhead = frames * TMEM_PAGE_SIZE - capacity + ld(&z->slot_bytes) -
@@ -153,14 +153,14 @@ static void store_zinfo(struct tmem_store *s, struct tmem_store_info *out)
 	out->decode_errors = ld(&z->decode_errors);
 }
 
-void tmem_store_info(struct tmem_store *s, struct tmem_store_info *out)
+void store_info(struct tmem_store *s, struct tmem_store_info *out)
 {
 	if (!out)
 		return;
 	memset(out, 0, sizeof(*out));
 	if (!s)
 		return;
-	tmem_store_arena_counts(s, &out->arena);
+	store_arena_counts(s, &out->arena);
 	out->evictions = ld(&s->evictions);
 	pthread_mutex_lock(&s->lock);
 	out->nr_clients = s->nr_clients;
@@ -182,7 +182,7 @@ static uint32_t do_nr_pools(const struct tmem_client *c)
 	return n;
 }
 
-void tmem_client_info(struct tmem_client *c, struct tmem_client_info *out)
+void store_client_info(struct tmem_client *c, struct tmem_client_info *out)
 {
 	if (!out)
 		return;
@@ -191,7 +191,7 @@ void tmem_client_info(struct tmem_client *c, struct tmem_client_info *out)
 		return;
 	out->id = c->id;
 	memcpy(out->name, c->name, sizeof(out->name));
-	tmem_client_page_counts(c, &out->pages);
+	store_client_page_counts(c, &out->pages);
 	pthread_mutex_lock(&c->store->lock);
 	counters_snapshot(&c->ops, &out->ops);
 	for (uint32_t i = 0; i < TMEM_MAX_POOLS_PER_CLIENT; i++)
@@ -212,7 +212,7 @@ void tmem_client_info(struct tmem_client *c, struct tmem_client_info *out)
 		zstats_add(&out->z, &pz);
 	}
 	pthread_mutex_unlock(&c->store->lock);
-	tmem_client_get_compress(c, &out->compress);
+	store_client_get_compress(c, &out->compress);
 }
 
 static void do_pool_info(struct tmem_client *c, int32_t id,
@@ -235,9 +235,9 @@ static void do_pool_info(struct tmem_client *c, int32_t id,
 	info->ops.evictions = ld(&pool->evictions);
 }
 
-int tmem_client_for_each_pool(struct tmem_client *c,
-			      int (*fn)(const struct tmem_pool_info *, void *),
-			      void *ctx)
+int store_client_for_each_pool(struct tmem_client *c,
+			       int (*fn)(const struct tmem_pool_info *, void *),
+			       void *ctx)
 {
 	struct tmem_pool_info info[TMEM_MAX_POOLS_PER_CLIENT];
 	uint32_t n = 0;

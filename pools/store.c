@@ -42,7 +42,7 @@ static int store_alloc(const struct tmem_store_config *cfg, struct tmem_store **
 		s->cfg.compress_threshold = TMEM_COMPRESS_THRESHOLD;
 	if (s->cfg.compress_threshold > TMEM_PAGE_SIZE - TMEM_ZS_HDR)
 		s->cfg.compress_threshold = TMEM_PAGE_SIZE - TMEM_ZS_HDR;
-	if (!tmem_compress_valid(&s->cfg.compress))
+	if (!store_compress_valid(&s->cfg.compress))
 		s->cfg.compress = (struct tmem_compress){ TMEM_COMPRESS_OFF, 0 };
 	s->hash_seed = random_seed(s);
 	s->pool_free = TMEM_NIL;
@@ -54,7 +54,7 @@ static int store_alloc(const struct tmem_store_config *cfg, struct tmem_store **
 	atomic_store_explicit(&s->struct_bytes, sizeof(*s), memory_order_relaxed);
 	s->pool_tab = calloc(TMEM_MAX_POOLS_TOTAL, sizeof(*s->pool_tab));
 	if (!s->pool_tab) {
-		tmem_store_destroy(s);
+		store_destroy(s);
 		return -ENOMEM;
 	}
 	*out = s;
@@ -70,11 +70,11 @@ static void resize_to_config(struct tmem_store *s)
 		return;
 	if (want > s->arena.max_frames)
 		want = s->arena.max_frames;
-	(void)tmem_store_resize(s, want); /* -EBUSY: keep the pages, and the size */
+	(void)store_resize(s, want); /* -EBUSY: keep the pages, and the size */
 }
 
-static int store_open(const struct tmem_store_config *cfg, int fd,
-		      struct tmem_store **out, char *why, size_t why_len)
+static int store_setup(const struct tmem_store_config *cfg, int fd,
+		       struct tmem_store **out, char *why, size_t why_len)
 {
 	struct tmem_store *s;
 	bool adopted;
@@ -110,25 +110,25 @@ static int store_open(const struct tmem_store_config *cfg, int fd,
 	*out = s;
 	return 0;
 fail:
-	tmem_store_destroy(s);
+	store_destroy(s);
 	return ret;
 }
 
-int tmem_store_create(const struct tmem_store_config *cfg,
-		      struct tmem_store **out)
+int store_create(const struct tmem_store_config *cfg,
+		 struct tmem_store **out)
 {
-	return store_open(cfg, -1, out, NULL, 0);
+	return store_setup(cfg, -1, out, NULL, 0);
 }
 
-int tmem_store_open(const struct tmem_store_config *cfg, int fd,
-		    struct tmem_store **out, char *why, size_t why_len)
+int store_open(const struct tmem_store_config *cfg, int fd,
+	       struct tmem_store **out, char *why, size_t why_len)
 {
 	if (fd < 0)
 		return -EINVAL;
-	return store_open(cfg, fd, out, why, why_len);
+	return store_setup(cfg, fd, out, why, why_len);
 }
 
-void tmem_store_recovery(const struct tmem_store *s, struct tmem_recovery_info *out)
+void store_recovery_info(const struct tmem_store *s, struct tmem_recovery_info *out)
 {
 	if (!out)
 		return;
@@ -140,10 +140,10 @@ void tmem_store_recovery(const struct tmem_store *s, struct tmem_recovery_info *
 /*
  * Frees the process's memory and nothing else: the records in the
  * mapping stay as they are, so a file-backed arena keeps every client,
- * pool and page for the next tmem_store_open() (a clean stop is just a
+ * pool and page for the next store_open() (a clean stop is just a
  * crash that happens to come between ops).
  */
-void tmem_store_destroy(struct tmem_store *s)
+void store_destroy(struct tmem_store *s)
 {
 	if (!s)
 		return;
@@ -200,7 +200,7 @@ static int do_arena_shrink(struct tmem_store *s, uint32_t new_frames)
 	return 0;
 }
 
-uint64_t tmem_store_compact(struct tmem_store *s)
+uint64_t store_compact(struct tmem_store *s)
 {
 	uint64_t moved;
 
@@ -212,7 +212,7 @@ uint64_t tmem_store_compact(struct tmem_store *s)
 	return moved;
 }
 
-int tmem_store_resize(struct tmem_store *s, uint64_t new_pages)
+int store_resize(struct tmem_store *s, uint64_t new_pages)
 {
 	int ret;
 

@@ -56,6 +56,12 @@
  * Eviction walks an LRU list (3) and needs the page's pool lock (2), the
  * wrong way round, so it only pthread_mutex_trylock()s the pool and skips
  * a page whose pool is busy (Xen's way; it makes LRU approximate).
+ *
+ * Names say who takes the locks: do_x() expects its caller to hold the
+ * lock (or locks) its comment or section below names, and takes no other
+ * lock unless its comment says so; any other function takes what it
+ * needs.  arena.c and zs.c, whose every function runs under alloc_lock,
+ * say so at their top instead.
  * Counters are relaxed atomics read without any lock; the hot ones (slot
  * counters) are bumped under the pool lock with a plain load and store,
  * so an op adds no locked instruction for them.
@@ -320,7 +326,7 @@ struct tmem_pool {
 	struct tmem_htab objs;     /* oid -> head page; chained through the head's oprev */
 	uint32_t partial;          /* chunks with free slots (struct tmem_chunk) */
 	_Atomic uint64_t evictions; /* pages evicted from this pool */
-	/* Under pool->lock, read without it (ctr_add_locked). */
+	/* Under pool->lock, read without it (do_ctr_add). */
 	_Atomic uint64_t zbytes;   /* stored bytes: compressed, or 4 KiB raw */
 	_Atomic uint64_t same_pages;
 	_Atomic uint64_t huge_pages; /* incompressible, kept raw */
@@ -334,7 +340,7 @@ struct tmem_pool {
 struct tmem_slot {
 	_Atomic uint64_t ref;
 	/* This client's ops on this pool; written under the pool lock
-	 * (ctr_inc_locked), added to the client's totals when dropped. */
+	 * (do_ctr_inc), added to the client's totals when dropped. */
 	struct tmem_counters ops;
 };
 
@@ -346,7 +352,7 @@ struct tmem_client {
 	bool detached;                        /* recovered, not yet claimed; store->lock */
 	struct tmem_client *next, *prev;      /* store->clients; store->lock */
 	struct tmem_slot slots[TMEM_MAX_POOLS_PER_CLIENT];
-	_Atomic uint32_t compress;            /* algo | level << 8 (tmem_client_set_compress) */
+	_Atomic uint32_t compress;            /* algo | level << 8 (store_client_set_compress) */
 	pthread_mutex_t lru_lock;
 	uint32_t lru_head;                    /* oldest ephemeral page; lru_lock */
 	uint32_t lru_tail;                    /* newest; lru_lock */
@@ -492,6 +498,7 @@ static inline uint32_t arena_get(const uint32_t *field)
 	return __atomic_load_n(field, __ATOMIC_RELAXED);
 }
 
+/* Any thread, any lock: an atomic add (store-wide counters). */
 static inline void ctr_inc(_Atomic uint64_t *c)
 {
 	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
@@ -499,13 +506,13 @@ static inline void ctr_inc(_Atomic uint64_t *c)
 
 /* For counters whose writers the pool lock serialises (slot counters):
  * no locked instruction on the hot path, still tear-free for readers. */
-static inline void ctr_inc_locked(_Atomic uint64_t *c)
+static inline void do_ctr_inc(_Atomic uint64_t *c)
 {
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 }
 
-static inline void ctr_add_locked(_Atomic uint64_t *c, int64_t d)
+static inline void do_ctr_add(_Atomic uint64_t *c, int64_t d)
 {
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + (uint64_t)d,
 			      memory_order_relaxed);
@@ -548,7 +555,6 @@ uint32_t arena_frame_relocate(struct tmem_arena *a, uint32_t f);
 /* ---- zs.c: the size-class allocator ------------------------------------- */
 int zs_init(struct tmem_store *s);
 void zs_fini(struct tmem_store *s);
-/* A same-filled page's word, or a compressed object's length and codec. */
 /* A same-filled page's word. */
 uint64_t zs_word(const struct tmem_store *s, uint32_t handle);
 /* A compressed object's length (0 when the entry does not check out). */
@@ -562,7 +568,7 @@ void do_zs_shrink(struct tmem_store *s);
  * resize).  Returns objects moved. */
 uint64_t do_zs_compact(struct tmem_store *s, struct tmem_pool *held, bool all_held);
 /* alloc_lock held: bytes of all slots of live spans. */
-void zs_frag(struct tmem_store *s, uint64_t *capacity);
+void do_zs_frag(struct tmem_store *s, uint64_t *capacity);
 /* Recovery. */
 struct zs_recover;
 int zs_recover_begin(struct tmem_store *s, struct zs_recover **out,
@@ -594,25 +600,26 @@ void page_fill_word(void *page, uint64_t word);
 int do_data_alloc(struct tmem_store *s, const struct tmem_enc *e,
 		  struct tmem_pool *held, uint32_t *handle);
 /* Pool lock held: write e at handle for page. */
-void data_write(struct tmem_store *s, uint32_t handle, uint32_t page,
-		const struct tmem_enc *e);
+void do_data_write(struct tmem_store *s, uint32_t handle, uint32_t page,
+		   const struct tmem_enc *e);
 /* Pool lock held: the page's bytes into dst; -EIO when they do not decode. */
-int data_read(const struct tmem_store *s, uint32_t handle, void *dst);
+int do_data_read(const struct tmem_store *s, uint32_t handle, void *dst);
 /* Pool lock held: count handle in (d = 1) or out (-1) of the pool's stats. */
-void data_account(struct tmem_pool *pool, uint32_t handle, int d);
+void do_data_account(struct tmem_pool *pool, uint32_t handle, int d);
 
-/* ---- descs.c: descriptors; *_locked expect alloc_lock ------------------- */
+/* ---- descs.c: descriptors; do_* expect the lock they name --------------- */
 /* The descriptor caps for an arena of max_frames frames. */
 void descs_geometry(uint32_t max_frames, uint32_t *page_cap, uint32_t *chunk_cap);
 /* Takes alloc_lock: a page descriptor plus room for e (written, not published). */
 int descs_page_alloc(struct tmem_store *s, const struct tmem_enc *e,
 		     struct tmem_pool *held, uint32_t *page);
-void descs_page_free_locked(struct tmem_store *s, uint32_t page);
+/* alloc_lock held: the page's data and descriptor go back. */
+void do_descs_page_free(struct tmem_store *s, uint32_t page);
 /* Pool lock held: an object descriptor from the pool's chunks. */
-int pool_obj_alloc(struct tmem_pool *pool, uint32_t *obj);
-void pool_obj_free(struct tmem_pool *pool, uint32_t obj);
+int do_pool_obj_alloc(struct tmem_pool *pool, uint32_t *obj);
+void do_pool_obj_free(struct tmem_pool *pool, uint32_t obj);
 /* Pool lock held, every object freed: give the kept chunk back. */
-void pool_chunks_release(struct tmem_pool *pool);
+void do_pool_chunks_release(struct tmem_pool *pool);
 struct tmem_pool *page_pool(const struct tmem_store *s, uint32_t page);
 /* Recovery: chunk c holds the pool's objects whose slots are set in
  * live; or, with none, it goes back to the store's free list. */
@@ -640,19 +647,18 @@ int do_page_insert(struct tmem_pool *pool, const struct tmem_oid *oid,
 		   uint32_t index, uint64_t oh, const struct tmem_enc *e, uint32_t *page);
 /* Link a recovered page, already in its object, into the pool's tables. */
 void do_page_adopt(struct tmem_pool *pool, uint32_t page, uint64_t oh);
-/* Unlink and free a page; oh is its oid_hash() (lru_locked: the owner's
- * LRU lock is held). */
-void do_page_remove(struct tmem_pool *pool, uint32_t page, uint64_t oh,
-		    bool lru_locked);
+/* Unlink and free a page; oh is its oid_hash().  Takes the owner's LRU
+ * lock (and alloc_lock) inside. */
+void do_page_remove(struct tmem_pool *pool, uint32_t page, uint64_t oh);
 /* do_page_remove() in two steps: the page leaves every list and the
  * charge but its data stays readable until do_page_free(). */
-void do_page_unlink(struct tmem_pool *pool, uint32_t page, uint64_t oh,
-		    bool lru_locked);
+void do_page_unlink(struct tmem_pool *pool, uint32_t page, uint64_t oh);
 void do_page_free(struct tmem_pool *pool, uint32_t page);
 /* do_page_unlink() without the accounting, for a caller that uncharges
  * a batch of pages at once with pool_uncharge(). */
-void do_page_detach(struct tmem_pool *pool, uint32_t page, uint64_t oh,
-		    bool lru_locked);
+void do_page_detach(struct tmem_pool *pool, uint32_t page, uint64_t oh);
+/* do_page_detach() for eviction, which holds the owner's LRU lock too. */
+void do_page_evict(struct tmem_pool *pool, uint32_t page, uint64_t oh);
 /* n pages of pool leave its owner's charge and the store's page counts. */
 void pool_uncharge(struct tmem_pool *pool, uint64_t n);
 /* Remove every page of the object whose head page is head. */
@@ -661,13 +667,13 @@ uint64_t page_oid_hash(struct tmem_pool *pool, uint32_t page);
 /* Remove every page of the pool. */
 void do_pool_empty(struct tmem_pool *pool);
 
-/* ---- lru.c ---------------------------------------------------------------- */
-void lru_add_tail_locked(struct tmem_client *c, uint32_t page);
-void lru_del_locked(struct tmem_client *c, uint32_t page);
+/* ---- lru.c: do_* expect the client's lru_lock ---------------------------- */
+void do_lru_add_tail(struct tmem_client *c, uint32_t page);
+void do_lru_del(struct tmem_client *c, uint32_t page);
 void lru_add(struct tmem_client *c, uint32_t page);
 void lru_touch(struct tmem_client *c, uint32_t page);
 
-/* ---- client.c / pool.c / shared.c ---------------------------------------- */
+/* ---- store_client.c / pool.c / shared.c ---------------------------------- */
 int client_alloc(struct tmem_store *s, const char *name,
 		 struct tmem_client **out);
 /* store->lock held: a durable record for c (-ENOSPC when all are taken). */

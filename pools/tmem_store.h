@@ -3,16 +3,18 @@
  * The page store: clients, pools, objects and pages in a host memory
  * arena.  A library with no I/O: it never logs, never exits, and knows
  * nothing of transports, sockets or JSON.  Every function returns the
- * Xen value documented in DESIGN.md or a negative errno.
+ * Xen value documented in DESIGN.md or a negative errno.  Its functions
+ * are store_*; tmem_* functions are libtmem's (guest-shim/libtmem/tmem.h),
+ * the guests' side of the same ops.
  *
  * Ownership: the store owns clients; a client owns its private pools;
  * shared pools are owned by the store and refcounted by their sharers
  * (they belong to the built-in "shared" client for accounting and
- * eviction, see tmem_store_shared_client()).
+ * eviction, see store_shared_client()).
  *
  * Thread safety: every function may be called from any thread at once,
  * on the same or different pools, except that a client must not be used
- * after (or while) tmem_client_destroy() runs on it.  The lock order is
+ * after (or while) store_client_destroy() runs on it.  The lock order is
  * written next to the structs in pools/store_internal.h.
  *
  * Admission and eviction choices are not made here: policy/ decides when
@@ -37,7 +39,7 @@ struct tmem_client;
 #define TMEM_NO_CAP UINT64_MAX
 
 /*
- * Compression, per client (tmem_client_set_compress()).  OFF stores every
+ * Compression, per client (store_client_set_compress()).  OFF stores every
  * page raw, as tmemd did before compression.  LZ4 and ZSTD also store
  * same-filled pages (every 8-byte word equal) as their word, with no data
  * frame, and pages that compress to more than the store's threshold raw.
@@ -55,11 +57,11 @@ struct tmem_compress {
 	int level;                /* ZSTD: 1..TMEM_ZSTD_LEVEL_MAX; else 0 */
 };
 /* Whether algo and level go together (LZ4 and OFF: level 0). */
-bool tmem_compress_valid(const struct tmem_compress *cz);
+bool store_compress_valid(const struct tmem_compress *cz);
 /* "off", "lz4", "zstd" (level 3) or "zstd:LEVEL".  0, or -EINVAL. */
-int tmem_compress_parse(const char *text, struct tmem_compress *out);
+int store_compress_parse(const char *text, struct tmem_compress *out);
 /* The same text back, in buf ("zstd:3"). */
-const char *tmem_compress_format(const struct tmem_compress *cz, char *buf, size_t len);
+const char *store_compress_format(const struct tmem_compress *cz, char *buf, size_t len);
 #define TMEM_COMPRESS_TEXT_MAX 16
 #define TMEM_COMPRESS_VALUES "off, lz4, zstd or zstd:LEVEL (1..19)"
 
@@ -68,7 +70,7 @@ struct tmem_store_config {
 	uint64_t max_arena_bytes; /* address space reserved for growing; 0 = arena_bytes */
 	bool lock_memory;         /* mlock() the arena */
 	bool prefault;            /* touch every arena page at create time */
-	/* New clients' compression until tmem_client_set_compress(). */
+	/* New clients' compression until store_client_set_compress(). */
 	struct tmem_compress compress;
 	/* A page compressed to more bytes than this is stored raw;
 	 * 0 = 3072 (3 KiB); at most 4088. */
@@ -76,21 +78,21 @@ struct tmem_store_config {
 };
 
 /* A store in anonymous memory: nothing in it outlives the process. */
-int tmem_store_create(const struct tmem_store_config *cfg,
-		      struct tmem_store **out);
+int store_create(const struct tmem_store_config *cfg,
+		 struct tmem_store **out);
 
 /*
  * A store that outlives the process: its frames and every record needed
  * to find a page live in the file fd (a memfd, or a file on tmpfs or
  * hugetlbfs), mapped shared.  The store keeps using fd but does not own
- * it (the caller closes it after tmem_store_destroy()).
+ * it (the caller closes it after store_destroy()).
  *
  * An empty file is formatted to hold cfg->max_arena_bytes.  A file that
  * holds an arena is adopted: the header is checked (magic, layout
  * version, page size, geometry, checksum) and the clients, pools and
  * pages are rebuilt from the records (pools/COMMIT.md), then the arena is
  * resized to cfg->arena_bytes if that fits.  The adopted clients are
- * detached until claimed (tmem_client_claim()).  Shared pools are not
+ * detached until claimed (store_client_claim()).  Shared pools are not
  * kept: their pages are ephemeral and their sharers rejoin.
  *
  * Refusals change nothing in the file: -EPROTO a layout version this
@@ -99,13 +101,13 @@ int tmem_store_create(const struct tmem_store_config *cfg,
  * arguments, else -errno from mmap.  why (may be NULL) gets a sentence
  * for the admin on -EPROTO and -EBADMSG.
  *
- * tmem_store_destroy() on such a store frees the process's memory only:
+ * store_destroy() on such a store frees the process's memory only:
  * every client, pool and page stays in the file for the next open.
  */
-int tmem_store_open(const struct tmem_store_config *cfg, int fd,
-		    struct tmem_store **out, char *why, size_t why_len);
+int store_open(const struct tmem_store_config *cfg, int fd,
+	       struct tmem_store **out, char *why, size_t why_len);
 
-/* What the last tmem_store_open() found. */
+/* What the last store_open() found. */
 struct tmem_recovery_info {
 	bool file_backed;          /* in a file: survives the process */
 	bool adopted;              /* false: a new or anonymous arena */
@@ -119,10 +121,10 @@ struct tmem_recovery_info {
 	uint32_t pools;            /* private pools recovered */
 	uint64_t starts;           /* times this arena has been adopted */
 };
-void tmem_store_recovery(const struct tmem_store *store,
+void store_recovery_info(const struct tmem_store *store,
 			 struct tmem_recovery_info *out);
 /* Frees everything.  Accepts NULL. */
-void tmem_store_destroy(struct tmem_store *store);
+void store_destroy(struct tmem_store *store);
 
 /*
  * Clients.  name is the client's principal in canonical text
@@ -131,8 +133,8 @@ void tmem_store_destroy(struct tmem_store *store);
  * -EINVAL for a NULL or empty name or one of TMEM_CLIENT_NAME_MAX bytes
  * or more; -EEXIST when a live client (or the built-in "shared") has it.
  */
-int tmem_client_create(struct tmem_store *store, const char *name,
-		       struct tmem_client **out);
+int store_client_create(struct tmem_store *store, const char *name,
+			struct tmem_client **out);
 
 /*
  * Who a client is beyond its name, kept with it across restarts: a Xen
@@ -142,54 +144,54 @@ int tmem_client_create(struct tmem_store *store, const char *name,
 struct tmem_ident {
 	uint8_t b[TMEM_IDENT_LEN];
 };
-/* tmem_client_create() with an identity (NULL: all zero).  A detached
+/* store_client_create() with an identity (NULL: all zero).  A detached
  * client of that name is destroyed first: a newcomer starts fresh. */
-int tmem_client_create_ident(struct tmem_store *store, const char *name,
-			     const struct tmem_ident *ident,
-			     struct tmem_client **out);
+int store_client_create_ident(struct tmem_store *store, const char *name,
+			      const struct tmem_ident *ident,
+			      struct tmem_client **out);
 /*
- * Take back a client recovered by tmem_store_open(), with its pools,
+ * Take back a client recovered by store_open(), with its pools,
  * their ids and pages.  0 and *out; -ENOENT no detached client has that
  * name; -EPERM one has, with another identity (it stays detached).
  */
-int tmem_client_claim(struct tmem_store *store, const char *name,
-		      const struct tmem_ident *ident,
-		      struct tmem_client **out);
-void tmem_client_ident(const struct tmem_client *client, struct tmem_ident *out);
+int store_client_claim(struct tmem_store *store, const char *name,
+		       const struct tmem_ident *ident,
+		       struct tmem_client **out);
+void store_client_ident(const struct tmem_client *client, struct tmem_ident *out);
 /*
  * Leave c detached instead of destroying it: the caller is going away,
  * not the client (tmemd stopping).  It can be claimed again, here or
- * after the next tmem_store_open(); tmem_store_destroy() frees it.
+ * after the next store_open(); store_destroy() frees it.
  */
-void tmem_client_detach(struct tmem_client *c);
+void store_client_detach(struct tmem_client *c);
 /*
  * Detached clients: call fn for each (name, identity) under the store
- * lock (fn must not call into the store).  tmem_store_drop_detached()
+ * lock (fn must not call into the store).  store_drop_detached()
  * destroys the one called name (-ENOENT none), or with name NULL every
  * one left, returning how many.
  */
-int tmem_store_for_each_detached(struct tmem_store *store,
-				 int (*fn)(const char *name,
+int store_for_each_detached(struct tmem_store *store,
+			    int (*fn)(const char *name,
 					   const struct tmem_ident *ident,
 					   void *ctx),
 				 void *ctx);
-int tmem_store_drop_detached(struct tmem_store *store, const char *name);
+int store_drop_detached(struct tmem_store *store, const char *name);
 /* Frees every private pool and drops its shared-pool refs.  Accepts NULL. */
-void tmem_client_destroy(struct tmem_client *client);
-uint32_t tmem_client_id(const struct tmem_client *client);
+void store_client_destroy(struct tmem_client *client);
+uint32_t store_client_id(const struct tmem_client *client);
 /* How c's later puts are stored; pages already stored stay as they are.
  * -EINVAL for a bad algo or level.  Not kept in the arena: the caller
  * sets it again on a claimed client. */
-int tmem_client_set_compress(struct tmem_client *c, const struct tmem_compress *cz);
-void tmem_client_get_compress(const struct tmem_client *c, struct tmem_compress *out);
-const char *tmem_client_name(const struct tmem_client *client);
+int store_client_set_compress(struct tmem_client *c, const struct tmem_compress *cz);
+void store_client_get_compress(const struct tmem_client *c, struct tmem_compress *out);
+const char *store_client_name(const struct tmem_client *client);
 /* The built-in client that owns all shared pools' pages. */
-struct tmem_client *tmem_store_shared_client(struct tmem_store *store);
+struct tmem_client *store_shared_client(struct tmem_store *store);
 
 /*
  * The guest ops, with Xen's semantics (DESIGN.md, "Semantics").
  *
- * tmem_new_pool: flags as in TMEM_POOL_*; uuid is read only for SHARED.
+ * store_new_pool: flags as in TMEM_POOL_*; uuid is read only for SHARED.
  * Returns the pool id (>= 0), -EINVAL for bad flags, -EPERM for a shared
  * pool the client is not authorised for, -ENOSPC when the client has
  * TMEM_MAX_POOLS_PER_CLIENT pools (or the store TMEM_MAX_SHARED_POOLS,
@@ -197,11 +199,11 @@ struct tmem_client *tmem_store_shared_client(struct tmem_store *store);
  * holds returns the same id.  Pool ids are per-client handles (the
  * lowest free one is used), so no client can name another's pool.
  */
-int tmem_new_pool(struct tmem_client *c, uint32_t flags,
-		  const struct tmem_uuid *uuid);
+int store_new_pool(struct tmem_client *c, uint32_t flags,
+		   const struct tmem_uuid *uuid);
 /* 1 destroyed (a shared pool: this client's reference dropped, the pool
  * goes with the last one); -ENOENT no such pool id; -EINVAL NULL client. */
-int tmem_destroy_pool(struct tmem_client *c, int32_t pool_id);
+int store_destroy_pool(struct tmem_client *c, int32_t pool_id);
 
 /*
  * Store one page.  cap is the most pages of this pool's kind (ephemeral
@@ -214,21 +216,21 @@ int tmem_destroy_pool(struct tmem_client *c, int32_t pool_id);
  * never fails at all: the data is replaced in place).  The charge is
  * taken atomically, so racing puts never take a client past cap.
  * Counting: a stored page counts in puts and succ_puts; a refusal is
- * counted only by tmem_count_put_failure(), since policy/ may evict and
+ * counted only by store_count_put_failure(), since policy/ may evict and
  * retry after -EDQUOT or -ENOSPC.
  */
-int tmem_put_page(struct tmem_client *c, int32_t pool_id,
-		  const struct tmem_oid *oid, uint32_t index,
-		  const void *src, uint64_t cap);
+int store_put_page(struct tmem_client *c, int32_t pool_id,
+		   const struct tmem_oid *oid, uint32_t index,
+		   const void *src, uint64_t cap);
 /* 1 hit (page copied to dst), 0 miss, -errno.  Exclusive on private ephemeral pools. */
-int tmem_get_page(struct tmem_client *c, int32_t pool_id,
-		  const struct tmem_oid *oid, uint32_t index, void *dst);
+int store_get_page(struct tmem_client *c, int32_t pool_id,
+		   const struct tmem_oid *oid, uint32_t index, void *dst);
 /* 1 a page was removed, 0 none, -errno. */
-int tmem_flush_page(struct tmem_client *c, int32_t pool_id,
-		    const struct tmem_oid *oid, uint32_t index);
+int store_flush_page(struct tmem_client *c, int32_t pool_id,
+		     const struct tmem_oid *oid, uint32_t index);
 /* 1 the object existed and was removed, 0 none, -errno. */
-int tmem_flush_object(struct tmem_client *c, int32_t pool_id,
-		      const struct tmem_oid *oid);
+int store_flush_object(struct tmem_client *c, int32_t pool_id,
+		       const struct tmem_oid *oid);
 
 /*
  * Shared-pool authorisation, deny by default.  principal is canonical
@@ -239,8 +241,8 @@ int tmem_flush_object(struct tmem_client *c, int32_t pool_id,
  * text that is not a canonical principal, or -ENOSPC when the
  * authorisation table is full.
  */
-int tmem_shared_auth(struct tmem_store *store, const struct tmem_uuid *uuid,
-		     const char *principal, bool allow);
+int store_shared_auth(struct tmem_store *store, const struct tmem_uuid *uuid,
+		      const char *principal, bool allow);
 
 #define TMEM_MAX_SHARED_AUTH 256 /* (uuid, principal) pairs in the store */
 
@@ -261,17 +263,17 @@ struct tmem_shared_pool_info {
  * for_each_shared_auth also lists authorisations for pools that do not
  * exist (yet).
  */
-int tmem_store_for_each_shared_pool(struct tmem_store *store,
-				    int (*fn)(const struct tmem_shared_pool_info *, void *),
-				    void *ctx);
-int tmem_store_for_each_shared_auth(struct tmem_store *store,
-				    int (*fn)(const struct tmem_uuid *, const char *, void *),
-				    void *ctx);
+int store_for_each_shared_pool(struct tmem_store *store,
+			       int (*fn)(const struct tmem_shared_pool_info *, void *),
+			       void *ctx);
+int store_for_each_shared_auth(struct tmem_store *store,
+			       int (*fn)(const struct tmem_uuid *, const char *, void *),
+			       void *ctx);
 
 /*
  * Hooks for policy/.
  *
- * tmem_client_evict_oldest: remove the LRU-oldest ephemeral page the
+ * store_client_evict_oldest: remove the LRU-oldest ephemeral page the
  * client is charged for.  Returns 1 evicted, 0 nothing evictable (or
  * every candidate was busy).  Never touches persistent pages.  It holds
  * the client's LRU lock and only trylocks the victim's pool, skipping
@@ -280,45 +282,45 @@ int tmem_store_for_each_shared_auth(struct tmem_store *store,
  * approximate under contention.  Safe to call from any thread, but not
  * while holding anything of the store's.
  */
-int tmem_client_evict_oldest(struct tmem_client *c);
+int store_client_evict_oldest(struct tmem_client *c);
 /*
- * Added for policy/: up to n ephemeral pages of detached clients (see
- * tmem_client_claim()), oldest first within each.  Their owners are
+ * For policy/: up to n ephemeral pages of detached clients (see
+ * store_client_claim()), oldest first within each.  Their owners are
  * away, so their pages go before anyone's.  Returns how many went.
  * Safe to call from any thread, holding nothing of the store's.
  */
-unsigned int tmem_store_evict_detached(struct tmem_store *store, unsigned int n);
+unsigned int store_evict_detached(struct tmem_store *store, unsigned int n);
 /*
- * Added for policy/: the same, for up to n pages in one call, holding the
+ * For policy/: the same, for up to n pages in one call, holding the
  * LRU lock throughout and each victim pool's lock across its run of
  * consecutive LRU pages, so a batch pays the locks about once.  Returns
  * how many were evicted (fewer than n when nothing more is evictable or
  * 32 candidates were busy).
  */
-unsigned int tmem_client_evict_oldest_n(struct tmem_client *c, unsigned int n);
+unsigned int store_client_evict_oldest_n(struct tmem_client *c, unsigned int n);
 
 /*
- * Added for policy/: 1 when pool_id is a persistent pool of c, 0 when an
+ * For policy/: 1 when pool_id is a persistent pool of c, 0 when an
  * ephemeral one, -ENOENT when c has no such pool, -EINVAL for a NULL
  * client.  One pool lock, no allocation: cheap enough for the put path.
  */
-int tmem_client_pool_kind(struct tmem_client *c, int32_t pool_id);
+int store_client_pool_kind(struct tmem_client *c, int32_t pool_id);
 
 /*
- * Added for policy/: remove the page at (oid, index) like
- * tmem_flush_page(), but as the host's own doing (e.g. a refused put
+ * For policy/: remove the page at (oid, index) like
+ * store_flush_page(), but as the host's own doing (e.g. a refused put
  * clearing an older copy), so it is not counted as a guest flush_page.
- * Returns 1 removed, 0 none there, -EINVAL / -ENOENT as tmem_flush_page().
+ * Returns 1 removed, 0 none there, -EINVAL / -ENOENT as store_flush_page().
  */
-int tmem_discard_page(struct tmem_client *c, int32_t pool_id,
-		      const struct tmem_oid *oid, uint32_t index);
+int store_discard_page(struct tmem_client *c, int32_t pool_id,
+		       const struct tmem_oid *oid, uint32_t index);
 
 struct tmem_page_counts {
 	uint64_t ephemeral;  /* pages charged, ephemeral pools */
 	uint64_t persistent; /* pages charged, persistent pools */
 };
-void tmem_client_page_counts(const struct tmem_client *c,
-			     struct tmem_page_counts *out);
+void store_client_page_counts(const struct tmem_client *c,
+			      struct tmem_page_counts *out);
 
 struct tmem_arena_counts {
 	uint64_t total_pages;  /* current arena size, in 4 KiB frames */
@@ -326,8 +328,8 @@ struct tmem_arena_counts {
 	uint64_t ephemeral;    /* over all clients, shared included */
 	uint64_t persistent;
 };
-void tmem_store_arena_counts(struct tmem_store *store,
-			     struct tmem_arena_counts *out);
+void store_arena_counts(struct tmem_store *store,
+			struct tmem_arena_counts *out);
 
 /*
  * Change the arena size.  Growing is immediate.  Shrinking moves stored
@@ -335,7 +337,7 @@ void tmem_store_arena_counts(struct tmem_store *store,
  * nothing, when more pages are in use than new_pages (the caller evicts
  * ephemeral pages first), and with -EINVAL above max_arena_bytes.
  */
-int tmem_store_resize(struct tmem_store *store, uint64_t new_pages);
+int store_resize(struct tmem_store *store, uint64_t new_pages);
 
 /*
  * Compaction: move compressed pages out of the emptiest spans of each
@@ -343,7 +345,7 @@ int tmem_store_resize(struct tmem_store *store, uint64_t new_pages);
  * free.  Runs on shrink by itself; the daemon also calls it in the
  * background.  Pages whose pool is busy are skipped.  Returns pages moved.
  */
-uint64_t tmem_store_compact(struct tmem_store *store);
+uint64_t store_compact(struct tmem_store *store);
 
 /*
  * Counters.  Each is a monotonically increasing count, read without
@@ -365,8 +367,8 @@ struct tmem_op_counters {
 };
 
 /* policy/ records the final reason a put was refused. */
-void tmem_count_put_failure(struct tmem_client *c, int32_t pool_id,
-			    enum tmem_put_fail why);
+void store_count_put_failure(struct tmem_client *c, int32_t pool_id,
+			     enum tmem_put_fail why);
 
 /*
  * What compression does for some pages (a pool's, a client's, the
@@ -422,13 +424,13 @@ struct tmem_store_info {
 	uint64_t decode_errors;    /* gets refused: stored bytes did not decode */
 };
 
-void tmem_store_info(struct tmem_store *store, struct tmem_store_info *out);
-void tmem_client_info(struct tmem_client *c, struct tmem_client_info *out);
+void store_info(struct tmem_store *store, struct tmem_store_info *out);
+void store_client_info(struct tmem_client *c, struct tmem_client_info *out);
 /* Calls fn for each pool of c (from a snapshot, without locks held, so fn
  * may call into the store); stops at and returns fn's first non-zero;
  * -EINVAL for a NULL client or fn. */
-int tmem_client_for_each_pool(struct tmem_client *c,
-			      int (*fn)(const struct tmem_pool_info *, void *),
-			      void *ctx);
+int store_client_for_each_pool(struct tmem_client *c,
+			       int (*fn)(const struct tmem_pool_info *, void *),
+			       void *ctx);
 
 #endif /* TMEM_STORE_H */

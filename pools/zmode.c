@@ -11,7 +11,7 @@
 
 #include "store_internal.h"
 
-bool tmem_compress_valid(const struct tmem_compress *cz)
+bool store_compress_valid(const struct tmem_compress *cz)
 {
 	switch (cz->algo) {
 	case TMEM_COMPRESS_OFF:
@@ -26,12 +26,12 @@ bool tmem_compress_valid(const struct tmem_compress *cz)
 
 uint32_t compress_mode(const struct tmem_compress *cz)
 {
-	if (!tmem_compress_valid(cz))
+	if (!store_compress_valid(cz))
 		return TMEM_COMPRESS_OFF;
 	return (uint32_t)cz->algo | (uint32_t)(uint8_t)cz->level << 8;
 }
 
-int tmem_compress_parse(const char *text, struct tmem_compress *out)
+int store_compress_parse(const char *text, struct tmem_compress *out)
 {
 	struct tmem_compress cz = { TMEM_COMPRESS_OFF, 0 };
 	char *end;
@@ -59,7 +59,7 @@ int tmem_compress_parse(const char *text, struct tmem_compress *out)
 	return 0;
 }
 
-const char *tmem_compress_format(const struct tmem_compress *cz, char *buf, size_t len)
+const char *store_compress_format(const struct tmem_compress *cz, char *buf, size_t len)
 {
 	switch (cz->algo) {
 	case TMEM_COMPRESS_LZ4:
@@ -75,15 +75,15 @@ const char *tmem_compress_format(const struct tmem_compress *cz, char *buf, size
 	return buf;
 }
 
-int tmem_client_set_compress(struct tmem_client *c, const struct tmem_compress *cz)
+int store_client_set_compress(struct tmem_client *c, const struct tmem_compress *cz)
 {
-	if (!c || !cz || !tmem_compress_valid(cz))
+	if (!c || !cz || !store_compress_valid(cz))
 		return -EINVAL;
 	atomic_store_explicit(&c->compress, compress_mode(cz), memory_order_relaxed);
 	return 0;
 }
 
-void tmem_client_get_compress(const struct tmem_client *c, struct tmem_compress *out)
+void store_client_get_compress(const struct tmem_client *c, struct tmem_compress *out)
 {
 	uint32_t m;
 

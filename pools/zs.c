@@ -650,7 +650,7 @@ uint64_t do_zs_compact(struct tmem_store *s, struct tmem_pool *held, bool all_he
 	return moved;
 }
 
-void zs_frag(struct tmem_store *s, uint64_t *capacity)
+void do_zs_frag(struct tmem_store *s, uint64_t *capacity)
 {
 	struct tmem_zs *z = &s->zs;
 

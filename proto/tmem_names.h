@@ -211,25 +211,85 @@ static inline const char *tmem_principal_strerror(int err)
 	}
 }
 
-static inline int tmem_hex_ok(char c)
+/*
+ * A shared pool's UUID as text: the standard 8-4-4-4-12 hex form
+ * ("xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", any case on input, lowercase
+ * on output), as tmemd.conf, state.json, tmemctl and the control protocol
+ * write it.  The wire's struct tmem_uuid holds bytes 0..7 of the RFC 4122
+ * byte string in lo and bytes 8..15 in hi, little-endian.
+ */
+#define TMEM_UUID_TEXT 37  /* 36 characters and the NUL */
+
+/* The value of hex digit c, or -1. */
+static inline int tmem_hex_val(char c)
 {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }
 
-/* 1 when text is a UUID in the standard 8-4-4-4-12 hex form. */
+/* Parses text into *out: 0, or -TMEM_EINVAL (out untouched) when text is
+ * not a UUID in the form above. */
+static inline int tmem_uuid_parse(const char *text, struct tmem_uuid *out)
+{
+	uint8_t b[16];
+	int i, pos = 0;
+
+	for (i = 0; i < 16; i++) {
+		int hi, lo;
+
+		if (pos == 8 || pos == 13 || pos == 18 || pos == 23) {
+			if (text[pos] != '-')
+				return -TMEM_EINVAL;
+			pos++;
+		}
+		hi = tmem_hex_val(text[pos]);
+		if (hi < 0)
+			return -TMEM_EINVAL;
+		lo = tmem_hex_val(text[pos + 1]);
+		if (lo < 0)
+			return -TMEM_EINVAL;
+		b[i] = (uint8_t)(hi << 4 | lo);
+		pos += 2;
+	}
+	if (text[pos] != '\0')
+		return -TMEM_EINVAL;
+	out->lo = out->hi = 0;
+	for (i = 7; i >= 0; i--) {
+		out->lo = out->lo << 8 | b[i];
+		out->hi = out->hi << 8 | b[i + 8];
+	}
+	return 0;
+}
+
+/* 1 when text is a UUID in the form above. */
 static inline int tmem_uuid_text_valid(const char *text)
 {
+	struct tmem_uuid u;
+
+	return tmem_uuid_parse(text, &u) == 0;
+}
+
+/* The text of uuid (lowercase) into out. */
+static inline void tmem_uuid_format(const struct tmem_uuid *uuid, char out[TMEM_UUID_TEXT])
+{
+	static const char hex[] = "0123456789abcdef";
+	char *p = out;
 	int i;
 
-	for (i = 0; i < 36; i++) {
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (text[i] != '-')
-				return 0;
-		} else if (!tmem_hex_ok(text[i])) {
-			return 0;
-		}
+	for (i = 0; i < 16; i++) {
+		uint8_t b = (uint8_t)((i < 8 ? uuid->lo : uuid->hi) >> (8 * (i % 8)));
+
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*p++ = '-';
+		*p++ = hex[b >> 4];
+		*p++ = hex[b & 15];
 	}
-	return text[36] == '\0';
+	*p = '\0';
 }
 
 #endif /* TMEM_NAMES_H */

@@ -41,12 +41,12 @@ static void add_cap(char *buf, size_t len, size_t *n, const char *key, uint64_t 
 static void describe(const struct ctl_request *req, char *buf, size_t len)
 {
 	char cz[TMEM_COMPRESS_TEXT_MAX];
-	char uuid[CTL_UUID_TEXT];
+	char uuid[TMEM_UUID_TEXT];
 	size_t n = 0;
 
 	buf[0] = '\0';
 	if (req->has & CTL_HAS_UUID) {
-		ctl_uuid_format(&req->uuid, uuid);
+		tmem_uuid_format(&req->uuid, uuid);
 		add(buf, len, &n, " %s", uuid);
 	}
 	if (req->has & CTL_HAS_CLIENT)
@@ -58,7 +58,7 @@ static void describe(const struct ctl_request *req, char *buf, size_t len)
 	if (req->has & CTL_HAS_PERS_MAX)
 		add_cap(buf, len, &n, "persistent_max_pages", req->s.v.persistent_max);
 	if (req->has & CTL_HAS_COMPRESS)
-		add(buf, len, &n, " compress=%s", tmem_compress_format(&req->s.v.compress, cz, sizeof(cz)));
+		add(buf, len, &n, " compress=%s", store_compress_format(&req->s.v.compress, cz, sizeof(cz)));
 	if (req->has & CTL_HAS_REVOKE && req->revoke)
 		add(buf, len, &n, " revoke");
 	if (req->has & CTL_HAS_PAGES)

@@ -80,14 +80,14 @@ static int change_settings(struct tmemd_control *ctl, const char *spec,
 	return 0;
 }
 
-static int cmd_set(struct tmemd_control *ctl, const struct ctl_request *req,
-		   json_t **result, struct ctl_err *err)
+static int ctl_cmd_set(struct tmemd_control *ctl, const struct ctl_request *req,
+		       json_t **result, struct ctl_err *err)
 {
 	return change_settings(ctl, req->client, &req->s, result, err);
 }
 
-static int cmd_freeze_thaw(struct tmemd_control *ctl, const struct ctl_request *req,
-			   json_t **result, struct ctl_err *err)
+static int ctl_cmd_freeze_thaw(struct tmemd_control *ctl, const struct ctl_request *req,
+			       json_t **result, struct ctl_err *err)
 {
 	struct ctl_settings s = {
 		.has = CTL_HAS_FROZEN,
@@ -111,15 +111,15 @@ static int flush_cb(const struct tmemd_control_client *cl, void *arg)
 	int rc = 0;
 
 	name_cb(cl, arg);
-	tmem_client_page_counts(c, &op->left);
-	while (op->evicted < op->left.ephemeral && (rc = tmem_client_evict_oldest(c)) == 1)
+	store_client_page_counts(c, &op->left);
+	while (op->evicted < op->left.ephemeral && (rc = store_client_evict_oldest(c)) == 1)
 		op->evicted++;
-	tmem_client_page_counts(c, &op->left);
+	store_client_page_counts(c, &op->left);
 	return rc < 0 ? rc : 0;
 }
 
-static int cmd_flush(struct tmemd_control *ctl, const struct ctl_request *req,
-		     json_t **result, struct ctl_err *err)
+static int ctl_cmd_flush(struct tmemd_control *ctl, const struct ctl_request *req,
+			 json_t **result, struct ctl_err *err)
 {
 	struct client_op op = { 0 };
 	int rc = ctl->hooks.with_client(ctl->ctx, req->client, flush_cb, &op);
@@ -135,15 +135,15 @@ static int cmd_flush(struct tmemd_control *ctl, const struct ctl_request *req,
 	return 0;
 }
 
-static int cmd_shared_auth(struct tmemd_control *ctl, const struct ctl_request *req,
-			   json_t **result, struct ctl_err *err)
+static int ctl_cmd_shared_auth(struct tmemd_control *ctl, const struct ctl_request *req,
+			       json_t **result, struct ctl_err *err)
 {
 	const char *key = req->client; /* canonical: "domid:5" reaches domain 5 only */
-	char uuid[CTL_UUID_TEXT];
+	char uuid[TMEM_UUID_TEXT];
 	int rc;
 
-	ctl_uuid_format(&req->uuid, uuid);
-	rc = tmem_shared_auth(ctl->hooks.store, &req->uuid, key, !req->revoke);
+	tmem_uuid_format(&req->uuid, uuid);
+	rc = store_shared_auth(ctl->hooks.store, &req->uuid, key, !req->revoke);
 	if (rc)
 		return ctl_err_set(err, -rc, "shared-auth %s %s: %s", uuid, key,
 				   rc == -ENOSPC ? "tmemd holds " CTL_AUTH_LIMIT_TEXT
@@ -160,8 +160,8 @@ static int cmd_shared_auth(struct tmemd_control *ctl, const struct ctl_request *
 }
 
 /* Not persisted: the pool size at start comes from tmemd's config. */
-static int cmd_pool_size(struct tmemd_control *ctl, const struct ctl_request *req,
-			 json_t **result, struct ctl_err *err)
+static int ctl_cmd_pool_size(struct tmemd_control *ctl, const struct ctl_request *req,
+			     json_t **result, struct ctl_err *err)
 {
 	struct tmem_arena_counts a;
 	int rc = tmem_policy_resize(ctl->hooks.policy, req->pages);
@@ -176,7 +176,7 @@ static int cmd_pool_size(struct tmemd_control *ctl, const struct ctl_request *re
 				   (unsigned long long)req->pages);
 	if (rc)
 		return ctl_err_set(err, -rc, "pool-size: %s", strerror(-rc));
-	tmem_store_arena_counts(ctl->hooks.store, &a);
+	store_arena_counts(ctl->hooks.store, &a);
 	*result = json_pack("{s:I, s:I}", "total_pages", (json_int_t)a.total_pages,
 			    "free_pages", (json_int_t)a.free_pages);
 	return 0;
@@ -189,8 +189,8 @@ static int count_client(const struct tmemd_control_client *cl, void *arg)
 	return 0;
 }
 
-static int cmd_status(struct tmemd_control *ctl, const struct ctl_request *req,
-		      json_t **result, struct ctl_err *err)
+static int ctl_cmd_status(struct tmemd_control *ctl, const struct ctl_request *req,
+			  json_t **result, struct ctl_err *err)
 {
 	struct timespec now;
 	unsigned clients = 0;
@@ -230,8 +230,8 @@ static int only_client(struct tmemd_control *ctl, const struct ctl_request *req,
 	return 0;
 }
 
-static int cmd_stats(struct tmemd_control *ctl, const struct ctl_request *req,
-		     json_t **result, struct ctl_err *err)
+static int ctl_cmd_stats(struct tmemd_control *ctl, const struct ctl_request *req,
+			 json_t **result, struct ctl_err *err)
 {
 	const char *only;
 	int rc = only_client(ctl, req, &only, err);
@@ -241,8 +241,8 @@ static int cmd_stats(struct tmemd_control *ctl, const struct ctl_request *req,
 	return rc;
 }
 
-static int cmd_list(struct tmemd_control *ctl, const struct ctl_request *req,
-		    json_t **result, struct ctl_err *err)
+static int ctl_cmd_list(struct tmemd_control *ctl, const struct ctl_request *req,
+			json_t **result, struct ctl_err *err)
 {
 	const char *only;
 	int rc = only_client(ctl, req, &only, err);
@@ -258,15 +258,15 @@ static int cmd_list(struct tmemd_control *ctl, const struct ctl_request *req,
 }
 
 static const ctl_handler handlers[CTL_CMD_NR] = {
-	[CTL_STATUS] = cmd_status,
-	[CTL_STATS] = cmd_stats,
-	[CTL_LIST] = cmd_list,
-	[CTL_SET] = cmd_set,
-	[CTL_FREEZE] = cmd_freeze_thaw,
-	[CTL_THAW] = cmd_freeze_thaw,
-	[CTL_FLUSH] = cmd_flush,
-	[CTL_SHARED_AUTH] = cmd_shared_auth,
-	[CTL_POOL_SIZE] = cmd_pool_size,
+	[CTL_STATUS] = ctl_cmd_status,
+	[CTL_STATS] = ctl_cmd_stats,
+	[CTL_LIST] = ctl_cmd_list,
+	[CTL_SET] = ctl_cmd_set,
+	[CTL_FREEZE] = ctl_cmd_freeze_thaw,
+	[CTL_THAW] = ctl_cmd_freeze_thaw,
+	[CTL_FLUSH] = ctl_cmd_flush,
+	[CTL_SHARED_AUTH] = ctl_cmd_shared_auth,
+	[CTL_POOL_SIZE] = ctl_cmd_pool_size,
 	[CTL_FORGET] = ctl_cmd_forget,
 };
 

@@ -172,63 +172,6 @@ int ctl_principal_canon(const char *text, unsigned flags, char out[TMEM_CLIENT_N
 	return rc;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-int ctl_uuid_parse(const char *text, struct tmem_uuid *out)
-{
-	uint8_t b[16];
-	size_t pos = 0;
-
-	if (strlen(text) != CTL_UUID_TEXT - 1)
-		return -EINVAL;
-	for (int i = 0; i < 16; i++) {
-		if (pos == 8 || pos == 13 || pos == 18 || pos == 23) {
-			if (text[pos] != '-')
-				return -EINVAL;
-			pos++;
-		}
-		int hi = hexval(text[pos]), lo = hexval(text[pos + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -EINVAL;
-		b[i] = (uint8_t)(hi << 4 | lo);
-		pos += 2;
-	}
-	out->lo = out->hi = 0;
-	for (int i = 7; i >= 0; i--) {
-		out->lo = out->lo << 8 | b[i];
-		out->hi = out->hi << 8 | b[i + 8];
-	}
-	return 0;
-}
-
-void ctl_uuid_format(const struct tmem_uuid *uuid, char out[CTL_UUID_TEXT])
-{
-	static const char hex[] = "0123456789abcdef";
-	char *p = out;
-
-	/* By hand rather than snprintf: the length is fixed, and at -O0 GCC
-	 * cannot prove sixteen "%02x" fit (-Wformat-truncation). */
-	for (int i = 0; i < 16; i++) {
-		uint8_t b = (uint8_t)((i < 8 ? uuid->lo : uuid->hi) >> (8 * (i % 8)));
-
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			*p++ = '-';
-		*p++ = hex[b >> 4];
-		*p++ = hex[b & 15];
-	}
-	*p = '\0';
-}
-
 static int parse_uint(json_t *v, const char *key, uint64_t min, uint64_t max,
 		      uint64_t *out, struct ctl_err *err)
 {
@@ -294,12 +237,12 @@ static int parse_field(const struct ctl_field *f, json_t *v, void *base,
 			return ctl_err_set(err, EINVAL, "%s: on/off is gone: want " TMEM_COMPRESS_VALUES,
 					   f->key);
 		if (!json_is_string(v) ||
-		    tmem_compress_parse(json_string_value(v), (struct tmem_compress *)(void *)dst))
+		    store_compress_parse(json_string_value(v), (struct tmem_compress *)(void *)dst))
 			return ctl_err_set(err, EINVAL, "%s: want " TMEM_COMPRESS_VALUES, f->key);
 		return 0;
 	case F_UUID:
 		if (!json_is_string(v) ||
-		    ctl_uuid_parse(json_string_value(v), (struct tmem_uuid *)(void *)dst))
+		    tmem_uuid_parse(json_string_value(v), (struct tmem_uuid *)(void *)dst))
 			return ctl_err_set(err, EINVAL,
 					   "%s: expected a UUID like 01234567-89ab-cdef-0123-456789abcdef",
 					   f->key);
@@ -355,7 +298,7 @@ json_t *ctl_compress_json(const struct tmem_compress *cz)
 {
 	char buf[TMEM_COMPRESS_TEXT_MAX];
 
-	return json_string(tmem_compress_format(cz, buf, sizeof(buf)));
+	return json_string(store_compress_format(cz, buf, sizeof(buf)));
 }
 
 int ctl_settings_dump(const struct ctl_settings *s, json_t *obj)

@@ -117,12 +117,6 @@ json_t *ctl_compress_json(const struct tmem_compress *cz);
 bool ctl_name_valid(const char *s);
 int ctl_principal_canon(const char *text, unsigned flags, char out[TMEM_CLIENT_NAME_MAX]);
 
-/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (any case) <-> tmem_uuid, with
- * lo = bytes 0..7 of the RFC 4122 byte string, little-endian (proto/). */
-int ctl_uuid_parse(const char *text, struct tmem_uuid *out);
-#define CTL_UUID_TEXT 37
-void ctl_uuid_format(const struct tmem_uuid *uuid, char out[CTL_UUID_TEXT]);
-
 /* Reply lines (newline-terminated, malloc'd, NUL-terminated); NULL on ENOMEM.
  * ctl_reply_result steals result. */
 char *ctl_reply_result(json_t *result);

@@ -10,8 +10,8 @@ json_t *ctl_restart_json(struct tmemd_control *ctl)
 	struct tmem_recovery_info ri;
 	struct tmem_store_info si;
 
-	tmem_store_recovery(ctl->hooks.store, &ri);
-	tmem_store_info(ctl->hooks.store, &si);
+	store_recovery_info(ctl->hooks.store, &ri);
+	store_info(ctl->hooks.store, &si);
 	return json_pack("{s:b, s:b, s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:i, s:i, s:I, s:I, s:i}",
 			 "survives_restart", ri.file_backed,
 			 "recovered", ri.adopted,

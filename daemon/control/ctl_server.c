@@ -443,8 +443,8 @@ fail:
 static int apply_auths(struct tmemd_control *ctl)
 {
 	for (size_t i = 0; i < ctl->state.nr_auths; i++) {
-		int rc = tmem_shared_auth(ctl->hooks.store, &ctl->state.auths[i].uuid,
-					  ctl->state.auths[i].principal, true);
+		int rc = store_shared_auth(ctl->hooks.store, &ctl->state.auths[i].uuid,
+					   ctl->state.auths[i].principal, true);
 		if (rc)
 			return rc;
 	}

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ctl_state.h"
+#include "io_util.h"
 
 void ctl_state_free(struct ctl_state *st)
 {
@@ -203,7 +204,7 @@ static int load_auths(struct ctl_state *st, int version, json_t *auths,
 		if (json_unpack_ex(v, &jerr, JSON_STRICT, "{s:s, s:s}", "uuid", &uuid,
 				   "client", &client))
 			return ctl_err_set(err, EINVAL, "shared_auth[%zu]: %s", i, jerr.text);
-		if (ctl_uuid_parse(uuid, &u))
+		if (tmem_uuid_parse(uuid, &u))
 			return ctl_err_set(err, EINVAL, "shared_auth[%zu]: bad uuid", i);
 		rc = check_principal(st, version, client, err);
 		if (rc)
@@ -270,7 +271,7 @@ static json_t *state_doc(const struct ctl_state *st)
 				 "clients", "shared_auth");
 	json_t *clients = json_object_get(root, "clients");
 	json_t *auths = json_object_get(root, "shared_auth");
-	char uuid[CTL_UUID_TEXT];
+	char uuid[TMEM_UUID_TEXT];
 	int rc = root ? 0 : -1;
 
 	for (size_t i = 0; rc == 0 && i < st->nr_clients; i++) {
@@ -281,7 +282,7 @@ static json_t *state_doc(const struct ctl_state *st)
 			rc = ctl_settings_dump(&st->clients[i].s, c);
 	}
 	for (size_t i = 0; rc == 0 && i < st->nr_auths; i++) {
-		ctl_uuid_format(&st->auths[i].uuid, uuid);
+		tmem_uuid_format(&st->auths[i].uuid, uuid);
 		rc = json_array_append_new(auths, json_pack("{s:s, s:s}", "uuid", uuid,
 							    "client", st->auths[i].principal));
 	}
@@ -290,21 +291,6 @@ static json_t *state_doc(const struct ctl_state *st)
 		return NULL;
 	}
 	return root;
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 static int fsync_dir_of(const char *path)
@@ -347,9 +333,9 @@ int ctl_write_json_atomic(const char *path, json_t *doc, mode_t mode, gid_t gid)
 	if (rc == 0 && gid != (gid_t)-1 && fchown(fd, (uid_t)-1, gid))
 		rc = -errno;
 	if (rc == 0)
-		rc = write_all(fd, text, strlen(text));
+		rc = io_write_all(fd, text, strlen(text), false);
 	if (rc == 0)
-		rc = write_all(fd, "\n", 1);
+		rc = io_write_all(fd, "\n", 1, false);
 	if (rc == 0 && fsync(fd))
 		rc = -errno;
 	if (rc == 0 && rename(tmp, path))

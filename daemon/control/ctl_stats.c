@@ -58,11 +58,11 @@ static json_t *zstats_json(const struct tmem_zstats *z)
 
 static json_t *uuid_json(const struct tmem_pool_info *p)
 {
-	char text[CTL_UUID_TEXT];
+	char text[TMEM_UUID_TEXT];
 
 	if (!p->shared)
 		return json_null();
-	ctl_uuid_format(&p->uuid, text);
+	tmem_uuid_format(&p->uuid, text);
 	return json_string(text);
 }
 
@@ -132,9 +132,9 @@ json_t *ctl_client_summary(struct tmemd_control *ctl,
 
 	(void)ctl;
 	tmem_policy_client_get(cl->pc, &s);
-	tmem_client_page_counts(c, &pages);
+	store_client_page_counts(c, &pages);
 	return json_pack("{s:i, s:s, s:s, s:o, s:i, s:b, s:o, s:{s:o, s:o}, s:{s:o, s:o}}",
-			 "id", (int)tmem_client_id(c), "client", cl->name, "name", cl->label,
+			 "id", (int)store_client_id(c), "client", cl->name, "name", cl->label,
 			 "domid", cl->domid < 0 ? json_null() : json_integer(cl->domid),
 			 "weight", (int)s.weight, "frozen", s.frozen,
 			 "compress", ctl_compress_json(&s.compress),
@@ -152,8 +152,8 @@ static json_t *client_stats(struct tmemd_control *ctl,
 	struct tmem_client_info info;
 	json_t *doc = ctl_client_summary(ctl, cl);
 
-	tmem_client_info(c, &info);
-	w.rc = tmem_client_for_each_pool(c, pool_cb, &w);
+	store_client_info(c, &info);
+	w.rc = store_client_for_each_pool(c, pool_cb, &w);
 	if (!doc || !w.pools || w.rc ||
 	    json_object_set_new(doc, "ops", ops_json(&info.ops)) ||
 	    json_object_set_new(doc, "compression", zstats_json(&info.z)) ||
@@ -250,8 +250,8 @@ static int shared_pool_cb(const struct tmem_pool_info *p, void *arg)
 
 static int shared_client_cb(const struct tmemd_control_client *cl, void *arg)
 {
-	return tmem_client_for_each_pool(tmem_pclient_store_client(cl->pc),
-					 shared_pool_cb, arg);
+	return store_client_for_each_pool(tmem_pclient_store_client(cl->pc),
+					  shared_pool_cb, arg);
 }
 
 static json_t *shared_json(struct tmemd_control *ctl, const char *only)
@@ -286,7 +286,7 @@ json_t *ctl_pool_json(struct tmemd_control *ctl)
 	const struct tmem_arena_counts *a = &si.arena;
 	json_t *doc;
 
-	tmem_store_info(ctl->hooks.store, &si);
+	store_info(ctl->hooks.store, &si);
 	/* Pages are logical; total, used and free pages are 4 KiB frames
 	 * of the arena (physical).  zero_pages counts same-filled pages
 	 * (zero ones included), as zram's same_pages; stored_bytes is

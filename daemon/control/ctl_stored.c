@@ -26,13 +26,13 @@ static bool attached(struct tmemd_control *ctl, const char *key)
 /* The uuids stored for principal, as text. */
 static json_t *auths_of(const struct ctl_state *st, const char *principal)
 {
-	char text[CTL_UUID_TEXT];
+	char text[TMEM_UUID_TEXT];
 	json_t *arr = json_array();
 
 	for (size_t i = 0; arr && i < st->nr_auths; i++) {
 		if (strcmp(st->auths[i].principal, principal))
 			continue;
-		ctl_uuid_format(&st->auths[i].uuid, text);
+		tmem_uuid_format(&st->auths[i].uuid, text);
 		if (json_array_append_new(arr, json_string(text))) {
 			json_decref(arr);
 			return NULL;
@@ -92,7 +92,7 @@ static int revoke_stored(struct tmemd_control *ctl, const char *key)
 		if (strcmp(a->principal, key) ||
 		    (ctl->hooks.file_grants && ctl->hooks.file_grants(ctl->ctx, &a->uuid, key)))
 			continue;
-		rc = tmem_shared_auth(ctl->hooks.store, &a->uuid, key, false);
+		rc = store_shared_auth(ctl->hooks.store, &a->uuid, key, false);
 		if (rc)
 			return rc;
 	}

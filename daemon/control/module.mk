@@ -1,10 +1,10 @@
 # daemon/control: the control server (control.sock, JSON protocol, stats,
-# state file) as a static library the daemon links: libtmemctl-server.a.
+# state file) as a static library the daemon links: libtmemd-control.a.
 # Link it with $(CONTROL_SERVER_LIBS) after it.
 
 CONTROL_SRCS := $(wildcard daemon/control/*.c)
 CONTROL_OBJS := $(CONTROL_SRCS:%.c=$(BUILD)/%.o)
-CONTROL_SERVER_LIB := $(BUILD)/libtmemctl-server.a
+CONTROL_SERVER_LIB := $(BUILD)/libtmemd-control.a
 CONTROL_SERVER_LIBS = $(call pkg_libs,jansson)
 LIBS += $(CONTROL_SERVER_LIB)
 

@@ -212,7 +212,7 @@ void xen_conn_close(struct xen_dom *d)
 		log_info("domain %u: client %s disconnected after %llu requests",
 			 d->domid, c->client->label,
 			 (unsigned long long)c->ring.requests);
-	/* Frees the client's private pools (clients.h). */
+	/* Frees the client's private pools (client_registry.h). */
 	tmemd_client_remove(c->client);
 	hyp->ops->unbind(hyp->h, c->ch);
 	if (c->region)

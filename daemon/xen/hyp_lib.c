@@ -15,6 +15,7 @@
 #include <xengnttab.h>
 
 #include "xen/hyp.h"
+#include "xen/lib_errno.h"
 
 struct hyp_lib {
 	xengnttab_handle *gnt;
@@ -25,11 +26,6 @@ struct tmemd_evtchn {
 	xenevtchn_handle *xe;
 	evtchn_port_t local;
 };
-
-static int err_or(int fallback)
-{
-	return errno ? -errno : -fallback;
-}
 
 static int lib_map(void *h, uint32_t domid, const uint32_t *refs,
 		   uint32_t count, void **addr)
@@ -151,7 +147,7 @@ static int lib_list_domains(void *h, struct tmemd_xen_dominfo *out,
 	return (int)n;
 }
 
-static void lib_close(void *h)
+static void hyp_lib_close(void *h)
 {
 	struct hyp_lib *hl = h;
 
@@ -164,7 +160,7 @@ static void lib_close(void *h)
 	free(hl);
 }
 
-static const struct tmemd_hyp_ops lib_ops = {
+static const struct tmemd_hyp_ops hyp_lib_ops = {
 	.map = lib_map,
 	.unmap = lib_unmap,
 	.bind = lib_bind,
@@ -173,7 +169,7 @@ static const struct tmemd_hyp_ops lib_ops = {
 	.notify = lib_notify,
 	.ack = lib_ack,
 	.list_domains = lib_list_domains,
-	.close = lib_close,
+	.close = hyp_lib_close,
 };
 
 int tmemd_hyp_open_lib(struct tmemd_hyp *out)
@@ -195,9 +191,9 @@ int tmemd_hyp_open_lib(struct tmemd_hyp *out)
 		rc = err_or(ENODEV);
 		goto fail;
 	}
-	*out = (struct tmemd_hyp){ .ops = &lib_ops, .h = hl };
+	*out = (struct tmemd_hyp){ .ops = &hyp_lib_ops, .h = hl };
 	return 0;
 fail:
-	lib_close(hl);
+	hyp_lib_close(hl);
 	return rc;
 }

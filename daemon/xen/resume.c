@@ -133,9 +133,9 @@ void xen_sort_previous_domains(struct tmemd_xen_backend *be)
 		log_warn("xen: cannot list domains: %s; the last run's wait for "
 			 "reattach-grace", strerror(-rc));
 	st.nr_live = rc;
-	rc = tmem_store_for_each_detached(store, note, &st);
+	rc = store_for_each_detached(store, note, &st);
 	for (unsigned i = 0; rc >= 0 && i < st.nr_doomed; i++)
-		freed += tmem_store_drop_detached(store, st.doomed[i]) > 0;
+		freed += store_drop_detached(store, st.doomed[i]) > 0;
 	if (rc < 0)
 		log_warn("xen: cannot sort the domains of the last run: %s",
 			 strerror(-rc));

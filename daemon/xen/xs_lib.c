@@ -11,11 +11,7 @@
 #include <xenstore.h>
 
 #include "xen/xs.h"
-
-static int err_or(int fallback)
-{
-	return errno ? -errno : -fallback;
-}
+#include "xen/lib_errno.h"
 
 static int lib_read(void *h, tmemd_xs_tx tx, const char *path, char **value)
 {
@@ -111,13 +107,13 @@ static int lib_tx_end(void *h, tmemd_xs_tx tx, bool abort)
 	return xs_transaction_end(h, tx, abort) ? 0 : err_or(EIO);
 }
 
-static void lib_close(void *h)
+static void xs_lib_close(void *h)
 {
 	if (h)
 		xs_close(h);
 }
 
-static const struct tmemd_xs_ops lib_ops = {
+static const struct tmemd_xs_ops xs_lib_ops = {
 	.read = lib_read,
 	.write = lib_write,
 	.mkdir_perms = lib_mkdir_perms,
@@ -128,7 +124,7 @@ static const struct tmemd_xs_ops lib_ops = {
 	.read_watch = lib_read_watch,
 	.tx_start = lib_tx_start,
 	.tx_end = lib_tx_end,
-	.close = lib_close,
+	.close = xs_lib_close,
 };
 
 int tmemd_xs_open_lib(struct tmemd_xs *out)
@@ -139,6 +135,6 @@ int tmemd_xs_open_lib(struct tmemd_xs *out)
 	h = xs_open(0);
 	if (!h)
 		return err_or(ENOENT);
-	*out = (struct tmemd_xs){ .ops = &lib_ops, .h = h };
+	*out = (struct tmemd_xs){ .ops = &xs_lib_ops, .h = h };
 	return 0;
 }

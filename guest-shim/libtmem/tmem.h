@@ -64,7 +64,9 @@ int tmem_connect_geometry(const char *path, const char *name,
 /* Waits for outstanding requests, then closes.  Accepts NULL. */
 void tmem_disconnect(struct tmem_conn *c);
 
-/* tmemd's id for this client, as its stats show it. */
+/* tmemd's id for this client, from the last connect or reconnect: the
+ * "id" of its entry in tmemd's stats (tmemctl stats --json), to find it
+ * there.  Not synchronised with a reconnect another thread is making. */
 uint32_t tmem_conn_client_id(const struct tmem_conn *c);
 /* How many times the connection reconnected to a restarted tmemd. */
 uint64_t tmem_conn_reconnects(struct tmem_conn *c);

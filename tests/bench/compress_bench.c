@@ -104,7 +104,7 @@ static struct tmem_store *store_of(uint64_t frames, const struct tmem_compress *
 					 .prefault = true };
 	struct tmem_store *s = NULL;
 
-	if (tmem_store_create(&cfg, &s))
+	if (store_create(&cfg, &s))
 		exit(1);
 	return s;
 }
@@ -127,16 +127,16 @@ static void capacity(const struct tmem_compress *cz, uint64_t frames, struct cap
 	ZSTD_CCtx *zc = ZSTD_createCCtx();
 	uint64_t ideal_bytes = 0;
 
-	tmem_client_create(s, "bench", &c);
-	tmem_new_pool(c, tmem_pool_flags(0), NULL);
+	store_client_create(s, "bench", &c);
+	store_new_pool(c, tmem_pool_flags(0), NULL);
 	for (r->held = 0;; r->held++) {
 		struct tmem_oid o = oid_of(r->held);
 
-		if (tmem_put_page(c, 0, &o, r->held % 64, page(r->held), TMEM_NO_CAP) != 1)
+		if (store_put_page(c, 0, &o, r->held % 64, page(r->held), TMEM_NO_CAP) != 1)
 			break; /* the first put that would evict */
 		ideal_bytes += ideal_size(page(r->held), cz, zc);
 	}
-	tmem_store_info(s, &si);
+	store_info(s, &si);
 	r->effective = (double)r->held * PG / (double)si.mem_used_total;
 	r->ideal = (double)r->held * PG / (double)ideal_bytes;
 	r->overhead_frag = (double)(si.zs_overhead + si.zs_fragmentation) /
@@ -144,7 +144,7 @@ static void capacity(const struct tmem_compress *cz, uint64_t frames, struct cap
 	r->overhead = (double)si.zs_overhead / (double)si.z.compr_data_size;
 	r->frag = (double)si.zs_fragmentation / (double)si.z.compr_data_size;
 	ZSTD_freeCCtx(zc);
-	tmem_store_destroy(s);
+	store_destroy(s);
 }
 
 static double lz4_rate(void)
@@ -172,13 +172,13 @@ static void *put_loop(void *arg)
 	uint64_t t0;
 
 	snprintf(name, sizeof(name), "put%llu", (unsigned long long)p->base);
-	tmem_client_create(p->s, name, &c);
-	tmem_new_pool(c, tmem_pool_flags(TMEM_POOL_PERSIST), NULL);
+	store_client_create(p->s, name, &c);
+	store_new_pool(c, tmem_pool_flags(TMEM_POOL_PERSIST), NULL);
 	t0 = now_ns();
 	for (uint64_t i = 0; i < p->n; i++) {
 		struct tmem_oid o = oid_of(i);
 
-		if (tmem_put_page(c, 0, &o, i % 64, page(p->base + i), TMEM_NO_CAP) != 1)
+		if (store_put_page(c, 0, &o, i % 64, page(p->base + i), TMEM_NO_CAP) != 1)
 			exit(2);
 	}
 	p->rate = (double)p->n * 1e9 / (double)(now_ns() - t0);
@@ -201,7 +201,7 @@ static double put_rate(const struct tmem_compress *cz, unsigned threads, uint64_
 		pthread_join(t[i], NULL);
 		sum += p[i].rate;
 	}
-	tmem_store_destroy(s);
+	store_destroy(s);
 	return sum;
 }
 
@@ -232,20 +232,20 @@ static void roundtrip(const struct tmem_compress *cz, double *p50, double *p99)
 	struct tmem_client *c;
 	uint8_t back[PG];
 
-	tmem_client_create(s, "rt", &c);
-	tmem_new_pool(c, tmem_pool_flags(TMEM_POOL_PERSIST), NULL);
+	store_client_create(s, "rt", &c);
+	store_new_pool(c, tmem_pool_flags(TMEM_POOL_PERSIST), NULL);
 	for (uint64_t i = 0; i < N; i++) {
 		struct tmem_oid o = oid_of(i % 1024);
 		uint64_t t0 = now_ns();
 
-		tmem_put_page(c, 0, &o, i % 64, page(i), TMEM_NO_CAP);
-		tmem_get_page(c, 0, &o, i % 64, back);
+		store_put_page(c, 0, &o, i % 64, page(i), TMEM_NO_CAP);
+		store_get_page(c, 0, &o, i % 64, back);
 		lat[i] = now_ns() - t0;
 	}
 	qsort(lat, N, sizeof(lat[0]), cmp_u64);
 	*p50 = (double)lat[N / 2] / 1000;
 	*p99 = (double)lat[N * 99 / 100] / 1000;
-	tmem_store_destroy(s);
+	store_destroy(s);
 }
 
 /* ---- churn --------------------------------------------------------------- */
@@ -278,8 +278,8 @@ static void churn(const struct tmem_compress *cz, double seconds, struct churn *
 	uint8_t back[PG];
 	uint64_t rng = 88172645463325252ull, t0 = now_ns(), last = t0;
 
-	tmem_client_create(s, "churn", &c);
-	tmem_new_pool(c, tmem_pool_flags(0), NULL);
+	store_client_create(s, "churn", &c);
+	store_new_pool(c, tmem_pool_flags(0), NULL);
 	memset(r, 0, sizeof(*r));
 	while (now_ns() - t0 < (uint64_t)(seconds * 1e9)) {
 		uint32_t h, op;
@@ -295,18 +295,18 @@ static void churn(const struct tmem_compress *cz, double seconds, struct churn *
 		if (op < 5) {
 			uint32_t idx = (uint32_t)((rng >> 20) % npages);
 
-			ret = tmem_put_page(c, 0, &o, h % 64, page(idx), TMEM_NO_CAP);
-			while (ret == -ENOSPC && tmem_client_evict_oldest_n(c, 8))
-				ret = tmem_put_page(c, 0, &o, h % 64, page(idx), TMEM_NO_CAP);
+			ret = store_put_page(c, 0, &o, h % 64, page(idx), TMEM_NO_CAP);
+			while (ret == -ENOSPC && store_client_evict_oldest_n(c, 8))
+				ret = store_put_page(c, 0, &o, h % 64, page(idx), TMEM_NO_CAP);
 			have[h] = ret == 1 ? idx + 1 : 0;
 		} else if (op < 8) {
 			/* Ephemeral: a get removes; a miss is fine (evicted). */
-			ret = tmem_get_page(c, 0, &o, h % 64, back);
+			ret = store_get_page(c, 0, &o, h % 64, back);
 			if (ret == 1 && (!have[h] || memcmp(back, page(have[h] - 1), PG)))
 				r->wrong++;
 			have[h] = 0;
 		} else {
-			tmem_flush_page(c, 0, &o, h % 64);
+			store_flush_page(c, 0, &o, h % 64);
 			have[h] = 0;
 		}
 		r->ops++;
@@ -314,8 +314,8 @@ static void churn(const struct tmem_compress *cz, double seconds, struct churn *
 			struct tmem_store_info si;
 			double share;
 
-			r->moved += tmem_store_compact(s);
-			tmem_store_info(s, &si);
+			r->moved += store_compact(s);
+			store_info(s, &si);
 			if ((double)si.zs_fragmentation > r->worst_frag) {
 				r->worst_frag = (double)si.zs_fragmentation;
 				r->bound_frag = frag_bound(s);
@@ -332,11 +332,11 @@ static void churn(const struct tmem_compress *cz, double seconds, struct churn *
 	for (uint32_t h = 0; h < H; h++) {
 		struct tmem_oid o = oid_of(h);
 
-		if (tmem_get_page(c, 0, &o, h % 64, back) == 1 &&
+		if (store_get_page(c, 0, &o, h % 64, back) == 1 &&
 		    (!have[h] || memcmp(back, page(have[h] - 1), PG)))
 			r->wrong++;
 	}
-	tmem_store_destroy(s);
+	store_destroy(s);
 }
 
 int main(int argc, char **argv)

@@ -75,7 +75,7 @@ static uint64_t evictions(struct bench *b)
 {
 	struct tmem_store_info info;
 
-	tmem_store_info(b->store, &info);
+	store_info(b->store, &info);
 	return info.evictions;
 }
 
@@ -85,7 +85,7 @@ static int flush_objects(struct bench *b, int32_t pool, uint64_t from, uint64_t 
 	for (uint64_t o = from; o < to; o++) {
 		struct tmem_oid oid = { .oid = { o, 1, 2 } };
 
-		if (tmem_flush_object(b->c, pool, &oid) < 0)
+		if (store_flush_object(b->c, pool, &oid) < 0)
 			return -1;
 	}
 	return 0;
@@ -103,7 +103,7 @@ static int one_rep(struct bench *b, double *empty_rate, double *full_rate,
 		   double *evict_per_put)
 {
 	uint64_t m = b->pages / 2, ev, first = b->next_obj / 16;
-	int32_t pool = tmem_new_pool(b->c, tmem_pool_flags(0), NULL);
+	int32_t pool = store_new_pool(b->c, tmem_pool_flags(0), NULL);
 	double t;
 
 	if (pool < 0)
@@ -124,7 +124,7 @@ static int one_rep(struct bench *b, double *empty_rate, double *full_rate,
 		return -1;
 	*full_rate = (double)m / (now() - t);
 	*evict_per_put = (double)(evictions(b) - ev) / (double)m;
-	return tmem_destroy_pool(b->c, pool) < 0 ? -1 : 0;
+	return store_destroy_pool(b->c, pool) < 0 ? -1 : 0;
 }
 
 /* Stay on one CPU so a migration does not empty the caches mid-phase. */
@@ -155,7 +155,7 @@ static int setup(struct bench *b, uint64_t pages)
 		return -ENOMEM;
 	for (size_t i = 0; i < SRC_PAGES * TMEM_PAGE_SIZE; i++)
 		((unsigned char *)b->src)[i] = (unsigned char)(i * 131 + i / 4096);
-	rc = tmem_store_create(&sc, &b->store);
+	rc = store_create(&sc, &b->store);
 	if (!rc)
 		rc = tmem_policy_create(b->store, NULL, &b->policy);
 	if (!rc)
@@ -168,7 +168,7 @@ static int setup(struct bench *b, uint64_t pages)
 static void teardown(struct bench *b)
 {
 	tmem_policy_destroy(b->policy);
-	tmem_store_destroy(b->store);
+	store_destroy(b->store);
 	free(b->src);
 }
 

@@ -64,9 +64,9 @@ static int fill_store(struct tmem_store *s, unsigned nclients, uint64_t *stored)
 		struct tmem_ident id = ident_of(c);
 
 		snprintf(name, sizeof(name), "client%u", c);
-		if (tmem_client_create_ident(s, name, &id, &cl[c]) ||
-		    tmem_new_pool(cl[c], tmem_pool_flags(TMEM_POOL_PERSIST), NULL) != 0 ||
-		    tmem_new_pool(cl[c], tmem_pool_flags(TMEM_POOL_PERSIST), NULL) != 1)
+		if (store_client_create_ident(s, name, &id, &cl[c]) ||
+		    store_new_pool(cl[c], tmem_pool_flags(TMEM_POOL_PERSIST), NULL) != 0 ||
+		    store_new_pool(cl[c], tmem_pool_flags(TMEM_POOL_PERSIST), NULL) != 1)
 			return -1;
 	}
 	for (k = 0;; k++) {
@@ -74,8 +74,8 @@ static int fill_store(struct tmem_store *s, unsigned nclients, uint64_t *stored)
 		int ret;
 
 		fill(pg, k);
-		ret = tmem_put_page(cl[k % nclients], (int32_t)(k / nclients % 2), &o,
-				    (uint32_t)(k / (2 * nclients)), pg, TMEM_NO_CAP);
+		ret = store_put_page(cl[k % nclients], (int32_t)(k / nclients % 2), &o,
+				     (uint32_t)(k / (2 * nclients)), pg, TMEM_NO_CAP);
 		if (ret == -ENOSPC)
 			break;
 		if (ret != 1)
@@ -96,15 +96,15 @@ static int check_sample(struct tmem_store *s, unsigned nclients, uint64_t stored
 		struct tmem_ident id = ident_of(c);
 
 		snprintf(name, sizeof(name), "client%u", c);
-		if (tmem_client_claim(s, name, &id, &cl[c]))
+		if (store_client_claim(s, name, &id, &cl[c]))
 			return -1;
 	}
 	for (uint64_t k = 0; k < stored; k += 97) {
 		struct tmem_oid o = oid_of(k / (2 * nclients));
 
 		fill(want, k);
-		if (tmem_get_page(cl[k % nclients], (int32_t)(k / nclients % 2), &o,
-				  (uint32_t)(k / (2 * nclients)), pg) != 1 ||
+		if (store_get_page(cl[k % nclients], (int32_t)(k / nclients % 2), &o,
+				   (uint32_t)(k / (2 * nclients)), pg) != 1 ||
 		    memcmp(pg, want, PG) != 0)
 			return -1;
 	}
@@ -143,7 +143,7 @@ int main(int argc, char **argv)
 	}
 	cfg = (struct tmem_store_config){ .arena_bytes = mib << 20, .prefault = true };
 	fd = memfd_create("recovery-bench", MFD_CLOEXEC);
-	if (fd < 0 || tmem_store_open(&cfg, fd, &s, NULL, 0)) {
+	if (fd < 0 || store_open(&cfg, fd, &s, NULL, 0)) {
 		fprintf(stderr, "recovery-bench: cannot create the arena: %s\n", strerror(errno));
 		return 1;
 	}
@@ -153,14 +153,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fill_s = now() - t0;
-	tmem_store_destroy(s);
+	store_destroy(s);
 	t0 = now();
-	if (tmem_store_open(&cfg, fd, &s, NULL, 0)) {
+	if (store_open(&cfg, fd, &s, NULL, 0)) {
 		fprintf(stderr, "recovery-bench: adopting the arena failed\n");
 		return 1;
 	}
 	open_s = now() - t0;
-	tmem_store_recovery(s, &ri);
+	store_recovery_info(s, &ri);
 	if (ri.pages != stored || check_sample(s, nclients, stored)) {
 		fprintf(stderr, "recovery-bench: recovered %llu of %llu pages, or wrong bytes\n",
 			(unsigned long long)ri.pages, (unsigned long long)stored);
@@ -178,7 +178,7 @@ int main(int argc, char **argv)
 		       "  whole open           %8.3f s (goal <= 1 s for 1 GiB)\n",
 		       (unsigned long long)mib, (unsigned long long)stored, nclients, fill_s,
 		       ri.duration_nsec / 1e9, open_s);
-	tmem_store_destroy(s);
+	store_destroy(s);
 	close(fd);
 	return 0;
 }

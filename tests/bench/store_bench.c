@@ -101,8 +101,8 @@ static int store_put_all(struct bench *b, uint32_t per_obj)
 	for (uint32_t i = 0; i < b->n; i++) {
 		uint32_t k = b->put_order[i];
 		struct tmem_oid o = key_oid(k, per_obj);
-		int ret = tmem_put_page(b->client, b->pool, &o, k % per_obj,
-					b->src + (size_t)k * PG, TMEM_NO_CAP);
+		int ret = store_put_page(b->client, b->pool, &o, k % per_obj,
+					 b->src + (size_t)k * PG, TMEM_NO_CAP);
 
 		if (ret != 1) {
 			fprintf(stderr, "store-bench: put %u: %d\n", k, ret);
@@ -117,8 +117,8 @@ static int store_get_all(struct bench *b)
 	for (uint32_t i = 0; i < b->n; i++) {
 		uint32_t k = b->get_order[i];
 		struct tmem_oid o = key_oid(k, PAGES_PER_OBJ);
-		int ret = tmem_get_page(b->client, b->pool, &o, k % PAGES_PER_OBJ,
-					b->dst + (size_t)k * PG);
+		int ret = store_get_page(b->client, b->pool, &o, k % PAGES_PER_OBJ,
+					 b->dst + (size_t)k * PG);
 
 		if (ret != 1) {
 			fprintf(stderr, "store-bench: get %u: %d\n", k, ret);
@@ -134,7 +134,7 @@ static int store_flush_all(struct bench *b)
 		uint32_t k = b->get_order[i];
 		struct tmem_oid o = key_oid(k, PAGES_PER_OBJ);
 
-		if (tmem_flush_page(b->client, b->pool, &o, k % PAGES_PER_OBJ) != 1)
+		if (store_flush_page(b->client, b->pool, &o, k % PAGES_PER_OBJ) != 1)
 			return -1;
 	}
 	return 0;
@@ -215,15 +215,15 @@ static int open_store(uint64_t mib, bool prefault, struct tmem_store **s,
 	if (use_memfd) {
 		/* The store keeps using fd; it lives as long as the process. */
 		fd = memfd_create("store-bench", MFD_CLOEXEC);
-		ret = fd < 0 ? -errno : tmem_store_open(&cfg, fd, s, NULL, 0);
+		ret = fd < 0 ? -errno : store_open(&cfg, fd, s, NULL, 0);
 	} else {
-		ret = tmem_store_create(&cfg, s);
+		ret = store_create(&cfg, s);
 	}
 
 	if (ret == 0)
-		ret = tmem_client_create(*s, "bench", c);
+		ret = store_client_create(*s, "bench", c);
 	if (ret == 0)
-		ret = *pool = tmem_new_pool(*c, tmem_pool_flags(0), NULL);
+		ret = *pool = store_new_pool(*c, tmem_pool_flags(0), NULL);
 	return ret < 0 ? ret : 0;
 }
 
@@ -231,7 +231,7 @@ static double meta_per_page(struct tmem_store *s)
 {
 	struct tmem_store_info si;
 
-	tmem_store_info(s, &si);
+	store_info(s, &si);
 	return (double)si.metadata_bytes /
 	       (double)(si.arena.ephemeral + si.arena.persistent);
 }
@@ -252,7 +252,7 @@ static int measure_metadata(struct bench *b, uint64_t mib, struct results *r)
 		ret = store_put_all(&w, 1);
 	if (ret == 0)
 		r->meta_worst = meta_per_page(w.store);
-	tmem_store_destroy(w.store);
+	store_destroy(w.store);
 	return ret;
 }
 
@@ -362,6 +362,6 @@ int main(int argc, char **argv)
 		print_json(&b, reps, &r);
 	else
 		print_text(&b, reps, &r);
-	tmem_store_destroy(b.store);
+	store_destroy(b.store);
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "integ_util.h"
+#include "tmem_names.h"
 
 #define MAX_ARGS 32
 
@@ -170,25 +171,6 @@ static long guest_add(struct host *h, const char *name)
 	return rc;
 }
 
-/* RFC 4122 text to the wire's tmem_uuid (first byte lowest in lo). */
-static int uuid_parse(const char *text, struct tmem_uuid *u)
-{
-	unsigned b[16];
-	int end = 0;
-
-	if (sscanf(text, "%2x%2x%2x%2x-%2x%2x-%2x%2x-%2x%2x-%2x%2x%2x%2x%2x%2x%n",
-		   &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8],
-		   &b[9], &b[10], &b[11], &b[12], &b[13], &b[14], &b[15], &end) != 16 ||
-	    end != 36 || text[end])
-		return -EINVAL;
-	u->lo = u->hi = 0;
-	for (int i = 0; i < 8; i++) {
-		u->lo |= (uint64_t)b[i] << (8 * i);
-		u->hi |= (uint64_t)b[i + 8] << (8 * i);
-	}
-	return 0;
-}
-
 static long guest_pool(struct guest *g, const char *kind, const char *uuid_text)
 {
 	struct tmem_uuid uuid = { 0 };
@@ -198,7 +180,7 @@ static long guest_pool(struct guest *g, const char *kind, const char *uuid_text)
 		flags = TMEM_POOL_PERSIST;
 	else if (!strcmp(kind, "shared"))
 		flags = TMEM_POOL_SHARED;
-	if (flags == TMEM_POOL_SHARED && (!uuid_text || uuid_parse(uuid_text, &uuid)))
+	if (flags == TMEM_POOL_SHARED && (!uuid_text || tmem_uuid_parse(uuid_text, &uuid)))
 		return -EINVAL;
 	return tmem_new_pool(g->conn, tmem_pool_flags(flags), &uuid);
 }

@@ -1,5 +1,5 @@
-# tests/control: the control server and tmemctl.  (tools/ and daemon/control
-# variables are spelled out: tools/module.mk is read after this file.)
+# tests/control: the control server and tmemctl.  (tools/tmemctl/module.mk
+# is read after this file, so tmemctl's library is named by its path.)
 #   test_control_unit   request parser/validator, state file, sizes, UUIDs,
 #                       Prometheus output (UNIT_TESTS)
 #   test_ctl_peer       control.sock writers: peers with chosen groups

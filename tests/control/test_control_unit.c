@@ -144,19 +144,19 @@ END_TEST
 START_TEST(test_uuid)
 {
 	struct tmem_uuid u;
-	char text[CTL_UUID_TEXT];
+	char text[TMEM_UUID_TEXT];
 
-	ck_assert_int_eq(ctl_uuid_parse("00112233-4455-6677-8899-AABBCCDDEEFF", &u), 0);
+	ck_assert_int_eq(tmem_uuid_parse("00112233-4455-6677-8899-AABBCCDDEEFF", &u), 0);
 	/* proto/: lo = bytes 0..7 of the RFC 4122 byte string, little-endian. */
 	ck_assert_uint_eq(u.lo, 0x7766554433221100ull);
 	ck_assert_uint_eq(u.hi, 0xffeeddccbbaa9988ull);
-	ctl_uuid_format(&u, text);
+	tmem_uuid_format(&u, text);
 	ck_assert_str_eq(text, "00112233-4455-6677-8899-aabbccddeeff");
-	ck_assert_int_eq(ctl_uuid_parse("00112233-4455-6677-8899-aabbccddeef", &u), -EINVAL);
-	ck_assert_int_eq(ctl_uuid_parse("00112233-4455-6677-8899-aabbccddeefg", &u), -EINVAL);
-	ck_assert_int_eq(ctl_uuid_parse("0011223304455-6677-8899-aabbccddeeff", &u), -EINVAL);
-	ck_assert_int_eq(ctl_uuid_parse("00112233-4455-6677-8899-aabbccddeeff0", &u), -EINVAL);
-	ck_assert_int_eq(ctl_uuid_parse("", &u), -EINVAL);
+	ck_assert_int_eq(tmem_uuid_parse("00112233-4455-6677-8899-aabbccddeef", &u), -EINVAL);
+	ck_assert_int_eq(tmem_uuid_parse("00112233-4455-6677-8899-aabbccddeefg", &u), -EINVAL);
+	ck_assert_int_eq(tmem_uuid_parse("0011223304455-6677-8899-aabbccddeeff", &u), -EINVAL);
+	ck_assert_int_eq(tmem_uuid_parse("00112233-4455-6677-8899-aabbccddeeff0", &u), -EINVAL);
+	ck_assert_int_eq(tmem_uuid_parse("", &u), -EINVAL);
 }
 END_TEST
 

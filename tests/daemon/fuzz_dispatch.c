@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clients.h"
+#include "client_registry.h"
 #include "config.h"
-#include "ring.h"
+#include "fake_ring.h"
 
 #define ENTRIES 8u
 #define SLOTS 4u
@@ -22,15 +22,6 @@ static struct tmem_store *store;
 static struct tmem_policy *policy;
 static struct tmemd_clients *reg;
 static void *region;
-static int faulted;
-
-static void f_notify(struct tmemd_ring *r) { (void)r; }
-static void f_ack(struct tmemd_ring *r) { (void)r; }
-static void f_fault(struct tmemd_ring *r, const char *why) { (void)r; (void)why; faulted = 1; }
-
-static const struct tmemd_ring_ops ops = {
-	.notify = f_notify, .ack = f_ack, .fault = f_fault,
-};
 
 static void init_once(void)
 {
@@ -38,7 +29,7 @@ static void init_once(void)
 	struct tmem_policy_config pc;
 
 	tmemd_config_init(&cfg);
-	if (tmem_store_create(&sc, &store))
+	if (store_create(&sc, &store))
 		abort();
 	tmem_policy_config_defaults(&pc);
 	if (tmem_policy_create(store, &pc, &policy) ||
@@ -51,7 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct tmemd_ring ring = { 0 };
+	struct fake_ring fr;
+	struct tmemd_ring *ring = &fr.ring;
 	struct tmemd_client *c;
 	struct tmem_ring_hdr *h;
 	union tmem_ring_entry *e;
@@ -60,33 +52,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		init_once();
 	if (tmemd_client_add(reg, "fuzz", "fuzz", -1, &c))
 		abort();
-	memset(region, 0, tmem_region_size(ENTRIES, SLOTS));
+	fake_ring_init(&fr, region, ENTRIES, SLOTS, c);
 	h = region;
 	e = tmem_ring_entries(region);
-	h->magic = TMEM_RING_MAGIC;
-	h->version = TMEM_RING_VERSION;
-	h->nr_entries = ENTRIES;
-	h->nr_slots = SLOTS;
-	h->slot_offset = tmem_slot_offset(ENTRIES);
-	ring.geo = (struct tmemd_slots){ .region = region, .nr_entries = ENTRIES, .nr_slots = SLOTS };
-	ring.client = c;
-	ring.ops = &ops;
-	tmemd_ring_init(&ring);
-	faulted = 0;
 	/* Rounds: one byte says how many entries the "guest" publishes,
 	 * then that many 64-byte requests follow. */
-	while (size > 0 && !faulted) {
+	while (size > 0 && !fr.faulted) {
 		uint32_t n = data[0] % (ENTRIES + 3);
 
 		data++;
 		size--;
 		for (uint32_t i = 0; i < n && i < ENTRIES && size >= 64; i++) {
-			memcpy(&e[(ring.req_cons + i) & (ENTRIES - 1)], data, 64);
+			memcpy(&e[(ring->req_cons + i) & (ENTRIES - 1)], data, 64);
 			data += 64;
 			size -= 64;
 		}
-		h->req_prod = ring.req_cons + n;
-		if (tmemd_ring_process(&ring, 64) >= 0) {
+		h->req_prod = ring->req_cons + n;
+		if (tmemd_ring_process(ring, 64) >= 0) {
 			for (uint32_t i = 0; i < ENTRIES; i++)
 				if (e[i].rsp.ret > 1 && e[i].rsp.op != TMEM_OP_NEW_POOL)
 					abort(); /* only NEW_POOL returns more than 1 */

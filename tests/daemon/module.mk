@@ -17,10 +17,10 @@ INTEGRATION_TESTS += $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS)
 $(BUILD)/tests/daemon/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson inih)
 $(BUILD)/tests/daemon/harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$(BUILD)/tmemd"'
 
-# daemon/log.c writes through daemon/systemd/'s sink; config.c parses
-# UUIDs with the control server's parser.
-$(TEST_DAEMON_UNIT): $(BUILD)/tests/daemon/test_daemon_unit.o $(DAEMON_CORE) \
-		$(BUILD)/libtmemctl-server.a $(BUILD)/libtmemd-systemd.a $(TMEM_CORE_LIBS)
+# daemon/log.c writes through daemon/systemd/'s sink; the core's
+# control_glue.c drives the control server.
+$(TEST_DAEMON_UNIT): $(BUILD)/tests/daemon/test_daemon_unit.o $(BUILD)/tests/daemon/fake_ring.o \
+		$(DAEMON_CORE) $(BUILD)/libtmemd-control.a $(BUILD)/libtmemd-systemd.a $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check libsystemd) -o $@
 
@@ -62,8 +62,7 @@ fuzz-dispatch: $(FUZZ_DISPATCH)
 
 # Everything on the request path; not the control or systemd glue.
 FUZZ_DAEMON_SRCS := $(filter-out daemon/service.c daemon/control_glue.c,$(DAEMON_SRCS))
-$(FUZZ_DISPATCH): tests/daemon/fuzz_dispatch.c $(FUZZ_DAEMON_SRCS) daemon/systemd/sd_log.c daemon/systemd/sd_fdstore.c \
-		daemon/control/ctl_proto.c \
+$(FUZZ_DISPATCH): tests/daemon/fuzz_dispatch.c tests/daemon/fake_ring.c $(FUZZ_DAEMON_SRCS) daemon/systemd/sd_log.c daemon/systemd/sd_fdstore.c \
 		$(wildcard pools/*.c policy/*.c) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CLANG,$@)
@@ -79,7 +78,7 @@ fuzz-config: $(FUZZ_CONFIG)
 	$(call fuzz_run,fuzz-config)
 
 $(FUZZ_CONFIG): tests/daemon/fuzz_config.c daemon/config.c daemon/size.c \
-		daemon/control/ctl_proto.c pools/zmode.c | $(DEPS_STAMP)
+		pools/zmode.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CLANG,$@)
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \

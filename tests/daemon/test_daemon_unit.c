@@ -14,12 +14,13 @@
 
 #include "arena.h"
 #include "config.h"
-#include "control/ctl_proto.h"
 #include "dispatch.h"
+#include "fake_ring.h"
 #include "options.h"
 #include "reload.h"
 #include "ring.h"
 #include "size.h"
+#include "tmem_names.h"
 
 START_TEST(test_sizes)
 {
@@ -129,7 +130,7 @@ START_TEST(test_config_good)
 	ck_assert_uint_eq(s.weight, 50);
 	ck_assert_int_eq(s.compress.algo, TMEM_COMPRESS_LZ4); /* the default, as zswap */
 	ck_assert_uint_eq(tmemd_config_client(&cfg, "fs1")->nr_auth, 2);
-	ctl_uuid_format(&tmemd_config_client(&cfg, "fs1")->auth[0], uuid);
+	tmem_uuid_format(&tmemd_config_client(&cfg, "fs1")->auth[0], uuid);
 	ck_assert_str_eq(uuid, "6ba7b810-9dad-11d1-80b4-00c04fd430c8");
 	ck_assert_uint_eq(tmemd_config_client(&cfg, "fs1")->auth[0].lo, 0xd111ad9d10b8a76bull);
 	tmemd_config_free(&cfg);
@@ -267,7 +268,7 @@ START_TEST(test_config_domain_sections)
 	struct tmem_client_settings s;
 	char err[256] = "";
 
-	ck_assert_int_eq(ctl_uuid_parse("00112233-4455-6677-8899-aabbccddeeff", &u), 0);
+	ck_assert_int_eq(tmem_uuid_parse("00112233-4455-6677-8899-aabbccddeeff", &u), 0);
 	ck_assert_int_eq(load(&cfg, "[client domid:5]\nweight = 7\n"
 			      "[client 5]\nshared-auth = 00112233-4455-6677-8899-aabbccddeeff\n"
 			      "[client web1]\nweight = 9\n", err), 0);
@@ -358,21 +359,12 @@ struct fixture {
 	struct tmem_policy *policy;
 	struct tmemd_clients *reg;
 	struct tmemd_client *client;
-	struct tmemd_ring ring;
+	struct fake_ring fr;
 	void *region;
-	int notified, faulted;
 	uint32_t prod;
 };
 
 static struct fixture fx;
-
-static void f_notify(struct tmemd_ring *r) { (void)r; fx.notified++; }
-static void f_ack(struct tmemd_ring *r) { (void)r; }
-static void f_fault(struct tmemd_ring *r, const char *why) { (void)r; (void)why; fx.faulted++; }
-
-static const struct tmemd_ring_ops f_ops = {
-	.notify = f_notify, .ack = f_ack, .fault = f_fault,
-};
 
 static void setup(void)
 {
@@ -382,31 +374,22 @@ static void setup(void)
 
 	memset(&fx, 0, sizeof(fx));
 	tmemd_config_init(&fx.cfg);
-	ck_assert_int_eq(tmem_store_create(&sc, &fx.store), 0);
+	ck_assert_int_eq(store_create(&sc, &fx.store), 0);
 	tmem_policy_config_defaults(&pc);
 	ck_assert_int_eq(tmem_policy_create(fx.store, &pc, &fx.policy), 0);
 	ck_assert_int_eq(tmemd_clients_create(fx.store, fx.policy, &fx.cfg, &fx.reg), 0);
 	ck_assert_int_eq(tmemd_client_add(fx.reg, "unit", "test", -1, &fx.client), 0);
 	fx.region = aligned_alloc(4096, tmem_region_size(8, 4));
-	memset(fx.region, 0, tmem_region_size(8, 4));
+	fake_ring_init(&fx.fr, fx.region, 8, 4, fx.client);
 	h = fx.region;
-	h->magic = TMEM_RING_MAGIC;
-	h->version = TMEM_RING_VERSION;
-	h->nr_entries = 8;
-	h->nr_slots = 4;
-	h->slot_offset = tmem_slot_offset(8);
 	h->rsp_event = 1;
-	fx.ring.geo = (struct tmemd_slots){ .region = fx.region, .nr_entries = 8, .nr_slots = 4 };
-	fx.ring.client = fx.client;
-	fx.ring.ops = &f_ops;
-	tmemd_ring_init(&fx.ring);
 }
 
 static void teardown(void)
 {
 	tmemd_clients_destroy(fx.reg);
 	tmem_policy_destroy(fx.policy);
-	tmem_store_destroy(fx.store);
+	store_destroy(fx.store);
 	tmemd_config_free(&fx.cfg);
 	free(fx.region);
 }
@@ -421,7 +404,7 @@ static int32_t serve(const struct tmem_req *r)
 	e[i & 7].req = *r;
 	e[i & 7].req.id = 1000 + i;
 	h->req_prod = fx.prod;
-	ck_assert_int_eq(tmemd_ring_process(&fx.ring, 64), 1);
+	ck_assert_int_eq(tmemd_ring_process(&fx.fr.ring, 64), 1);
 	ck_assert_uint_eq(h->rsp_prod, fx.prod);
 	ck_assert_uint_eq(e[i & 7].rsp.id, 1000 + i);
 	ck_assert_uint_eq(e[i & 7].rsp.op, r->op);
@@ -463,7 +446,7 @@ START_TEST(test_dispatch_ops)
 	ck_assert_int_eq(serve(&r), -TMEM_ENOENT);
 	req(&r, 77, pool, 2);
 	ck_assert_int_eq(serve(&r), -TMEM_ENOSYS);
-	ck_assert_int_eq(fx.faulted, 0);
+	ck_assert_int_eq(fx.fr.faulted, 0);
 }
 END_TEST
 
@@ -475,17 +458,17 @@ START_TEST(test_ring_notify_holdoff)
 	req(&r, TMEM_OP_FLUSH_PAGE, 0, TMEM_NO_SLOT);
 	h->rsp_event = 1; /* the frontend sleeps: wants a doorbell at 1 */
 	serve(&r);
-	ck_assert_int_eq(fx.notified, 1);
+	ck_assert_int_eq(fx.fr.notified, 1);
 	serve(&r); /* rsp_event still 1: the frontend is polling */
-	ck_assert_int_eq(fx.notified, 1);
+	ck_assert_int_eq(fx.fr.notified, 1);
 	h->rsp_event = 3;
 	serve(&r);
-	ck_assert_int_eq(fx.notified, 2);
+	ck_assert_int_eq(fx.fr.notified, 2);
 	/* arming: req_event = cons + 1, nothing pending */
-	ck_assert(!tmemd_ring_arm(&fx.ring));
+	ck_assert(!tmemd_ring_arm(&fx.fr.ring));
 	ck_assert_uint_eq(h->req_event, 4);
 	h->req_prod = 4; /* a request the frontend did not write; still served */
-	ck_assert(tmemd_ring_arm(&fx.ring));
+	ck_assert(tmemd_ring_arm(&fx.fr.ring));
 }
 END_TEST
 
@@ -494,11 +477,11 @@ START_TEST(test_ring_overflow_faults)
 	struct tmem_ring_hdr *h = fx.region;
 
 	h->req_prod = 9; /* 8 entries */
-	ck_assert_int_eq(tmemd_ring_process(&fx.ring, 64), -TMEM_EPROTO);
-	ck_assert_int_eq(fx.faulted, 1);
-	ck_assert_int_eq(tmemd_ring_process(&fx.ring, 64), -TMEM_EPROTO);
-	ck_assert_int_eq(fx.faulted, 1); /* reported once */
-	ck_assert(!tmemd_ring_arm(&fx.ring));
+	ck_assert_int_eq(tmemd_ring_process(&fx.fr.ring, 64), -TMEM_EPROTO);
+	ck_assert_int_eq(fx.fr.faulted, 1);
+	ck_assert_int_eq(tmemd_ring_process(&fx.fr.ring, 64), -TMEM_EPROTO);
+	ck_assert_int_eq(fx.fr.faulted, 1); /* reported once */
+	ck_assert(!tmemd_ring_arm(&fx.fr.ring));
 }
 END_TEST
 
@@ -507,8 +490,8 @@ START_TEST(test_ring_backwards_faults)
 	struct tmem_ring_hdr *h = fx.region;
 
 	h->req_prod = 0xfffffff0u;
-	ck_assert_int_eq(tmemd_ring_process(&fx.ring, 64), -TMEM_EPROTO);
-	ck_assert_int_eq(fx.faulted, 1);
+	ck_assert_int_eq(tmemd_ring_process(&fx.fr.ring, 64), -TMEM_EPROTO);
+	ck_assert_int_eq(fx.fr.faulted, 1);
 }
 END_TEST
 
@@ -520,8 +503,8 @@ START_TEST(test_ring_geometry_faults)
 	req(&r, TMEM_OP_FLUSH_PAGE, 0, TMEM_NO_SLOT);
 	serve(&r);
 	h->nr_slots = 1000;
-	ck_assert_int_eq(tmemd_ring_process(&fx.ring, 64), -TMEM_EPROTO);
-	ck_assert_int_eq(fx.faulted, 1);
+	ck_assert_int_eq(tmemd_ring_process(&fx.fr.ring, 64), -TMEM_EPROTO);
+	ck_assert_int_eq(fx.fr.faulted, 1);
 }
 END_TEST
 
@@ -533,10 +516,10 @@ START_TEST(test_ring_budget)
 	for (int i = 0; i < 8; i++)
 		req(&e[i].req, TMEM_OP_FLUSH_PAGE, 0, TMEM_NO_SLOT);
 	h->req_prod = 8;
-	ck_assert_int_eq(tmemd_ring_process(&fx.ring, 5), 5);
+	ck_assert_int_eq(tmemd_ring_process(&fx.fr.ring, 5), 5);
 	ck_assert_uint_eq(h->rsp_prod, 5);
-	ck_assert(tmemd_ring_pending(&fx.ring));
-	ck_assert_int_eq(tmemd_ring_process(&fx.ring, 5), 3);
+	ck_assert(tmemd_ring_pending(&fx.fr.ring));
+	ck_assert_int_eq(tmemd_ring_process(&fx.fr.ring, 5), 3);
 	ck_assert_uint_eq(h->rsp_prod, 8);
 	for (int i = 0; i < 8; i++)
 		ck_assert_int_eq(e[i].rsp.ret, -TMEM_ENOENT); /* pool 0 never made */

@@ -96,7 +96,7 @@ static struct tmem_store *open_store(int fd)
 					.compress = { TMEM_COMPRESS_LZ4, 0 } };
 	struct tmem_store *s = NULL;
 
-	return tmem_store_open(&sc, fd, &s, NULL, 0) == 0 ? s : NULL;
+	return store_open(&sc, fd, &s, NULL, 0) == 0 ? s : NULL;
 }
 
 static void ops(struct run *r, unsigned n)
@@ -114,27 +114,27 @@ static void ops(struct run *r, unsigned n)
 
 		switch (op % 6) {
 		case 0: case 1: case 2: /* a put of a page cut from the input */
-			(void)tmem_client_set_compress(r->c, &modes[next(r) % 3]);
+			(void)store_client_set_compress(r->c, &modes[next(r) % 3]);
 			page_from(pg, r->data, r->size, r->pos);
 			/* Zeros after a cut-off point: sizes of all classes. */
 			cut = next(r) * 16u;
 			memset(pg + cut, 0, PG - cut);
-			ret = tmem_put_page(r->c, 0, &o, h % 4, pg, TMEM_NO_CAP);
+			ret = store_put_page(r->c, 0, &o, h % 4, pg, TMEM_NO_CAP);
 			r->have[h] = ret == 1;
 			if (ret == 1)
 				memcpy(r->model[h], pg, PG);
 			break;
 		case 3:
-			ret = tmem_get_page(r->c, 0, &o, h % 4, pg);
+			ret = store_get_page(r->c, 0, &o, h % 4, pg);
 			if (ret != (int)r->have[h] || (ret == 1 && memcmp(pg, r->model[h], PG)))
 				abort(); /* an undamaged store never loses or changes a page */
 			break;
 		case 4:
-			(void)tmem_flush_page(r->c, 0, &o, h % 4);
+			(void)store_flush_page(r->c, 0, &o, h % 4);
 			r->have[h] = false;
 			break;
 		default:
-			(void)tmem_store_compact(r->s);
+			(void)store_compact(r->s);
 		}
 	}
 }
@@ -171,7 +171,7 @@ static void gets_any(struct run *r)
 	for (uint32_t h = 0; h < NH; h++) {
 		struct tmem_oid o = { { h / 4, 1, 2 } };
 
-		(void)tmem_get_page(r->c, 0, &o, h % 4, pg);
+		(void)store_get_page(r->c, 0, &o, h % 4, pg);
 	}
 }
 
@@ -188,23 +188,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r->data = data;
 	r->size = size;
 	r->s = open_store(fd);
-	if (!r->s || tmem_client_create_ident(r->s, "f", &ID, &r->c) ||
-	    tmem_new_pool(r->c, tmem_pool_flags(TMEM_POOL_PERSIST), NULL) != 0)
+	if (!r->s || store_client_create_ident(r->s, "f", &ID, &r->c) ||
+	    store_new_pool(r->c, tmem_pool_flags(TMEM_POOL_PERSIST), NULL) != 0)
 		abort();
 	ops(r, 24 + (size ? data[0] % 64 : 0));
 	/* Damage, then gets: decompression checks what it reads.  (Nothing
 	 * else runs on a store damaged while live; recovery checks all.) */
 	damage(r);
 	gets_any(r);
-	tmem_store_destroy(r->s);
+	store_destroy(r->s);
 	r->s = open_store(fd); /* recovery of the damaged file */
 	if (r->s) {
-		if (tmem_client_claim(r->s, "f", &ID, &r->c) == 0) {
+		if (store_client_claim(r->s, "f", &ID, &r->c) == 0) {
 			gets_any(r);
-			(void)tmem_store_compact(r->s);
+			(void)store_compact(r->s);
 			gets_any(r);
 		}
-		tmem_store_destroy(r->s);
+		store_destroy(r->s);
 	}
 	close(fd);
 	free(r);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer over the local transport's handshake (daemon/transport_local.c,
- * included so its static handlers can be driven one event at a time):
+ * libFuzzer over the local transport's handshake
+ * (daemon/local/transport_local.c, included so its static handlers can be
+ * driven one event at a time):
  * the input is one message a client sends on guest.sock plus a plan of
  * the fds it attaches.  Byte 0 picks how many fds (0..9), byte 1 their
  * kinds (two bits each: a memfd of the right size or not, sealed or not,
@@ -20,7 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../../daemon/transport_local.c"
+#include "../../daemon/local/transport_local.c"
 
 static struct local_state *st;
 static struct tmemd_loop *loop;
@@ -54,7 +55,7 @@ static void init_once(void)
 	tmemd_log_level = TMEMD_LOG_ERR; /* every refusal would log a line */
 	tmemd_config_init(&cfg);
 	if (!mkdtemp(dir) || tmemd_loop_create(on_signal, NULL, &loop) ||
-	    tmem_store_create(&sc, &store))
+	    store_create(&sc, &store))
 		abort();
 	tmem_policy_config_defaults(&pc);
 	if (tmem_policy_create(store, &pc, &policy) ||

@@ -47,7 +47,7 @@ fuzz-ci: | $(DEPS_STAMP)
 CHECK_EXTRA += fuzz-replay
 
 # The local transport's handshake: hello plus fds (fuzz_handshake.c
-# includes daemon/transport_local.c; the rest of tmemd comes from source
+# includes daemon/local/transport_local.c; the rest of tmemd comes from source
 # as for fuzz-dispatch).
 FUZZ_HANDSHAKE := build/fuzz/fuzz_handshake
 FUZZ_TARGETS += fuzz-handshake
@@ -56,13 +56,13 @@ fuzz-handshake: $(FUZZ_HANDSHAKE)
 	$(call fuzz_run,fuzz-handshake)
 
 $(FUZZ_HANDSHAKE): tests/fuzz/fuzz_handshake.c \
-		$(filter-out daemon/transport_local.c daemon/service.c daemon/control_glue.c,$(DAEMON_SRCS)) \
-		$(DAEMON_XEN_SRCS) daemon/systemd/sd_log.c daemon/systemd/sd_fdstore.c daemon/control/ctl_proto.c \
-		$(wildcard pools/*.c policy/*.c) daemon/transport_local.c | $(DEPS_STAMP)
+		$(filter-out daemon/local/transport_local.c daemon/service.c daemon/control_glue.c,$(DAEMON_SRCS)) \
+		$(DAEMON_XEN_SRCS) daemon/systemd/sd_log.c daemon/systemd/sd_fdstore.c \
+		$(wildcard pools/*.c policy/*.c) daemon/local/transport_local.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CLANG,$@)
 	$(Q)$(FUZZ_CC) $(INC_tests) $(call pkg_cflags,inih jansson $(XEN_PKGS)) \
-		$(filter-out daemon/transport_local.c,$^) \
+		$(filter-out daemon/local/transport_local.c,$^) \
 		$(DAEMON_LDLIBS) $(call pkg_libs,libsystemd) -lpthread -o $@
 
 # The control server's state file.

@@ -2,8 +2,9 @@
 /*
  * libtmem: argument checks without a daemon, then against a real tmemd:
  * several threads sharing one connection (also run under TSan, with a
- * TSan build of tmemd), pipelined gets, and a daemon that dies under a
- * client (calls fail with -EPIPE instead of hanging).
+ * TSan build of tmemd), pipelined gets, the client id against tmemd's
+ * stats, and a daemon that dies under a client (calls fail with -EPIPE
+ * instead of hanging).
  */
 #include <check.h>
 #include <errno.h>
@@ -140,6 +141,35 @@ START_TEST(test_pipelined_gets)
 }
 END_TEST
 
+/* tmem_conn_client_id() is the id tmemd's stats give the client. */
+START_TEST(test_client_id)
+{
+	const char *names[] = { "id-a", "id-b" };
+	struct tmem_conn *c[2];
+	struct daemon d;
+	json_t *stats;
+
+	daemon_start(&d, NULL, NULL);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(tmem_connect(d.sock, names[i], &c[i]), 0);
+	stats = daemon_stats(&d);
+	ck_assert_ptr_nonnull(stats);
+	for (int i = 0; i < 2; i++) {
+		json_t *cl = stats_client(stats, names[i]);
+
+		ck_assert_ptr_nonnull(cl);
+		ck_assert(json_is_integer(json_object_get(cl, "id")));
+		ck_assert_int_eq(json_integer_value(json_object_get(cl, "id")),
+				 tmem_conn_client_id(c[i]));
+	}
+	ck_assert_uint_ne(tmem_conn_client_id(c[0]), tmem_conn_client_id(c[1]));
+	json_decref(stats);
+	for (int i = 0; i < 2; i++)
+		tmem_disconnect(c[i]);
+	ck_assert_int_eq(daemon_stop(&d), 0);
+}
+END_TEST
+
 START_TEST(test_daemon_death)
 {
 	char page[4096] = { 1 };
@@ -178,6 +208,7 @@ int main(void)
 	tcase_set_timeout(live, 120);
 	tcase_add_test(live, test_threads_share_a_connection);
 	tcase_add_test(live, test_pipelined_gets);
+	tcase_add_test(live, test_client_id);
 	tcase_add_test(live, test_daemon_death);
 	suite_add_tcase(s, live);
 	sr = srunner_create(s);

@@ -21,14 +21,14 @@ void fx_setup(struct fx *f, uint64_t pages, const struct tmem_policy_config *cfg
 
 	memset(f, 0, sizeof(*f));
 	f->pages = pages;
-	ck_assert_int_eq(tmem_store_create(&sc, &f->store), 0);
+	ck_assert_int_eq(store_create(&sc, &f->store), 0);
 	ck_assert_int_eq(tmem_policy_create(f->store, cfg, &f->policy), 0);
 }
 
 void fx_teardown(struct fx *f)
 {
 	tmem_policy_destroy(f->policy);
-	tmem_store_destroy(f->store);
+	store_destroy(f->store);
 }
 
 struct tmem_pclient *fx_client(struct fx *f, const char *name, uint32_t weight)
@@ -44,9 +44,9 @@ struct tmem_pclient *fx_client(struct fx *f, const char *name, uint32_t weight)
 
 int32_t fx_pool(struct tmem_pclient *pc, bool persistent)
 {
-	int id = tmem_new_pool(tmem_pclient_store_client(pc),
-			       tmem_pool_flags(persistent ? TMEM_POOL_PERSIST : 0),
-			       NULL);
+	int id = store_new_pool(tmem_pclient_store_client(pc),
+				tmem_pool_flags(persistent ? TMEM_POOL_PERSIST : 0),
+				NULL);
 
 	ck_assert_int_ge(id, 0);
 	return id;
@@ -99,8 +99,8 @@ int fx_check(struct tmem_pclient *pc, int32_t pool, uint64_t tag, uint64_t n)
 	int rc;
 
 	fx_fill(want, tag, n);
-	rc = tmem_get_page(tmem_pclient_store_client(pc), pool, &oid,
-			   (uint32_t)(n % 64), got);
+	rc = store_get_page(tmem_pclient_store_client(pc), pool, &oid,
+			    (uint32_t)(n % 64), got);
 	if (rc != 1)
 		return rc;
 	return memcmp(want, got, sizeof(got)) == 0 ? 1 : -1;
@@ -110,7 +110,7 @@ uint64_t fx_ephemeral(struct tmem_pclient *pc)
 {
 	struct tmem_page_counts c;
 
-	tmem_client_page_counts(tmem_pclient_store_client(pc), &c);
+	store_client_page_counts(tmem_pclient_store_client(pc), &c);
 	return c.ephemeral;
 }
 
@@ -118,7 +118,7 @@ uint64_t fx_persistent(struct tmem_pclient *pc)
 {
 	struct tmem_page_counts c;
 
-	tmem_client_page_counts(tmem_pclient_store_client(pc), &c);
+	store_client_page_counts(tmem_pclient_store_client(pc), &c);
 	return c.persistent;
 }
 
@@ -126,7 +126,7 @@ void fx_ops(struct tmem_pclient *pc, struct tmem_op_counters *out)
 {
 	struct tmem_client_info info;
 
-	tmem_client_info(tmem_pclient_store_client(pc), &info);
+	store_client_info(tmem_pclient_store_client(pc), &info);
 	*out = info.ops;
 }
 
@@ -151,12 +151,12 @@ void fx_pool_ops(struct tmem_pclient *pc, int32_t pool, struct tmem_op_counters 
 {
 	struct pool_ops_ctx ctx = { .id = pool };
 
-	tmem_client_for_each_pool(tmem_pclient_store_client(pc), pool_ops_match, &ctx);
+	store_client_for_each_pool(tmem_pclient_store_client(pc), pool_ops_match, &ctx);
 	ck_assert(ctx.found);
 	*out = ctx.ops;
 }
 
 void fx_arena(struct fx *f, struct tmem_arena_counts *out)
 {
-	tmem_store_arena_counts(f->store, out);
+	store_arena_counts(f->store, out);
 }

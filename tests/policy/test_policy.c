@@ -85,7 +85,7 @@ START_TEST(test_settings_validate)
 	{
 		struct tmem_compress got;
 
-		tmem_client_get_compress(tmem_pclient_store_client(pc), &got);
+		store_client_get_compress(tmem_pclient_store_client(pc), &got);
 		ck_assert(got.algo == TMEM_COMPRESS_ZSTD && got.level == 7);
 	}
 
@@ -196,7 +196,7 @@ START_TEST(test_detached_ephemeral_pages_give_way)
 	for (uint64_t n = 0; n < p / 2; n++)
 		ck_assert_msg(fx_put(here, hpool, 2, n) == 1, "persistent put %llu refused",
 			      (unsigned long long)n);
-	tmem_store_info(f.store, &si);
+	store_info(f.store, &si);
 	ck_assert_uint_eq(si.nr_detached, 1);
 	ck_assert_uint_le(si.arena.ephemeral, (uint64_t)eph - p / 2);
 	fx_teardown(&f);
@@ -264,13 +264,13 @@ START_TEST(test_shared_client_weighted)
 	fx_setup(&f, p, NULL);
 	pcs[0] = fx_client(&f, "sharer", 100);
 	pcs[1] = fx_client(&f, "private", 100);
-	ck_assert_int_eq(tmem_shared_auth(f.store, &uuid, "sharer", true), 0);
-	pools[0] = tmem_new_pool(tmem_pclient_store_client(pcs[0]),
-				 tmem_pool_flags(TMEM_POOL_SHARED), &uuid);
+	ck_assert_int_eq(store_shared_auth(f.store, &uuid, "sharer", true), 0);
+	pools[0] = store_new_pool(tmem_pclient_store_client(pcs[0]),
+				  tmem_pool_flags(TMEM_POOL_SHARED), &uuid);
 	ck_assert_int_ge(pools[0], 0);
 	pools[1] = fx_pool(pcs[1], false);
 	flood_round_robin(pcs, pools, 2, 4 * p);
-	tmem_client_page_counts(tmem_store_shared_client(f.store), &sc);
+	store_client_page_counts(store_shared_client(f.store), &sc);
 	ck_assert_uint_eq(fx_ephemeral(pcs[0]), 0);
 	assert_ratio(sc.ephemeral, fx_ephemeral(pcs[1]), 1.0);
 	fx_teardown(&f);
@@ -359,8 +359,8 @@ START_TEST(test_persistent_full)
 	fx_ops(b, &ops);
 	ck_assert_uint_eq(ops.failed_puts[TMEM_PUT_FAIL_FULL], 1);
 	/* A flush makes room again. */
-	ck_assert_int_eq(tmem_flush_page(tmem_pclient_store_client(b), bpool,
-					 &(struct tmem_oid){ .oid = { 2, 0, 0x7a } }, 0), 1);
+	ck_assert_int_eq(store_flush_page(tmem_pclient_store_client(b), bpool,
+					  &(struct tmem_oid){ .oid = { 2, 0, 0x7a } }, 0), 1);
 	ck_assert_int_eq(fx_put(a, apool, 1, n), 1);
 	for (n = 0; n < p / 2; n++)
 		ck_assert_int_eq(fx_check(a, apool, 1, n), 1);
@@ -492,8 +492,8 @@ START_TEST(test_caps_lowered)
 	ck_assert_int_eq(fx_put(pc, ppool, 2, 3), 1);
 	for (n = 0; n < 7; n++) {
 		oid = fx_oid(2, n / 64);
-		ck_assert_int_eq(tmem_flush_page(tmem_pclient_store_client(pc), ppool,
-						 &oid, (uint32_t)(n % 64)), 1);
+		ck_assert_int_eq(store_flush_page(tmem_pclient_store_client(pc), ppool,
+						  &oid, (uint32_t)(n % 64)), 1);
 	}
 	ck_assert_uint_eq(fx_persistent(pc), 3);
 	ck_assert_int_eq(fx_put(pc, ppool, 2, 10), 1);
@@ -531,7 +531,7 @@ START_TEST(test_duplicate_put_over_lowered_cap)
 	fx_fill(page, 99, 1);
 	ck_assert_int_eq(tmem_policy_put(pc, ppool, &oid, 2, page), 1);
 	ck_assert_uint_eq(fx_persistent(pc), 4);
-	ck_assert_int_eq(tmem_get_page(c, ppool, &oid, 2, got), 1);
+	ck_assert_int_eq(store_get_page(c, ppool, &oid, 2, got), 1);
 	ck_assert_int_eq(memcmp(got, page, sizeof(page)), 0);
 	/* A new handle is refused; nothing else changed. */
 	ck_assert_int_eq(fx_put(pc, ppool, 7, 4), 0);
@@ -540,7 +540,7 @@ START_TEST(test_duplicate_put_over_lowered_cap)
 	ck_assert_int_eq(tmem_policy_freeze(pc, true), 0);
 	fx_fill(page, 99, 2);
 	ck_assert_int_eq(tmem_policy_put(pc, ppool, &oid, 2, page), 0);
-	ck_assert_int_eq(tmem_get_page(c, ppool, &oid, 2, got), 0);
+	ck_assert_int_eq(store_get_page(c, ppool, &oid, 2, got), 0);
 	ck_assert_uint_eq(fx_persistent(pc), 3);
 	fx_teardown(&f);
 }
@@ -575,7 +575,7 @@ START_TEST(test_freeze_thaw)
 	ck_assert_int_eq(fx_put(other, opool, 1, 0), 1); /* others unaffected */
 	/* Gets and flushes still work. */
 	ck_assert_int_eq(fx_check(pc, ppool, 1, 0), 1);
-	ck_assert_int_eq(tmem_flush_page(tmem_pclient_store_client(pc), ppool, &oid, 0), 1);
+	ck_assert_int_eq(store_flush_page(tmem_pclient_store_client(pc), ppool, &oid, 0), 1);
 	/* A refused rewrite must not leave the old data readable. */
 	fx_fill(page, 5, 1);
 	oid = fx_oid(1, 0);
@@ -722,14 +722,14 @@ START_TEST(test_reserve_refill)
 	pc = fx_client(&f, "r", 100);
 	/* Counts frames: one page each (compressed, these near-zero pages
 	 * would run out of page descriptors first, with frames left). */
-	ck_assert_int_eq(tmem_client_set_compress(tmem_pclient_store_client(pc),
-						  &(struct tmem_compress){ TMEM_COMPRESS_OFF, 0 }), 0);
+	ck_assert_int_eq(store_client_set_compress(tmem_pclient_store_client(pc),
+						   &(struct tmem_compress){ TMEM_COMPRESS_OFF, 0 }), 0);
 	pool = fx_pool(pc, false);
 	/* Fill the arena behind policy's back, to the last page. */
 	for (n = 0;; n++) {
 		oid = fx_oid(1, n);
-		if (tmem_put_page(tmem_pclient_store_client(pc), pool, &oid, 0,
-				  page, TMEM_NO_CAP) != 1)
+		if (store_put_page(tmem_pclient_store_client(pc), pool, &oid, 0,
+				   page, TMEM_NO_CAP) != 1)
 			break;
 	}
 	fx_arena(&f, &a);

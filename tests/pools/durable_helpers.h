@@ -32,9 +32,9 @@ static inline struct tmem_store *durable_open(int fd, unsigned frames)
 	};
 	struct tmem_store *s = NULL;
 	char why[200] = "";
-	int rc = tmem_store_open(&sc, fd, &s, why, sizeof(why));
+	int rc = store_open(&sc, fd, &s, why, sizeof(why));
 
-	ck_assert_msg(rc == 0, "tmem_store_open: %d %s", rc, why);
+	ck_assert_msg(rc == 0, "store_open: %d %s", rc, why);
 	return s;
 }
 
@@ -48,7 +48,7 @@ static inline void populate_more(struct tmem_client *c, int32_t pool,
 		struct tmem_oid o = mkoid(i / 7, 0, 0);
 
 		page_fill(pg, i);
-		ck_assert_int_eq(tmem_put_page(c, pool, &o, i, pg, TMEM_NO_CAP), 1);
+		ck_assert_int_eq(store_put_page(c, pool, &o, i, pg, TMEM_NO_CAP), 1);
 	}
 }
 

@@ -111,7 +111,7 @@ static inline struct tmem_compress test_compress(void)
 	const char *t = getenv("TMEM_TEST_COMPRESS");
 	struct tmem_compress cz = { TMEM_COMPRESS_LZ4, 0 };
 
-	if (t && *t && tmem_compress_parse(t, &cz) != 0) {
+	if (t && *t && store_compress_parse(t, &cz) != 0) {
 		fprintf(stderr, "TMEM_TEST_COMPRESS=%s: want " TMEM_COMPRESS_VALUES "\n", t);
 		abort();
 	}
@@ -127,7 +127,7 @@ static inline struct tmem_store *mkstore(uint64_t pages, uint64_t max_pages)
 	};
 	struct tmem_store *s = NULL;
 
-	return tmem_store_create(&cfg, &s) == 0 ? s : NULL;
+	return store_create(&cfg, &s) == 0 ? s : NULL;
 }
 
 static inline bool test_quick(void)

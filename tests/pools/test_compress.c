@@ -25,7 +25,7 @@ static struct tmem_store *zstore(uint64_t frames, const struct tmem_compress *cz
 	struct tmem_store_config cfg = { .arena_bytes = frames * PG, .compress = *cz };
 	struct tmem_store *s = NULL;
 
-	ck_assert_int_eq(tmem_store_create(&cfg, &s), 0);
+	ck_assert_int_eq(store_create(&cfg, &s), 0);
 	return s;
 }
 
@@ -33,8 +33,8 @@ static struct tmem_client *zclient(struct tmem_store *s, const char *name, uint3
 {
 	struct tmem_client *c;
 
-	ck_assert_int_eq(tmem_client_create(s, name, &c), 0);
-	ck_assert_int_eq(tmem_new_pool(c, flags, NULL), 0);
+	ck_assert_int_eq(store_client_create(s, name, &c), 0);
+	ck_assert_int_eq(store_new_pool(c, flags, NULL), 0);
 	return c;
 }
 
@@ -56,14 +56,14 @@ static int zput(struct tmem_client *c, uint32_t i, const uint8_t *pg)
 {
 	struct tmem_oid o = mkoid(i / 16, 7, 0);
 
-	return tmem_put_page(c, 0, &o, i % 16, pg, TMEM_NO_CAP);
+	return store_put_page(c, 0, &o, i % 16, pg, TMEM_NO_CAP);
 }
 
 static int zget(struct tmem_client *c, uint32_t i, uint8_t *pg)
 {
 	struct tmem_oid o = mkoid(i / 16, 7, 0);
 
-	return tmem_get_page(c, 0, &o, i % 16, pg);
+	return store_get_page(c, 0, &o, i % 16, pg);
 }
 
 /* Page i of c is there, and is pg. */
@@ -79,7 +79,7 @@ static uint64_t free_frames(struct tmem_store *s)
 {
 	struct tmem_arena_counts a;
 
-	tmem_store_arena_counts(s, &a);
+	store_arena_counts(s, &a);
 	return a.free_pages;
 }
 
@@ -95,7 +95,7 @@ START_TEST(same_filled_pages_take_no_frame)
 		ck_assert_int_eq(zput(c, i, pg), 1);
 	}
 	ck_assert_uint_eq(free_frames(s), 64); /* 200 pages, no frame */
-	tmem_store_info(s, &si);
+	store_info(s, &si);
 	ck_assert_uint_eq(si.z.same_pages, 200);
 	ck_assert_uint_eq(si.z.pages, 200);
 	ck_assert_uint_eq(si.z.compr_data_size, 0);
@@ -103,7 +103,7 @@ START_TEST(same_filled_pages_take_no_frame)
 		page_fill_word(pg, i % 2 ? 0 : 0x0102030405060708ull * i);
 		expect_page(c, i, pg);
 	}
-	tmem_store_destroy(s);
+	store_destroy(s);
 }
 END_TEST
 
@@ -119,11 +119,11 @@ START_TEST(off_stores_every_page_raw)
 	text_page(pg, 1);
 	ck_assert_int_eq(zput(c, 1, pg), 1);
 	ck_assert_uint_eq(free_frames(s), 62);
-	tmem_store_info(s, &si);
+	store_info(s, &si);
 	ck_assert_uint_eq(si.z.same_pages, 0);
 	ck_assert_uint_eq(si.z.huge_pages, 0);
 	ck_assert_uint_eq(si.z.compr_data_size, 2 * PG);
-	tmem_store_destroy(s);
+	store_destroy(s);
 }
 END_TEST
 
@@ -137,11 +137,11 @@ START_TEST(incompressible_pages_stay_raw)
 	page_fill_random(pg, 9);
 	ck_assert_int_eq(zput(c, 0, pg), 1);
 	ck_assert_uint_eq(free_frames(s), 63);
-	tmem_store_info(s, &si);
+	store_info(s, &si);
 	ck_assert_uint_eq(si.z.huge_pages, 1);
 	ck_assert_uint_eq(si.z.compr_data_size, PG);
 	expect_page(c, 0, pg);
-	tmem_store_destroy(s);
+	store_destroy(s);
 }
 END_TEST
 
@@ -155,16 +155,16 @@ START_TEST(threshold_is_configurable)
 	struct tmem_store_info si;
 	uint8_t pg[PG];
 
-	ck_assert_int_eq(tmem_store_create(&cfg, &s), 0);
+	ck_assert_int_eq(store_create(&cfg, &s), 0);
 	c = zclient(s, "c", PERS);
 	sized_page(pg, 3, 1024); /* about 1 KiB compressed: over 256 */
 	ck_assert_int_eq(zput(c, 0, pg), 1);
 	sized_page(pg, 4, 64);   /* about 80 bytes: under */
 	ck_assert_int_eq(zput(c, 1, pg), 1);
-	tmem_store_info(s, &si);
+	store_info(s, &si);
 	ck_assert_uint_eq(si.z.huge_pages, 1);
 	ck_assert_uint_lt(si.z.compr_data_size, PG + 256);
-	tmem_store_destroy(s);
+	store_destroy(s);
 }
 END_TEST
 
@@ -184,9 +184,9 @@ START_TEST(compressed_pages_share_frames)
 			text_page(pg, i);
 			ck_assert_int_eq(zput(c, i, pg), 1);
 		}
-		tmem_client_page_counts(c, &pc);
+		store_client_page_counts(c, &pc);
 		ck_assert_uint_eq(pc.persistent, 400);
-		tmem_store_info(s, &si);
+		store_info(s, &si);
 		ck_assert_uint_lt(si.mem_used_total, 256 * PG);
 		ck_assert_uint_lt(si.z.compr_data_size, 400 * PG / 2);
 		/* Allocator overhead: headers, rounding and span tails. */
@@ -195,7 +195,7 @@ START_TEST(compressed_pages_share_frames)
 			text_page(pg, i);
 			expect_page(c, i, pg);
 		}
-		tmem_store_destroy(s);
+		store_destroy(s);
 	}
 }
 END_TEST
@@ -220,15 +220,15 @@ START_TEST(replace_changes_representation)
 			sized_page(pg, (uint64_t)k, 1500);
 		ck_assert_int_eq(zput(c, 0, pg), 1);
 		expect_page(c, 0, pg);
-		tmem_store_info(s, &si);
+		store_info(s, &si);
 		ck_assert_uint_eq(si.z.pages, 1);
 		ck_assert_uint_eq(si.z.same_pages, k % 4 == 1);
 		ck_assert_uint_eq(si.z.huge_pages, k % 4 == 2);
 	}
-	ck_assert_int_eq(tmem_flush_object(c, 0, &(struct tmem_oid){ { 0, 7, 0 } }), 1);
-	tmem_store_info(s, &si);
+	ck_assert_int_eq(store_flush_object(c, 0, &(struct tmem_oid){ { 0, 7, 0 } }), 1);
+	store_info(s, &si);
 	ck_assert_uint_eq(si.z.pages + si.z.compr_data_size + si.mem_used_total, 0);
-	tmem_store_destroy(s);
+	store_destroy(s);
 }
 END_TEST
 
@@ -259,11 +259,11 @@ START_TEST(compaction_bounds_fragmentation)
 		if (i % 4 != 0) {
 			struct tmem_oid o = mkoid(i / 16, 7, 0);
 
-			ck_assert_int_eq(tmem_flush_page(c, 0, &o, i % 16), 1);
+			ck_assert_int_eq(store_flush_page(c, 0, &o, i % 16), 1);
 		}
-	tmem_store_info(s, &before);
-	moved = tmem_store_compact(s);
-	tmem_store_info(s, &after);
+	store_info(s, &before);
+	moved = store_compact(s);
+	store_info(s, &after);
 	ck_assert_uint_gt(moved, 0);
 	ck_assert_uint_eq(after.pages_compacted, moved);
 	ck_assert_uint_eq(after.compactions, 1);
@@ -278,8 +278,8 @@ START_TEST(compaction_bounds_fragmentation)
 		sized_page(pg, i, 64 + (i * 97) % 2000);
 		expect_page(c, i, pg);
 	}
-	ck_assert_uint_eq(tmem_store_compact(s), 0); /* nothing left to do */
-	tmem_store_destroy(s);
+	ck_assert_uint_eq(store_compact(s), 0); /* nothing left to do */
+	store_destroy(s);
 }
 END_TEST
 
@@ -294,7 +294,7 @@ START_TEST(shrink_refused_below_compressed_need)
 	uint8_t pg[PG];
 	uint64_t used;
 
-	ck_assert_int_eq(tmem_store_create(&cfg, &s), 0);
+	ck_assert_int_eq(store_create(&cfg, &s), 0);
 	c = zclient(s, "c", PERS);
 	for (uint32_t i = 0; i < 1200; i++) {
 		sized_page(pg, i, 200 + (i * 131) % 1800);
@@ -303,24 +303,24 @@ START_TEST(shrink_refused_below_compressed_need)
 	for (uint32_t i = 0; i < 1200; i += 2) {
 		struct tmem_oid o = mkoid(i / 16, 7, 0);
 
-		ck_assert_int_eq(tmem_flush_page(c, 0, &o, i % 16), 1);
+		ck_assert_int_eq(store_flush_page(c, 0, &o, i % 16), 1);
 	}
-	tmem_store_arena_counts(s, &a);
+	store_arena_counts(s, &a);
 	used = a.total_pages - a.free_pages;
-	ck_assert_int_eq(tmem_store_resize(s, 8), -EBUSY);
-	tmem_store_arena_counts(s, &a);
+	ck_assert_int_eq(store_resize(s, 8), -EBUSY);
+	store_arena_counts(s, &a);
 	ck_assert_uint_eq(a.total_pages, 512);
 	ck_assert_uint_lt(a.total_pages - a.free_pages, used); /* compacted */
 	used = a.total_pages - a.free_pages;
-	ck_assert_int_eq(tmem_store_resize(s, used), 0);
-	tmem_store_arena_counts(s, &a);
+	ck_assert_int_eq(store_resize(s, used), 0);
+	store_arena_counts(s, &a);
 	ck_assert_uint_eq(a.total_pages, used);
 	ck_assert_uint_eq(a.free_pages, 0);
 	for (uint32_t i = 1; i < 1200; i += 2) {
 		sized_page(pg, i, 200 + (i * 131) % 1800);
 		expect_page(c, i, pg);
 	}
-	tmem_store_destroy(s);
+	store_destroy(s);
 }
 END_TEST
 
@@ -345,12 +345,12 @@ START_TEST(evict_until_put_fits_terminates)
 	for (uint32_t k = 0; k < 8; k++) {
 		page_fill_random(pg, 1000 + k); /* needs a whole frame */
 		while ((ret = zput(c, 100000 + k, pg)) == -ENOSPC) {
-			ck_assert_int_eq(tmem_client_evict_oldest(c), 1);
+			ck_assert_int_eq(store_client_evict_oldest(c), 1);
 			ck_assert_uint_le(++evicted, i);
 		}
 		ck_assert_int_eq(ret, 1);
 	}
-	tmem_store_destroy(s);
+	store_destroy(s);
 }
 END_TEST
 
@@ -370,11 +370,11 @@ START_TEST(last_frame_takes_a_page_raw)
 	ck_assert_uint_eq(free_frames(s), 1);
 	sized_page(pg, 99, 1500); /* a 1536-byte class: spans of 3 frames */
 	ck_assert_int_eq(zput(c, 15, pg), 1);
-	tmem_store_info(s, &si);
+	store_info(s, &si);
 	ck_assert_uint_eq(si.z.huge_pages, 16);
 	ck_assert_uint_eq(free_frames(s), 0);
 	expect_page(c, 15, pg);
-	tmem_store_destroy(s);
+	store_destroy(s);
 }
 END_TEST
 
@@ -384,23 +384,23 @@ START_TEST(client_setting)
 	struct tmem_client *c = zclient(s, "c", PERS);
 	struct tmem_compress cz;
 
-	tmem_client_get_compress(c, &cz);
+	store_client_get_compress(c, &cz);
 	ck_assert_int_eq(cz.algo, TMEM_COMPRESS_LZ4);
-	ck_assert_int_eq(tmem_client_set_compress(c, &ZSTD), 0);
-	tmem_client_get_compress(c, &cz);
+	ck_assert_int_eq(store_client_set_compress(c, &ZSTD), 0);
+	store_client_get_compress(c, &cz);
 	ck_assert(cz.algo == TMEM_COMPRESS_ZSTD && cz.level == 3);
-	ck_assert_int_eq(tmem_client_set_compress(c, &(struct tmem_compress){ TMEM_COMPRESS_ZSTD, 20 }),
+	ck_assert_int_eq(store_client_set_compress(c, &(struct tmem_compress){ TMEM_COMPRESS_ZSTD, 20 }),
 			 -EINVAL);
-	ck_assert_int_eq(tmem_client_set_compress(c, &(struct tmem_compress){ 7, 0 }), -EINVAL);
-	ck_assert_int_eq(tmem_client_set_compress(NULL, &LZ4), -EINVAL);
-	ck_assert_int_eq(tmem_compress_parse("zstd:19", &cz), 0);
+	ck_assert_int_eq(store_client_set_compress(c, &(struct tmem_compress){ 7, 0 }), -EINVAL);
+	ck_assert_int_eq(store_client_set_compress(NULL, &LZ4), -EINVAL);
+	ck_assert_int_eq(store_compress_parse("zstd:19", &cz), 0);
 	ck_assert_int_eq(cz.level, 19);
-	ck_assert_int_eq(tmem_compress_parse("zstd:0", &cz), -EINVAL);
-	ck_assert_int_eq(tmem_compress_parse("zstd:3x", &cz), -EINVAL);
-	ck_assert_int_eq(tmem_compress_parse("on", &cz), -EINVAL);
-	ck_assert_int_eq(tmem_compress_parse("lz4", &cz), 0);
+	ck_assert_int_eq(store_compress_parse("zstd:0", &cz), -EINVAL);
+	ck_assert_int_eq(store_compress_parse("zstd:3x", &cz), -EINVAL);
+	ck_assert_int_eq(store_compress_parse("on", &cz), -EINVAL);
+	ck_assert_int_eq(store_compress_parse("lz4", &cz), 0);
 	ck_assert_int_eq(cz.algo, TMEM_COMPRESS_LZ4);
-	tmem_store_destroy(s);
+	store_destroy(s);
 }
 END_TEST
 
@@ -427,12 +427,12 @@ START_TEST(compressed_pages_survive_restart)
 	struct tmem_store_info si, si2;
 	uint8_t pg[PG], back[PG];
 
-	ck_assert_int_eq(tmem_client_create_ident(s, "a", &ID, &c), 0);
-	ck_assert_int_eq(tmem_new_pool(c, PERS, NULL), 0);
-	ck_assert_int_eq(tmem_client_set_compress(c, &LZ4), 0);
-	ck_assert_int_eq(tmem_client_create_ident(s, "z", &ID, &z), 0);
-	ck_assert_int_eq(tmem_new_pool(z, PERS, NULL), 0);
-	ck_assert_int_eq(tmem_client_set_compress(z, &ZSTD), 0);
+	ck_assert_int_eq(store_client_create_ident(s, "a", &ID, &c), 0);
+	ck_assert_int_eq(store_new_pool(c, PERS, NULL), 0);
+	ck_assert_int_eq(store_client_set_compress(c, &LZ4), 0);
+	ck_assert_int_eq(store_client_create_ident(s, "z", &ID, &z), 0);
+	ck_assert_int_eq(store_new_pool(z, PERS, NULL), 0);
+	ck_assert_int_eq(store_client_set_compress(z, &ZSTD), 0);
 	for (uint32_t i = 0; i < 600; i++) {
 		mixed_page(pg, i);
 		ck_assert_int_eq(zput(i % 2 ? c : z, i, pg), 1);
@@ -440,15 +440,15 @@ START_TEST(compressed_pages_survive_restart)
 	for (uint32_t i = 0; i < 600; i += 3) { /* holes in the spans */
 		struct tmem_oid o = mkoid(i / 16, 7, 0);
 
-		ck_assert_int_eq(tmem_flush_page(i % 2 ? c : z, 0, &o, i % 16), 1);
+		ck_assert_int_eq(store_flush_page(i % 2 ? c : z, 0, &o, i % 16), 1);
 	}
-	tmem_store_info(s, &si);
-	tmem_store_destroy(s);
+	store_info(s, &si);
+	store_destroy(s);
 
 	s = durable_open(fd, DURABLE_MAX_FRAMES);
-	ck_assert_int_eq(tmem_client_claim(s, "a", &ID, &c), 0);
-	ck_assert_int_eq(tmem_client_claim(s, "z", &ID, &z), 0);
-	tmem_store_info(s, &si2);
+	ck_assert_int_eq(store_client_claim(s, "a", &ID, &c), 0);
+	ck_assert_int_eq(store_client_claim(s, "z", &ID, &z), 0);
+	store_info(s, &si2);
 	ck_assert_uint_eq(si2.z.pages, si.z.pages);
 	ck_assert_uint_eq(si2.z.same_pages, si.z.same_pages);
 	ck_assert_uint_eq(si2.z.huge_pages, si.z.huge_pages);
@@ -466,13 +466,13 @@ START_TEST(compressed_pages_survive_restart)
 		mixed_page(pg, i);
 		ck_assert_int_eq(zput(c, i, pg), 1);
 	}
-	(void)tmem_store_compact(s);
+	(void)store_compact(s);
 	for (uint32_t i = 1; i < 900; i += 2)
 		if (i >= 600 || i % 3) {
 			mixed_page(pg, i);
 			expect_page(c, i, pg);
 		}
-	tmem_store_destroy(s);
+	store_destroy(s);
 	close(fd);
 }
 END_TEST
@@ -503,9 +503,9 @@ START_TEST(damaged_arena_never_overruns)
 	uint8_t pg[PG], back[PG];
 	uint64_t *e;
 
-	ck_assert_int_eq(tmem_client_create_ident(s, "a", &ID, &c), 0);
-	ck_assert_int_eq(tmem_new_pool(c, PERS, NULL), 0);
-	ck_assert_int_eq(tmem_client_set_compress(c, &LZ4), 0);
+	ck_assert_int_eq(store_client_create_ident(s, "a", &ID, &c), 0);
+	ck_assert_int_eq(store_new_pool(c, PERS, NULL), 0);
+	ck_assert_int_eq(store_client_set_compress(c, &LZ4), 0);
 	for (uint32_t i = 0; i < 8; i++) {
 		sized_page(pg, i, 2000);
 		ck_assert_int_eq(zput(c, i, pg), 1);
@@ -537,11 +537,11 @@ START_TEST(damaged_arena_never_overruns)
 	e = entry_of(s, c, 5);
 	s->zs.spans[(uint32_t)*e].frames[0] = 0x7fffffffu;
 	ck_assert_int_eq(zget(c, 5, back), -EIO);
-	tmem_store_destroy(s);
+	store_destroy(s);
 
 	/* Recovery drops what does not check out and keeps the rest. */
 	s = durable_open(fd, 64);
-	ck_assert_int_eq(tmem_client_claim(s, "a", &ID, &c), 0);
+	ck_assert_int_eq(store_client_claim(s, "a", &ID, &c), 0);
 	for (uint32_t i = 0; i < 8; i++) {
 		int ret = zget(c, i, back);
 
@@ -549,7 +549,7 @@ START_TEST(damaged_arena_never_overruns)
 		ck_assert_msg(ret == 0 || ret == -EIO || (ret == 1 && !memcmp(back, pg, PG)),
 			      "page %u: %d", i, ret);
 	}
-	tmem_store_destroy(s);
+	store_destroy(s);
 	close(fd);
 }
 END_TEST

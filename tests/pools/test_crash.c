@@ -181,7 +181,7 @@ static void child_put(struct child *c, int32_t pool, uint32_t h)
 
 	content(pg, pool, h, e->seq);
 	stop_point(c);
-	ret = tmem_put_page(cl, pool == POOL_T ? 0 : pool, &o, h % NIDX, pg, TMEM_NO_CAP);
+	ret = store_put_page(cl, pool == POOL_T ? 0 : pool, &o, h % NIDX, pg, TMEM_NO_CAP);
 	c->want[pool][h] = ret == 1 ? (int64_t)e->seq : -1;
 	log_done(e, ret);
 }
@@ -194,7 +194,7 @@ static void child_get(struct child *c, int32_t pool, uint32_t h)
 	int ret;
 
 	stop_point(c);
-	ret = tmem_get_page(c->a, pool, &o, h % NIDX, pg);
+	ret = store_get_page(c->a, pool, &o, h % NIDX, pg);
 
 	if (ret == 1 && page_seq(pg, pool, h) != c->want[pool][h])
 		c->sh->child_errors++;
@@ -212,8 +212,8 @@ static void child_flush(struct child *c, int32_t pool, uint32_t h, bool object)
 	int ret;
 
 	stop_point(c);
-	ret = object ? tmem_flush_object(c->a, pool, &o)
-		     : tmem_flush_page(c->a, pool, &o, h % NIDX);
+	ret = object ? store_flush_object(c->a, pool, &o)
+		     : store_flush_page(c->a, pool, &o, h % NIDX);
 
 	for (uint32_t i = 0; i < NH; i++)
 		if (i == h || (object && i / NIDX == h / NIDX))
@@ -229,11 +229,11 @@ static void child_misc(struct child *c, uint32_t op)
 
 	stop_point(c);
 	if (op == OP_EVICT)
-		ret = (int)tmem_client_evict_oldest_n(c->a, 1 + rnd(c, 8));
+		ret = (int)store_client_evict_oldest_n(c->a, 1 + rnd(c, 8));
 	else if (op == OP_COMPACT)
-		ret = (int)tmem_store_compact(c->s);
+		ret = (int)store_compact(c->s);
 	else
-		ret = tmem_store_resize(c->s, sizes[rnd(c, 4)]);
+		ret = store_resize(c->s, sizes[rnd(c, 4)]);
 	log_done(e, ret);
 }
 
@@ -245,27 +245,27 @@ static void child_scratch(struct child *c)
 
 	if (!c->t) {
 		e = log_start(c, OP_T_CREATE, POOL_T, 0);
-		ret = tmem_client_create_ident(c->s, "t", &ID_T, &c->t);
+		ret = store_client_create_ident(c->s, "t", &ID_T, &c->t);
 		log_done(e, ret);
 		e = log_start(c, OP_T_POOL, POOL_T, 0);
-		log_done(e, tmem_new_pool(c->t, PERS, NULL));
+		log_done(e, store_new_pool(c->t, PERS, NULL));
 		return;
 	}
 	switch (rnd(c, 12)) {
 	case 0:
 		e = log_start(c, OP_T_DESTROY_POOL, POOL_T, 0);
 		stop_point(c);
-		ret = tmem_destroy_pool(c->t, 0);
+		ret = store_destroy_pool(c->t, 0);
 		for (uint32_t i = 0; i < NH; i++)
 			c->want[POOL_T][i] = -1;
 		log_done(e, ret);
 		e = log_start(c, OP_T_POOL, POOL_T, 0);
-		log_done(e, tmem_new_pool(c->t, PERS, NULL));
+		log_done(e, store_new_pool(c->t, PERS, NULL));
 		break;
 	case 1:
 		e = log_start(c, OP_T_DESTROY, POOL_T, 0);
 		stop_point(c);
-		tmem_client_destroy(c->t);
+		store_client_destroy(c->t);
 		c->t = NULL;
 		for (uint32_t i = 0; i < NH; i++)
 			c->want[POOL_T][i] = -1;
@@ -278,13 +278,13 @@ static void child_scratch(struct child *c)
 
 static void child_attach(struct child *c)
 {
-	int ret = tmem_client_claim(c->s, "a", &ID_A, &c->a);
+	int ret = store_client_claim(c->s, "a", &ID_A, &c->a);
 
 	if (ret == -ENOENT) {
 		if (c->sh->next_seq > 1)
 			c->sh->started_over++;
-		if (tmem_client_create_ident(c->s, "a", &ID_A, &c->a) ||
-		    tmem_new_pool(c->a, PERS, NULL) != 0 || tmem_new_pool(c->a, EPH, NULL) != 1)
+		if (store_client_create_ident(c->s, "a", &ID_A, &c->a) ||
+		    store_new_pool(c->a, PERS, NULL) != 0 || store_new_pool(c->a, EPH, NULL) != 1)
 			_exit(3);
 		for (uint32_t i = 0; i < NH; i++)
 			c->want[0][i] = c->want[1][i] = -1;
@@ -292,7 +292,7 @@ static void child_attach(struct child *c)
 		_exit(4);
 	}
 	/* The scratch client from the last round goes: it never comes back. */
-	(void)tmem_store_drop_detached(c->s, "t");
+	(void)store_drop_detached(c->s, "t");
 	for (uint32_t i = 0; i < NH; i++)
 		c->want[POOL_T][i] = -1;
 }
@@ -349,7 +349,7 @@ static void child_run(struct shared *sh, int fd, uint64_t seed)
 					.compress = test_compress() };
 	struct child c = { .sh = sh, .rng = seed | 1 };
 
-	if (tmem_store_open(&sc, fd, &c.s, NULL, 0))
+	if (store_open(&sc, fd, &c.s, NULL, 0))
 		_exit(2);
 	memcpy(c.want, sh->want, sizeof(c.want));
 	child_attach(&c);
@@ -461,7 +461,7 @@ static void check_handle(struct tmem_client *cl, int32_t pool, int32_t id, uint3
 {
 	struct tmem_oid o = hoid(h);
 	uint8_t pg[PG];
-	int ret = cl ? tmem_get_page(cl, id, &o, h % NIDX, pg) : 0;
+	int ret = cl ? store_get_page(cl, id, &o, h % NIDX, pg) : 0;
 	int64_t want = m->want[pool][h], alt = m->alt[pool][h], got;
 
 	if (ret == 1) {
@@ -483,11 +483,11 @@ static void verify(struct tmem_store *s, struct shared *sh, struct verdict *v)
 	int ret;
 
 	model_from_log(sh, &m);
-	ret = tmem_client_claim(s, "a", &ID_A, &a);
+	ret = store_client_claim(s, "a", &ID_A, &a);
 	ck_assert_msg(ret == 0 || (ret == -ENOENT && sh->next_seq <= 1 &&
 				   atomic_load(&sh->n) == 0),
 		      "client a not recovered: %d", ret);
-	if (tmem_client_claim(s, "t", &ID_T, &t) == 0 && !m.t_alive)
+	if (store_client_claim(s, "t", &ID_T, &t) == 0 && !m.t_alive)
 		v->wrong++; /* a torn-down client came back */
 	for (uint32_t h = 0; h < NH; h++) {
 		check_handle(a, 0, 0, h, &m, v);
@@ -502,7 +502,7 @@ static void verify(struct tmem_store *s, struct shared *sh, struct verdict *v)
 			struct tmem_oid o = hoid(h);
 			uint8_t pg[PG];
 
-			sh->want[0][h] = a && tmem_get_page(a, 0, &o, h % NIDX, pg) == 1
+			sh->want[0][h] = a && store_get_page(a, 0, &o, h % NIDX, pg) == 1
 						 ? page_seq(pg, 0, h) : -1;
 		}
 		sh->want[1][h] = -1;
@@ -554,7 +554,7 @@ static void run_round(struct shared *sh, int fd, unsigned round, unsigned steps,
 		      "child failed: status %d", st);
 	s = durable_open(fd, 360);
 	verify(s, sh, v);
-	tmem_store_destroy(s);
+	store_destroy(s);
 }
 
 static struct shared *shared_new(void)

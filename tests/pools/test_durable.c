@@ -26,16 +26,16 @@ static void populate(struct tmem_store *s, struct tmem_client **out, unsigned n)
 {
 	uint8_t pg[PG];
 
-	ck_assert_int_eq(tmem_client_create_ident(s, "a", &ID_A, out), 0);
-	ck_assert_int_eq(tmem_new_pool(*out, PERS, NULL), 0);
-	ck_assert_int_eq(tmem_new_pool(*out, EPH, NULL), 1);
+	ck_assert_int_eq(store_client_create_ident(s, "a", &ID_A, out), 0);
+	ck_assert_int_eq(store_new_pool(*out, PERS, NULL), 0);
+	ck_assert_int_eq(store_new_pool(*out, EPH, NULL), 1);
 	for (unsigned i = 0; i < n; i++) {
 		struct tmem_oid o = mkoid(i / 7, 0, 0);
 
 		page_fill(pg, i);
-		ck_assert_int_eq(tmem_put_page(*out, 0, &o, i, pg, TMEM_NO_CAP), 1);
+		ck_assert_int_eq(store_put_page(*out, 0, &o, i, pg, TMEM_NO_CAP), 1);
 		page_fill(pg, i + 100000);
-		ck_assert_int_eq(tmem_put_page(*out, 1, &o, i, pg, TMEM_NO_CAP), 1);
+		ck_assert_int_eq(store_put_page(*out, 1, &o, i, pg, TMEM_NO_CAP), 1);
 	}
 }
 
@@ -46,9 +46,9 @@ static void expect_pages(struct tmem_client *c, unsigned n)
 	for (unsigned i = 0; i < n; i++) {
 		struct tmem_oid o = mkoid(i / 7, 0, 0);
 
-		ck_assert_int_eq(tmem_get_page(c, 0, &o, i, pg), 1);
+		ck_assert_int_eq(store_get_page(c, 0, &o, i, pg), 1);
 		ck_assert_msg(page_check(pg, i), "persistent page %u", i);
-		ck_assert_int_eq(tmem_get_page(c, 1, &o, i, pg), 1);
+		ck_assert_int_eq(store_get_page(c, 1, &o, i, pg), 1);
 		ck_assert_msg(page_check(pg, i + 100000), "ephemeral page %u", i);
 	}
 }
@@ -61,29 +61,29 @@ START_TEST(reopen_keeps_everything)
 	struct tmem_recovery_info ri;
 	struct tmem_page_counts pc;
 
-	tmem_store_recovery(s, &ri);
+	store_recovery_info(s, &ri);
 	ck_assert(!ri.adopted);
 	populate(s, &c, 100);
-	tmem_store_destroy(s);
+	store_destroy(s);
 
 	s = durable_open(fd, 256);
-	tmem_store_recovery(s, &ri);
+	store_recovery_info(s, &ri);
 	ck_assert(ri.adopted);
 	ck_assert_uint_eq(ri.pages, 200);
 	ck_assert_uint_eq(ri.persistent_pages, 100);
 	ck_assert_uint_eq(ri.pages_dropped, 0);
 	ck_assert_uint_eq(ri.clients, 1);
 	ck_assert_uint_eq(ri.pools, 2);
-	ck_assert_int_eq(tmem_client_claim(s, "a", &ID_A, &c), 0);
-	tmem_client_page_counts(c, &pc);
+	ck_assert_int_eq(store_client_claim(s, "a", &ID_A, &c), 0);
+	store_client_page_counts(c, &pc);
 	ck_assert_uint_eq(pc.persistent, 100);
 	ck_assert_uint_eq(pc.ephemeral, 100);
-	ck_assert_int_eq(tmem_client_pool_kind(c, 0), 1);
-	ck_assert_int_eq(tmem_client_pool_kind(c, 1), 0);
+	ck_assert_int_eq(store_client_pool_kind(c, 0), 1);
+	ck_assert_int_eq(store_client_pool_kind(c, 1), 0);
 	expect_pages(c, 100);
 	/* The ephemeral gets were exclusive; the store goes on working. */
 	populate_more(c, 1, 100, 50);
-	tmem_store_destroy(s);
+	store_destroy(s);
 	close(fd);
 }
 END_TEST
@@ -96,18 +96,18 @@ START_TEST(claim_needs_the_identity)
 	struct tmem_store_info si;
 
 	populate(s, &c, 10);
-	tmem_store_destroy(s);
+	store_destroy(s);
 	s = durable_open(fd, 256);
-	ck_assert_int_eq(tmem_client_claim(s, "a", &ID_B, &c), -EPERM);
-	ck_assert_int_eq(tmem_client_claim(s, "nobody", &ID_A, &c), -ENOENT);
+	ck_assert_int_eq(store_client_claim(s, "a", &ID_B, &c), -EPERM);
+	ck_assert_int_eq(store_client_claim(s, "nobody", &ID_A, &c), -ENOENT);
 	/* Attaching as "a" without the identity is a newcomer: a fresh start. */
-	ck_assert_int_eq(tmem_client_create_ident(s, "a", &ID_B, &c), 0);
-	ck_assert_int_eq(tmem_client_pool_kind(c, 0), -ENOENT);
-	ck_assert_int_eq(tmem_client_claim(s, "a", &ID_A, &c), -ENOENT);
-	tmem_store_info(s, &si);
+	ck_assert_int_eq(store_client_create_ident(s, "a", &ID_B, &c), 0);
+	ck_assert_int_eq(store_client_pool_kind(c, 0), -ENOENT);
+	ck_assert_int_eq(store_client_claim(s, "a", &ID_A, &c), -ENOENT);
+	store_info(s, &si);
 	ck_assert_uint_eq(si.arena.persistent, 0);
 	ck_assert_uint_eq(si.clients_expired, 1);
-	tmem_store_destroy(s);
+	store_destroy(s);
 	close(fd);
 }
 END_TEST
@@ -120,28 +120,28 @@ START_TEST(detached_clients_expire)
 	struct tmem_store_info si;
 
 	populate(s, &c, 10);
-	ck_assert_int_eq(tmem_client_create_ident(s, "b", &ID_B, &c), 0);
-	tmem_store_destroy(s);
+	ck_assert_int_eq(store_client_create_ident(s, "b", &ID_B, &c), 0);
+	store_destroy(s);
 	s = durable_open(fd, 256);
-	tmem_store_info(s, &si);
+	store_info(s, &si);
 	ck_assert_uint_eq(si.nr_clients, 2);
 	ck_assert_uint_eq(si.nr_detached, 2);
-	ck_assert_int_eq(tmem_client_claim(s, "b", &ID_B, &c), 0);
-	ck_assert_int_eq(tmem_store_drop_detached(s, "b"), -ENOENT);
-	ck_assert_int_eq(tmem_store_drop_detached(s, NULL), 1);
-	tmem_store_info(s, &si);
+	ck_assert_int_eq(store_client_claim(s, "b", &ID_B, &c), 0);
+	ck_assert_int_eq(store_drop_detached(s, "b"), -ENOENT);
+	ck_assert_int_eq(store_drop_detached(s, NULL), 1);
+	store_info(s, &si);
 	ck_assert_uint_eq(si.nr_clients, 1);
 	ck_assert_uint_eq(si.nr_detached, 0);
 	ck_assert_uint_eq(si.clients_reattached, 1);
 	ck_assert_uint_eq(si.arena.persistent, 0);
 	ck_assert_uint_eq(si.arena.total_pages - si.arena.free_pages, 0);
-	tmem_store_destroy(s);
+	store_destroy(s);
 	/* The drop was durable too. */
 	s = durable_open(fd, 256);
-	tmem_store_info(s, &si);
+	store_info(s, &si);
 	ck_assert_uint_eq(si.nr_clients, 1);
-	ck_assert_int_eq(tmem_client_claim(s, "a", &ID_A, &c), -ENOENT);
-	tmem_store_destroy(s);
+	ck_assert_int_eq(store_client_claim(s, "a", &ID_A, &c), -ENOENT);
+	store_destroy(s);
 	close(fd);
 }
 END_TEST
@@ -156,32 +156,32 @@ START_TEST(destroyed_pools_and_clients_stay_gone)
 	uint8_t pg[PG];
 
 	populate(s, &c, 20);
-	ck_assert_int_eq(tmem_destroy_pool(c, 1), 1);
-	ck_assert_int_eq(tmem_flush_object(c, 0, &o), 0);
+	ck_assert_int_eq(store_destroy_pool(c, 1), 1);
+	ck_assert_int_eq(store_flush_object(c, 0, &o), 0);
 	o = mkoid(0, 0, 0);
-	ck_assert_int_eq(tmem_flush_object(c, 0, &o), 1); /* pages 0..6 */
-	ck_assert_int_eq(tmem_client_create_ident(s, "gone", &ID_B, &d), 0);
-	ck_assert_int_eq(tmem_new_pool(d, PERS, NULL), 0);
+	ck_assert_int_eq(store_flush_object(c, 0, &o), 1); /* pages 0..6 */
+	ck_assert_int_eq(store_client_create_ident(s, "gone", &ID_B, &d), 0);
+	ck_assert_int_eq(store_new_pool(d, PERS, NULL), 0);
 	page_fill(pg, 1);
-	ck_assert_int_eq(tmem_put_page(d, 0, &o, 0, pg, TMEM_NO_CAP), 1);
-	tmem_client_destroy(d);
-	tmem_store_destroy(s);
+	ck_assert_int_eq(store_put_page(d, 0, &o, 0, pg, TMEM_NO_CAP), 1);
+	store_client_destroy(d);
+	store_destroy(s);
 
 	s = durable_open(fd, 256);
-	tmem_store_recovery(s, &ri);
+	store_recovery_info(s, &ri);
 	ck_assert_uint_eq(ri.clients, 1);
 	ck_assert_uint_eq(ri.pools, 1);
 	ck_assert_uint_eq(ri.pages, 13);
-	ck_assert_int_eq(tmem_client_claim(s, "a", &ID_A, &c), 0);
-	ck_assert_int_eq(tmem_client_pool_kind(c, 1), -ENOENT);
-	ck_assert_int_eq(tmem_get_page(c, 0, &o, 3, pg), 0);
-	ck_assert_int_eq(tmem_get_page(c, 0, &o, 0, pg), 0);
+	ck_assert_int_eq(store_client_claim(s, "a", &ID_A, &c), 0);
+	ck_assert_int_eq(store_client_pool_kind(c, 1), -ENOENT);
+	ck_assert_int_eq(store_get_page(c, 0, &o, 3, pg), 0);
+	ck_assert_int_eq(store_get_page(c, 0, &o, 0, pg), 0);
 	o = mkoid(1, 0, 0);
-	ck_assert_int_eq(tmem_get_page(c, 0, &o, 7, pg), 1);
+	ck_assert_int_eq(store_get_page(c, 0, &o, 7, pg), 1);
 	ck_assert(page_check(pg, 7));
 	/* A new pool takes the lowest free id again. */
-	ck_assert_int_eq(tmem_new_pool(c, EPH, NULL), 1);
-	tmem_store_destroy(s);
+	ck_assert_int_eq(store_new_pool(c, EPH, NULL), 1);
+	store_destroy(s);
 	close(fd);
 }
 END_TEST
@@ -197,19 +197,19 @@ START_TEST(shared_pools_are_not_kept)
 	uint8_t pg[PG];
 
 	populate(s, &c, 5);
-	ck_assert_int_eq(tmem_shared_auth(s, &u, "a", true), 0);
-	ck_assert_int_eq(tmem_new_pool(c, SHR, &u), 2);
+	ck_assert_int_eq(store_shared_auth(s, &u, "a", true), 0);
+	ck_assert_int_eq(store_new_pool(c, SHR, &u), 2);
 	page_fill(pg, 3);
-	ck_assert_int_eq(tmem_put_page(c, 2, &o, 0, pg, TMEM_NO_CAP), 1);
-	tmem_store_destroy(s);
+	ck_assert_int_eq(store_put_page(c, 2, &o, 0, pg, TMEM_NO_CAP), 1);
+	store_destroy(s);
 	s = durable_open(fd, 256);
-	tmem_store_recovery(s, &ri);
+	store_recovery_info(s, &ri);
 	ck_assert_uint_eq(ri.pools, 2);
 	ck_assert_uint_eq(ri.pages, 10);
 	ck_assert_uint_eq(ri.pages_dropped, 1);
-	ck_assert_int_eq(tmem_client_claim(s, "a", &ID_A, &c), 0);
-	ck_assert_int_eq(tmem_client_pool_kind(c, 2), -ENOENT);
-	tmem_store_destroy(s);
+	ck_assert_int_eq(store_client_claim(s, "a", &ID_A, &c), 0);
+	ck_assert_int_eq(store_client_pool_kind(c, 2), -ENOENT);
+	store_destroy(s);
 	close(fd);
 }
 END_TEST
@@ -223,22 +223,22 @@ START_TEST(resize_survives_reopen)
 
 	test_incompressible = true; /* counts frames: 120 pages in 130 */
 	populate(s, &c, 60);
-	ck_assert_int_eq(tmem_store_resize(s, 512), 0);
-	ck_assert_int_eq(tmem_store_resize(s, 130), 0); /* pages move down */
-	tmem_store_destroy(s);
+	ck_assert_int_eq(store_resize(s, 512), 0);
+	ck_assert_int_eq(store_resize(s, 130), 0); /* pages move down */
+	store_destroy(s);
 	/* Asked for 256 again: grown back, pages intact. */
 	s = durable_open(fd, 256);
-	tmem_store_arena_counts(s, &ac);
+	store_arena_counts(s, &ac);
 	ck_assert_uint_eq(ac.total_pages, 256);
-	ck_assert_int_eq(tmem_client_claim(s, "a", &ID_A, &c), 0);
+	ck_assert_int_eq(store_client_claim(s, "a", &ID_A, &c), 0);
 	expect_pages(c, 60);
-	tmem_store_destroy(s);
+	store_destroy(s);
 	/* Asked for less than the pages need: the pages win. */
 	s = durable_open(fd, 16);
-	tmem_store_arena_counts(s, &ac);
+	store_arena_counts(s, &ac);
 	ck_assert_uint_eq(ac.total_pages, 256);
 	ck_assert_uint_eq(ac.persistent, 60);
-	tmem_store_destroy(s);
+	store_destroy(s);
 	close(fd);
 }
 END_TEST
@@ -271,10 +271,10 @@ static void refused(size_t off, uint32_t value, int want_err, const char *want_w
 	uint64_t before;
 
 	populate(s, &c, 5);
-	tmem_store_destroy(s);
+	store_destroy(s);
 	ck_assert_int_eq(pwrite(fd, &value, sizeof(value), (off_t)off), sizeof(value));
 	before = file_hash(fd);
-	ck_assert_int_eq(tmem_store_open(&sc, fd, &t, why, sizeof(why)), want_err);
+	ck_assert_int_eq(store_open(&sc, fd, &t, why, sizeof(why)), want_err);
 	ck_assert_ptr_null(t);
 	ck_assert_msg(strstr(why, want_why), "why: %s", why);
 	ck_assert_uint_eq(file_hash(fd), before);
@@ -322,13 +322,13 @@ START_TEST(refuses_short_file)
 	char why[200] = "";
 	struct stat st;
 
-	tmem_store_destroy(s);
+	store_destroy(s);
 	ck_assert_int_eq(fstat(fd, &st), 0);
 	ck_assert_int_eq(ftruncate(fd, st.st_size / 2), 0);
-	ck_assert_int_eq(tmem_store_open(&sc, fd, &t, why, sizeof(why)), -EBADMSG);
+	ck_assert_int_eq(store_open(&sc, fd, &t, why, sizeof(why)), -EBADMSG);
 	ck_assert_msg(strstr(why, "shorter"), "why: %s", why);
 	ck_assert_int_eq(ftruncate(fd, 100), 0);
-	ck_assert_int_eq(tmem_store_open(&sc, fd, &t, why, sizeof(why)), -EBADMSG);
+	ck_assert_int_eq(store_open(&sc, fd, &t, why, sizeof(why)), -EBADMSG);
 	close(fd);
 }
 END_TEST
@@ -340,8 +340,8 @@ START_TEST(refuses_a_directory)
 	int fd = open("/", O_RDONLY | O_DIRECTORY);
 
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(tmem_store_open(&sc, fd, &t, NULL, 0), -EINVAL);
-	ck_assert_int_eq(tmem_store_open(&sc, -1, &t, NULL, 0), -EINVAL);
+	ck_assert_int_eq(store_open(&sc, fd, &t, NULL, 0), -EINVAL);
+	ck_assert_int_eq(store_open(&sc, -1, &t, NULL, 0), -EINVAL);
 	close(fd);
 }
 END_TEST
@@ -370,7 +370,7 @@ START_TEST(refuses_a_full_file_system)
 	snprintf(path, sizeof(path), "%s/arena", dir);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(tmem_store_open(&sc, fd, &t, why, sizeof(why)), -ENOSPC);
+	ck_assert_int_eq(store_open(&sc, fd, &t, why, sizeof(why)), -ENOSPC);
 	ck_assert_ptr_null(t);
 	close(fd);
 	ck_assert_int_eq(umount(dir), 0);

@@ -18,12 +18,12 @@ static void setup(void)
 {
 	s = mkstore(ARENA, ARENA);
 	ck_assert_ptr_nonnull(s);
-	ck_assert_int_eq(tmem_client_create(s, "hooks", &a), 0);
+	ck_assert_int_eq(store_client_create(s, "hooks", &a), 0);
 }
 
 static void teardown(void)
 {
-	tmem_store_destroy(s);
+	store_destroy(s);
 	s = NULL;
 }
 
@@ -33,14 +33,14 @@ static int put_at(int32_t id, uint64_t obj, uint32_t idx)
 	struct tmem_oid o = mkoid(obj, 7, 9);
 
 	page_fill(page, obj * 1000 + idx);
-	return tmem_put_page(a, id, &o, idx, page, TMEM_NO_CAP);
+	return store_put_page(a, id, &o, idx, page, TMEM_NO_CAP);
 }
 
 /* 1 when the page is there with its contents (and, ephemeral, now gone). */
 static int stored(int32_t id, uint64_t obj, uint32_t idx)
 {
 	struct tmem_oid o = mkoid(obj, 7, 9);
-	int ret = tmem_get_page(a, id, &o, idx, page);
+	int ret = store_get_page(a, id, &o, idx, page);
 
 	return ret == 1 && !page_check(page, obj * 1000 + idx) ? -999 : ret;
 }
@@ -49,7 +49,7 @@ static struct tmem_client_info client_info(void)
 {
 	struct tmem_client_info ci;
 
-	tmem_client_info(a, &ci);
+	store_client_info(a, &ci);
 	return ci;
 }
 
@@ -59,7 +59,7 @@ static int pool_evictions(const struct tmem_pool_info *i, void *ctx)
 	return 0;
 }
 
-/* ---- tmem_client_evict_oldest_n ------------------------------------------ */
+/* ---- store_client_evict_oldest_n ------------------------------------------ */
 
 START_TEST(test_evict_n_across_pools)
 {
@@ -67,33 +67,33 @@ START_TEST(test_evict_n_across_pools)
 	struct tmem_store_info si;
 
 	test_incompressible = true; /* counts frames */
-	ck_assert_int_eq(tmem_new_pool(a, EPH, NULL), 0);
-	ck_assert_int_eq(tmem_new_pool(a, EPH, NULL), 1);
+	ck_assert_int_eq(store_new_pool(a, EPH, NULL), 0);
+	ck_assert_int_eq(store_new_pool(a, EPH, NULL), 1);
 	ck_assert_int_eq(put_at(0, 1, 0), 1);
 	ck_assert_int_eq(put_at(0, 1, 1), 1);
 	ck_assert_int_eq(put_at(1, 2, 0), 1);
 	ck_assert_int_eq(put_at(0, 1, 2), 1);
 	ck_assert_int_eq(put_at(1, 2, 1), 1);
 	/* The three oldest, the run crossing from pool 0 to pool 1. */
-	ck_assert_uint_eq(tmem_client_evict_oldest_n(a, 3), 3);
+	ck_assert_uint_eq(store_client_evict_oldest_n(a, 3), 3);
 	ck_assert_uint_eq(client_info().pages.ephemeral, 2);
 	ck_assert_uint_eq(client_info().ops.evictions, 3);
-	tmem_store_info(s, &si);
+	store_info(s, &si);
 	ck_assert_uint_eq(si.evictions, 3);
 	ck_assert_uint_eq(si.arena.free_pages, ARENA - 2);
 	ck_assert_uint_eq(si.arena.ephemeral, 2);
-	ck_assert_int_eq(tmem_client_for_each_pool(a, pool_evictions, per_pool), 0);
+	ck_assert_int_eq(store_client_for_each_pool(a, pool_evictions, per_pool), 0);
 	ck_assert_uint_eq(per_pool[0], 2);
 	ck_assert_uint_eq(per_pool[1], 1);
 	ck_assert_int_eq(stored(0, 1, 0), 0);
 	ck_assert_int_eq(stored(0, 1, 1), 0);
 	ck_assert_int_eq(stored(1, 2, 0), 0);
 	/* Asking for more than there is evicts what there is. */
-	ck_assert_uint_eq(tmem_client_evict_oldest_n(a, 10), 2);
-	ck_assert_uint_eq(tmem_client_evict_oldest_n(a, 10), 0);
+	ck_assert_uint_eq(store_client_evict_oldest_n(a, 10), 2);
+	ck_assert_uint_eq(store_client_evict_oldest_n(a, 10), 0);
 	ck_assert_uint_eq(client_info().pages.ephemeral, 0);
-	ck_assert_uint_eq(tmem_client_evict_oldest_n(a, 0), 0);
-	ck_assert_uint_eq(tmem_client_evict_oldest_n(NULL, 4), 0);
+	ck_assert_uint_eq(store_client_evict_oldest_n(a, 0), 0);
+	ck_assert_uint_eq(store_client_evict_oldest_n(NULL, 4), 0);
 }
 END_TEST
 
@@ -101,10 +101,10 @@ END_TEST
 START_TEST(test_evict_n_large_batch)
 {
 	test_incompressible = true; /* counts frames */
-	ck_assert_int_eq(tmem_new_pool(a, EPH, NULL), 0);
+	ck_assert_int_eq(store_new_pool(a, EPH, NULL), 0);
 	for (uint32_t i = 0; i < 100; i++)
 		ck_assert_int_eq(put_at(0, i / 16, i % 16), 1);
-	ck_assert_uint_eq(tmem_client_evict_oldest_n(a, 70), 70);
+	ck_assert_uint_eq(store_client_evict_oldest_n(a, 70), 70);
 	ck_assert_uint_eq(ARENA - s->arena.used, ARENA - 30);
 	for (uint32_t i = 0; i < 100; i++)
 		ck_assert_int_eq(stored(0, i / 16, i % 16), i >= 70);
@@ -118,9 +118,9 @@ START_TEST(test_evict_n_skips_busy_and_persistent)
 {
 	struct tmem_pool *busy;
 
-	ck_assert_int_eq(tmem_new_pool(a, EPH, NULL), 0);
-	ck_assert_int_eq(tmem_new_pool(a, EPH, NULL), 1);
-	ck_assert_int_eq(tmem_new_pool(a, PERS, NULL), 2);
+	ck_assert_int_eq(store_new_pool(a, EPH, NULL), 0);
+	ck_assert_int_eq(store_new_pool(a, EPH, NULL), 1);
+	ck_assert_int_eq(store_new_pool(a, PERS, NULL), 2);
 	ck_assert_int_eq(put_at(2, 3, 0), 1);
 	ck_assert_int_eq(put_at(0, 1, 0), 1);
 	ck_assert_int_eq(put_at(1, 2, 0), 1);
@@ -128,12 +128,12 @@ START_TEST(test_evict_n_skips_busy_and_persistent)
 	ck_assert_int_eq(put_at(1, 2, 1), 1);
 	busy = slot_lock_pool(a, 0); /* as if another thread were inside pool 0 */
 	ck_assert_ptr_nonnull(busy);
-	ck_assert_uint_eq(tmem_client_evict_oldest_n(a, 4), 2);
+	ck_assert_uint_eq(store_client_evict_oldest_n(a, 4), 2);
 	pthread_mutex_unlock(&busy->lock);
 	ck_assert_int_eq(stored(1, 2, 0), 0);
 	ck_assert_int_eq(stored(1, 2, 1), 0);
-	ck_assert_uint_eq(tmem_client_evict_oldest_n(a, 4), 2);
-	ck_assert_uint_eq(tmem_client_evict_oldest_n(a, 4), 0);
+	ck_assert_uint_eq(store_client_evict_oldest_n(a, 4), 2);
+	ck_assert_uint_eq(store_client_evict_oldest_n(a, 4), 0);
 	ck_assert_int_eq(stored(2, 3, 0), 1); /* never a persistent page */
 }
 END_TEST
@@ -143,62 +143,62 @@ START_TEST(test_evict_n_gives_up_after_busy_tries)
 {
 	struct tmem_pool *busy;
 
-	ck_assert_int_eq(tmem_new_pool(a, EPH, NULL), 0);
-	ck_assert_int_eq(tmem_new_pool(a, EPH, NULL), 1);
+	ck_assert_int_eq(store_new_pool(a, EPH, NULL), 0);
+	ck_assert_int_eq(store_new_pool(a, EPH, NULL), 1);
 	for (uint32_t i = 0; i < TMEM_EVICT_TRIES + 2; i++)
 		ck_assert_int_eq(put_at(0, 1, i), 1);
 	ck_assert_int_eq(put_at(1, 2, 0), 1);
 	busy = slot_lock_pool(a, 0);
-	ck_assert_uint_eq(tmem_client_evict_oldest_n(a, 1), 0);
-	ck_assert_int_eq(tmem_client_evict_oldest(a), 0);
+	ck_assert_uint_eq(store_client_evict_oldest_n(a, 1), 0);
+	ck_assert_int_eq(store_client_evict_oldest(a), 0);
 	pthread_mutex_unlock(&busy->lock);
-	ck_assert_uint_eq(tmem_client_evict_oldest_n(a, 1), 1);
+	ck_assert_uint_eq(store_client_evict_oldest_n(a, 1), 1);
 	ck_assert_int_eq(stored(0, 1, 0), 0);
 }
 END_TEST
 
-/* ---- tmem_client_pool_kind ------------------------------------------------ */
+/* ---- store_client_pool_kind ------------------------------------------------ */
 
 START_TEST(test_pool_kind)
 {
 	const struct tmem_uuid u = { 1, 2 };
 
-	ck_assert_int_eq(tmem_new_pool(a, EPH, NULL), 0);
-	ck_assert_int_eq(tmem_new_pool(a, PERS, NULL), 1);
-	ck_assert_int_eq(tmem_shared_auth(s, &u, "hooks", true), 0);
-	ck_assert_int_eq(tmem_new_pool(a, SHR, &u), 2);
-	ck_assert_int_eq(tmem_client_pool_kind(a, 0), 0);
-	ck_assert_int_eq(tmem_client_pool_kind(a, 1), 1);
-	ck_assert_int_eq(tmem_client_pool_kind(a, 2), 0);
-	ck_assert_int_eq(tmem_client_pool_kind(a, 3), -ENOENT);
-	ck_assert_int_eq(tmem_client_pool_kind(a, -1), -ENOENT);
-	ck_assert_int_eq(tmem_client_pool_kind(a, TMEM_MAX_POOLS_PER_CLIENT), -ENOENT);
-	ck_assert_int_eq(tmem_client_pool_kind(NULL, 0), -EINVAL);
-	ck_assert_int_eq(tmem_destroy_pool(a, 1), 1);
-	ck_assert_int_eq(tmem_client_pool_kind(a, 1), -ENOENT);
+	ck_assert_int_eq(store_new_pool(a, EPH, NULL), 0);
+	ck_assert_int_eq(store_new_pool(a, PERS, NULL), 1);
+	ck_assert_int_eq(store_shared_auth(s, &u, "hooks", true), 0);
+	ck_assert_int_eq(store_new_pool(a, SHR, &u), 2);
+	ck_assert_int_eq(store_client_pool_kind(a, 0), 0);
+	ck_assert_int_eq(store_client_pool_kind(a, 1), 1);
+	ck_assert_int_eq(store_client_pool_kind(a, 2), 0);
+	ck_assert_int_eq(store_client_pool_kind(a, 3), -ENOENT);
+	ck_assert_int_eq(store_client_pool_kind(a, -1), -ENOENT);
+	ck_assert_int_eq(store_client_pool_kind(a, TMEM_MAX_POOLS_PER_CLIENT), -ENOENT);
+	ck_assert_int_eq(store_client_pool_kind(NULL, 0), -EINVAL);
+	ck_assert_int_eq(store_destroy_pool(a, 1), 1);
+	ck_assert_int_eq(store_client_pool_kind(a, 1), -ENOENT);
 }
 END_TEST
 
-/* ---- tmem_discard_page ---------------------------------------------------- */
+/* ---- store_discard_page ---------------------------------------------------- */
 
 START_TEST(test_discard_page_is_not_a_flush)
 {
 	struct tmem_oid o = mkoid(5, 7, 9);
 
-	ck_assert_int_eq(tmem_new_pool(a, PERS, NULL), 0);
+	ck_assert_int_eq(store_new_pool(a, PERS, NULL), 0);
 	ck_assert_int_eq(put_at(0, 5, 0), 1);
 	ck_assert_int_eq(put_at(0, 5, 1), 1);
-	ck_assert_int_eq(tmem_discard_page(a, 0, &o, 0), 1);
-	ck_assert_int_eq(tmem_discard_page(a, 0, &o, 0), 0);
+	ck_assert_int_eq(store_discard_page(a, 0, &o, 0), 1);
+	ck_assert_int_eq(store_discard_page(a, 0, &o, 0), 0);
 	ck_assert_int_eq(stored(0, 5, 0), 0);
 	ck_assert_int_eq(stored(0, 5, 1), 1);
 	ck_assert_uint_eq(client_info().pages.persistent, 1);
 	ck_assert_uint_eq(client_info().ops.flush_pages, 0);
-	ck_assert_int_eq(tmem_flush_page(a, 0, &o, 1), 1);
+	ck_assert_int_eq(store_flush_page(a, 0, &o, 1), 1);
 	ck_assert_uint_eq(client_info().ops.flush_pages, 1);
-	ck_assert_int_eq(tmem_discard_page(NULL, 0, &o, 0), -EINVAL);
-	ck_assert_int_eq(tmem_discard_page(a, 0, NULL, 0), -EINVAL);
-	ck_assert_int_eq(tmem_discard_page(a, 1, &o, 0), -ENOENT);
+	ck_assert_int_eq(store_discard_page(NULL, 0, &o, 0), -EINVAL);
+	ck_assert_int_eq(store_discard_page(a, 0, NULL, 0), -EINVAL);
+	ck_assert_int_eq(store_discard_page(a, 1, &o, 0), -ENOENT);
 }
 END_TEST
 

@@ -127,7 +127,7 @@ static void client_make(struct model *m, int cli)
 	char name[8];
 
 	snprintf(name, sizeof(name), "m%d", cli);
-	MEQ(tmem_client_create(m->s, name, &m->cli[cli].c), 0);
+	MEQ(store_client_create(m->s, name, &m->cli[cli].c), 0);
 }
 
 static int lowest_free(struct mcli *mc)
@@ -154,17 +154,17 @@ static void op_new_pool(struct model *m, int cli)
 	for (int id = 0; id < NIDS; id++)
 		npools += mc->slot[id].kind != M_NONE;
 	if (k == 0) { /* a bad flag: nothing changes */
-		MEQ(tmem_new_pool(mc->c, EPH | 0x100, NULL), -EINVAL);
+		MEQ(store_new_pool(mc->c, EPH | 0x100, NULL), -EINVAL);
 		return;
 	}
 	if (npools >= MAXPOOLS)
 		return;
 	want = lowest_free(mc);
 	if (k < 8) {
-		MEQ(tmem_new_pool(mc->c, EPH, NULL), want);
+		MEQ(store_new_pool(mc->c, EPH, NULL), want);
 		mc->slot[want].kind = M_EPH;
 	} else if (k < 14) {
-		MEQ(tmem_new_pool(mc->c, PERS, NULL), want);
+		MEQ(store_new_pool(mc->c, PERS, NULL), want);
 		mc->slot[want].kind = M_PERS;
 	} else {
 		int u = pick(m, NUUID);
@@ -174,10 +174,10 @@ static void op_new_pool(struct model *m, int cli)
 			if (mc->slot[id].kind == M_SHARED && mc->slot[id].uuid == u)
 				want = id;
 		if (!authorised(cli, u)) {
-			MEQ(tmem_new_pool(mc->c, SHR, &uu), -EPERM);
+			MEQ(store_new_pool(mc->c, SHR, &uu), -EPERM);
 			return;
 		}
-		MEQ(tmem_new_pool(mc->c, SHR, &uu), want);
+		MEQ(store_new_pool(mc->c, SHR, &uu), want);
 		if (mc->slot[want].kind == M_NONE) {
 			mc->slot[want].kind = M_SHARED;
 			mc->slot[want].uuid = u;
@@ -190,7 +190,7 @@ static void op_destroy_pool(struct model *m, int cli, int id)
 {
 	struct mslot *sl = &m->cli[cli].slot[id];
 
-	MEQ(tmem_destroy_pool(m->cli[cli].c, id), sl->kind == M_NONE ? -ENOENT : 1);
+	MEQ(store_destroy_pool(m->cli[cli].c, id), sl->kind == M_NONE ? -ENOENT : 1);
 	drop_slot(m, sl);
 }
 
@@ -214,7 +214,7 @@ static void op_put(struct model *m, int cli, int id, unsigned o, unsigned i)
 
 	page_fill(m->buf, seed);
 	if (sl->kind == M_NONE) {
-		MEQ(tmem_put_page(m->cli[cli].c, id, &oid, i, m->buf, cap), -ENOENT);
+		MEQ(store_put_page(m->cli[cli].c, id, &oid, i, m->buf, cap), -ENOENT);
 		return;
 	}
 	p = slot_pages(m, sl);
@@ -238,8 +238,8 @@ static void op_put(struct model *m, int cli, int id, unsigned o, unsigned i)
 		struct tmem_arena_counts ac;
 		int ret;
 
-		tmem_store_arena_counts(m->s, &ac); /* a refusal frees the old page */
-		ret = tmem_put_page(m->cli[cli].c, id, &oid, i, m->buf, cap);
+		store_arena_counts(m->s, &ac); /* a refusal frees the old page */
+		ret = store_put_page(m->cli[cli].c, id, &oid, i, m->buf, cap);
 		MCHECK(ret == 1 || ret == -ENOSPC);
 		if (ret == -ENOSPC) {
 			MCHECK(ac.free_pages < TMEM_ZSPAN_FRAMES);
@@ -248,7 +248,7 @@ static void op_put(struct model *m, int cli, int id, unsigned o, unsigned i)
 		}
 		want = 1;
 	} else {
-		MEQ(tmem_put_page(m->cli[cli].c, id, &oid, i, m->buf, cap), want);
+		MEQ(store_put_page(m->cli[cli].c, id, &oid, i, m->buf, cap), want);
 	}
 	if (want == 1) {
 		p->seed[o][i] = seed;
@@ -261,7 +261,7 @@ static void op_get(struct model *m, int cli, int id, unsigned o, unsigned i)
 	struct mslot *sl = &m->cli[cli].slot[id];
 	struct tmem_oid oid = model_oid(o);
 	struct mpages *p;
-	int ret = tmem_get_page(m->cli[cli].c, id, &oid, i, m->out);
+	int ret = store_get_page(m->cli[cli].c, id, &oid, i, m->out);
 
 	if (sl->kind == M_NONE) {
 		MEQ(ret, -ENOENT);
@@ -287,22 +287,22 @@ static void op_flush(struct model *m, int cli, int id, unsigned o, unsigned i,
 	int want = 0;
 
 	if (sl->kind == M_NONE) {
-		MEQ(object ? tmem_flush_object(m->cli[cli].c, id, &oid)
-			   : tmem_flush_page(m->cli[cli].c, id, &oid, i), -ENOENT);
+		MEQ(object ? store_flush_object(m->cli[cli].c, id, &oid)
+			   : store_flush_page(m->cli[cli].c, id, &oid, i), -ENOENT);
 		return;
 	}
 	p = slot_pages(m, sl);
 	if (!object) {
 		want = p->seed[o][i] != 0;
 		p->seed[o][i] = 0;
-		MEQ(tmem_flush_page(m->cli[cli].c, id, &oid, i), want);
+		MEQ(store_flush_page(m->cli[cli].c, id, &oid, i), want);
 		return;
 	}
 	for (int j = 0; j < NIDX; j++) {
 		want |= p->seed[o][j] != 0;
 		p->seed[o][j] = 0;
 	}
-	MEQ(tmem_flush_object(m->cli[cli].c, id, &oid), want);
+	MEQ(store_flush_object(m->cli[cli].c, id, &oid), want);
 }
 
 /* The model's oldest ephemeral page charged to cli (-1: the shared client). */
@@ -335,7 +335,7 @@ static uint64_t *oldest(struct model *m, int cli)
 /* Evict n pages (n == 1: the single-page call; else the batched one). */
 static void op_evict(struct model *m, int cli, unsigned int n)
 {
-	struct tmem_client *c = cli < 0 ? tmem_store_shared_client(m->s) : m->cli[cli].c;
+	struct tmem_client *c = cli < 0 ? store_shared_client(m->s) : m->cli[cli].c;
 	unsigned int want = 0;
 	uint64_t *victim;
 
@@ -344,14 +344,14 @@ static void op_evict(struct model *m, int cli, unsigned int n)
 		want++;
 	}
 	if (n == 1)
-		MEQ(tmem_client_evict_oldest(c), (int)want);
+		MEQ(store_client_evict_oldest(c), (int)want);
 	else
-		MEQ(tmem_client_evict_oldest_n(c, n), want);
+		MEQ(store_client_evict_oldest_n(c, n), want);
 }
 
 static void op_client_restart(struct model *m, int cli)
 {
-	tmem_client_destroy(m->cli[cli].c);
+	store_client_destroy(m->cli[cli].c);
 	for (int id = 0; id < NIDS; id++)
 		drop_slot(m, &m->cli[cli].slot[id]);
 	client_make(m, cli);
@@ -370,15 +370,15 @@ static void op_resize(struct model *m)
 	int ret;
 
 	if (test_compress().algo == TMEM_COMPRESS_OFF) {
-		MEQ(tmem_store_resize(m->s, want), used > want ? -EBUSY : 0);
+		MEQ(store_resize(m->s, want), used > want ? -EBUSY : 0);
 		if (used <= want)
 			m->arena_pages = want;
 		return;
 	}
 	/* Compressed: refused exactly when the frames in use do not fit. */
-	ret = tmem_store_resize(m->s, want);
+	ret = store_resize(m->s, want);
 	MCHECK(ret == 0 || ret == -EBUSY);
-	tmem_store_arena_counts(m->s, &ac);
+	store_arena_counts(m->s, &ac);
 	if (ret == 0)
 		m->arena_pages = want;
 	else
@@ -392,15 +392,15 @@ static void check_counts(struct model *m)
 	uint64_t eph = 0, pers = 0;
 
 	for (int cli = 0; cli < NCLI; cli++) {
-		tmem_client_page_counts(m->cli[cli].c, &pc);
+		store_client_page_counts(m->cli[cli].c, &pc);
 		MEQ(pc.ephemeral, charged(m, cli, M_EPH));
 		MEQ(pc.persistent, charged(m, cli, M_PERS));
 		eph += pc.ephemeral;
 		pers += pc.persistent;
 	}
-	tmem_client_page_counts(tmem_store_shared_client(m->s), &pc);
+	store_client_page_counts(store_shared_client(m->s), &pc);
 	MEQ(pc.ephemeral, charged(m, -1, M_EPH));
-	tmem_store_arena_counts(m->s, &ac);
+	store_arena_counts(m->s, &ac);
 	MEQ(ac.ephemeral, eph + pc.ephemeral);
 	MEQ(ac.persistent, pers);
 	/* A raw page takes a frame; compressed ones share spans' frames or
@@ -464,7 +464,7 @@ START_TEST(test_model_random)
 
 			snprintf(name, sizeof(name), "m%d", cli);
 			if (authorised(cli, u))
-				MEQ(tmem_shared_auth(m->s, &uu, name, true), 0);
+				MEQ(store_shared_auth(m->s, &uu, name, true), 0);
 		}
 	}
 	for (m->op = 0; m->op < nops; m->op++) {
@@ -473,7 +473,7 @@ START_TEST(test_model_random)
 			check_counts(m);
 	}
 	check_counts(m);
-	tmem_store_destroy(m->s);
+	store_destroy(m->s);
 }
 END_TEST
 

@@ -77,7 +77,7 @@ static void worker_get(struct worker *w, unsigned k, uint8_t *page)
 {
 	struct tmem_oid oid = mkoid(w->key_base + k / w->per_obj, 1, 2);
 	uint64_t key = w->key_base + k, ver;
-	int ret = tmem_get_page(w->c, w->pool, &oid, k % w->per_obj, page);
+	int ret = store_get_page(w->c, w->pool, &oid, k % w->per_obj, page);
 
 	if (ret < 0 && !(w->churn && ret == -ENOENT))
 		stress_fail("get error", key);
@@ -105,8 +105,8 @@ static void *worker_main(void *arg)
 
 		if (r < 5) {
 			stamp_page(page, w->key_base + k, w->ver[k] + 1);
-			ret = tmem_put_page(w->c, w->pool, &oid, k % w->per_obj, page,
-					    TMEM_NO_CAP);
+			ret = store_put_page(w->c, w->pool, &oid, k % w->per_obj, page,
+					     TMEM_NO_CAP);
 			if (ret == 1)
 				w->ver[k]++;
 			else if (ret == -ENOSPC)
@@ -116,9 +116,9 @@ static void *worker_main(void *arg)
 		} else if (r < 9) {
 			worker_get(w, k, page);
 		} else if (wrand(w) % 4) {
-			if (tmem_flush_page(w->c, w->pool, &oid, k % w->per_obj) >= 0)
+			if (store_flush_page(w->c, w->pool, &oid, k % w->per_obj) >= 0)
 				w->ver[k] = 0;
-		} else if (tmem_flush_object(w->c, w->pool, &oid) >= 0) {
+		} else if (store_flush_object(w->c, w->pool, &oid) >= 0) {
 			for (unsigned j = first; j < first + w->per_obj; j++)
 				w->ver[j] = 0;
 		}
@@ -132,7 +132,7 @@ static void *evictor_main(void *arg)
 
 	while (!atomic_load(&stop))
 		for (int i = 0; cs[i]; i++)
-			tmem_client_evict_oldest(cs[i]);
+			store_client_evict_oldest(cs[i]);
 	return NULL;
 }
 
@@ -140,7 +140,7 @@ static void *resizer_main(void *arg)
 {
 	(void)arg;
 	for (unsigned n = 0; !atomic_load(&stop); n++) {
-		int ret = tmem_store_resize(s, n % 2 ? 4096 : 3072);
+		int ret = store_resize(s, n % 2 ? 4096 : 3072);
 
 		if (ret != 0 && ret != -EBUSY)
 			stress_fail("resize error", n);
@@ -157,7 +157,7 @@ static void *churner_main(void *arg)
 	struct churn_arg *ca = arg;
 
 	while (!atomic_load(&stop)) {
-		if (tmem_destroy_pool(ca->c, 0) != 1 || tmem_new_pool(ca->c, EPH, NULL) != 0)
+		if (store_destroy_pool(ca->c, 0) != 1 || store_new_pool(ca->c, EPH, NULL) != 0)
 			stress_fail("churn", 0);
 	}
 	return NULL;
@@ -176,23 +176,23 @@ START_TEST(test_stress_threads)
 
 	s = mkstore(4096, 4096);
 	ck_assert_ptr_nonnull(s);
-	ck_assert_int_eq(tmem_client_create(s, "pers", &pers), 0);
-	ck_assert_int_eq(tmem_client_create(s, "e1", &e1), 0);
-	ck_assert_int_eq(tmem_client_create(s, "e2", &e2), 0);
-	ck_assert_int_eq(tmem_client_create(s, "e3", &e3), 0);
-	ck_assert_int_eq(tmem_client_create(s, "sh1", &sh1), 0);
-	ck_assert_int_eq(tmem_client_create(s, "sh2", &sh2), 0);
-	ck_assert_int_eq(tmem_client_create(s, "churn", &ch), 0);
-	ck_assert_int_eq(tmem_new_pool(pers, PERS, NULL), 0);
-	ck_assert_int_eq(tmem_new_pool(e1, EPH, NULL), 0);
-	ck_assert_int_eq(tmem_new_pool(e2, EPH, NULL), 0);
-	ck_assert_int_eq(tmem_new_pool(e3, EPH, NULL), 0);
-	ck_assert_int_eq(tmem_new_pool(e3, EPH, NULL), 1);
-	ck_assert_int_eq(tmem_new_pool(ch, EPH, NULL), 0);
-	tmem_shared_auth(s, &u, "sh1", true);
-	tmem_shared_auth(s, &u, "sh2", true);
-	ck_assert_int_eq(tmem_new_pool(sh1, SHR, &u), 0);
-	ck_assert_int_eq(tmem_new_pool(sh2, SHR, &u), 0);
+	ck_assert_int_eq(store_client_create(s, "pers", &pers), 0);
+	ck_assert_int_eq(store_client_create(s, "e1", &e1), 0);
+	ck_assert_int_eq(store_client_create(s, "e2", &e2), 0);
+	ck_assert_int_eq(store_client_create(s, "e3", &e3), 0);
+	ck_assert_int_eq(store_client_create(s, "sh1", &sh1), 0);
+	ck_assert_int_eq(store_client_create(s, "sh2", &sh2), 0);
+	ck_assert_int_eq(store_client_create(s, "churn", &ch), 0);
+	ck_assert_int_eq(store_new_pool(pers, PERS, NULL), 0);
+	ck_assert_int_eq(store_new_pool(e1, EPH, NULL), 0);
+	ck_assert_int_eq(store_new_pool(e2, EPH, NULL), 0);
+	ck_assert_int_eq(store_new_pool(e3, EPH, NULL), 0);
+	ck_assert_int_eq(store_new_pool(e3, EPH, NULL), 1);
+	ck_assert_int_eq(store_new_pool(ch, EPH, NULL), 0);
+	store_shared_auth(s, &u, "sh1", true);
+	store_shared_auth(s, &u, "sh2", true);
+	ck_assert_int_eq(store_new_pool(sh1, SHR, &u), 0);
+	ck_assert_int_eq(store_new_pool(sh2, SHR, &u), 0);
 
 	/* Two threads in one persistent pool (disjoint keys), two in one
 	 * ephemeral pool of one client, one alone, two on one shared pool
@@ -215,7 +215,7 @@ START_TEST(test_stress_threads)
 	evictees[1] = e2;
 	evictees[2] = e3;
 	evictees[3] = ch;
-	evictees[4] = tmem_store_shared_client(s);
+	evictees[4] = store_shared_client(s);
 	evictees[5] = pers;
 	evictees[6] = NULL;
 	atomic_store(&stop, false);
@@ -244,7 +244,7 @@ START_TEST(test_stress_threads)
 			struct tmem_oid oid = mkoid(w[t].key_base + k / 8, 1, 2);
 			uint8_t page[PG];
 			uint64_t ver;
-			int ret = tmem_get_page(pers, 0, &oid, k % 8, page);
+			int ret = store_get_page(pers, 0, &oid, k % 8, page);
 
 			ck_assert_int_eq(ret, w[t].ver[k] ? 1 : 0);
 			if (ret == 1) {
@@ -253,7 +253,7 @@ START_TEST(test_stress_threads)
 			}
 		}
 	}
-	tmem_store_destroy(s);
+	store_destroy(s);
 }
 END_TEST
 
@@ -268,7 +268,7 @@ static void *cap_main(void *arg)
 	page_fill(page, t);
 	for (uint32_t i = 0; i < 400; i++) {
 		struct tmem_oid oid = mkoid(t, i, 0);
-		int ret = tmem_put_page(cap_client, 0, &oid, 0, page, 1000);
+		int ret = store_put_page(cap_client, 0, &oid, 0, page, 1000);
 
 		if (ret == 1)
 			atomic_fetch_add(&cap_ok, 1);
@@ -284,18 +284,18 @@ START_TEST(test_stress_cap_no_overshoot)
 	struct tmem_page_counts pc;
 
 	s = mkstore(2048, 2048);
-	ck_assert_int_eq(tmem_client_create(s, "cap", &cap_client), 0);
-	ck_assert_int_eq(tmem_new_pool(cap_client, EPH, NULL), 0);
-	ck_assert_int_eq(tmem_new_pool(cap_client, EPH, NULL), 1);
+	ck_assert_int_eq(store_client_create(s, "cap", &cap_client), 0);
+	ck_assert_int_eq(store_new_pool(cap_client, EPH, NULL), 0);
+	ck_assert_int_eq(store_new_pool(cap_client, EPH, NULL), 1);
 	for (uintptr_t t = 0; t < 4; t++)
 		ck_assert_int_eq(pthread_create(&th[t], NULL, cap_main, (void *)t), 0);
 	for (int t = 0; t < 4; t++)
 		pthread_join(th[t], NULL);
-	tmem_client_page_counts(cap_client, &pc);
+	store_client_page_counts(cap_client, &pc);
 	ck_assert_int_eq(atomic_load(&cap_ok), 1000);
 	ck_assert_int_eq(atomic_load(&cap_quota), 600);
 	ck_assert_uint_eq(pc.ephemeral, 1000);
-	tmem_store_destroy(s);
+	store_destroy(s);
 }
 END_TEST
 

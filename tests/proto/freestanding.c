@@ -12,12 +12,17 @@ uint32_t tmem_freestanding_probe(void *region)
 	union tmem_ring_entry *e = tmem_ring_entries(region);
 	struct tmem_principal who;
 	struct tmem_size sz;
+	struct tmem_uuid uuid;
+	char text[TMEM_UUID_TEXT];
 
+	text[0] = '\0';
+	if (tmem_uuid_parse("00112233-4455-6677-8899-aabbccddeeff", &uuid) == 0)
+		tmem_uuid_format(&uuid, text);
 	e[0].req.op = TMEM_OP_PUT_PAGE;
 	tmem_store_release(&hdr->req_prod, 1);
 	tmem_full_barrier();
 	return tmem_load_acquire(&hdr->rsp_prod) + tmem_slot_offset(32) +
 	       (uint32_t)tmem_size_parse("64K", TMEM_SIZE_ALLOW_NONE, &sz) +
 	       (uint32_t)tmem_name_valid("vm1") + (uint32_t)tmem_uuid_text_valid("x") +
-	       (uint32_t)tmem_principal_parse("domid:5", 0, &who);
+	       (uint32_t)tmem_principal_parse("domid:5", 0, &who) + (uint32_t)text[0];
 }

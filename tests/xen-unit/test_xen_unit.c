@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clients.h"
+#include "client_registry.h"
 #include "config.h"
 #include "control_glue.h"
 #include "loop.h"
@@ -52,7 +52,7 @@ static void setup(void)
 
 	memset(&fx, 0, sizeof(fx));
 	tmemd_config_init(&fx.cfg);
-	ck_assert_int_eq(tmem_store_create(&sc, &fx.store), 0);
+	ck_assert_int_eq(store_create(&sc, &fx.store), 0);
 	tmem_policy_config_defaults(&pc);
 	ck_assert_int_eq(tmem_policy_create(fx.store, &pc, &fx.policy), 0);
 	ck_assert_int_eq(tmemd_clients_create(fx.store, fx.policy, &fx.cfg, &fx.reg), 0);
@@ -73,7 +73,7 @@ static void teardown(void)
 	tmemd_workers_destroy(fx.ws);
 	tmemd_clients_destroy(fx.reg);
 	tmem_policy_destroy(fx.policy);
-	tmem_store_destroy(fx.store);
+	store_destroy(fx.store);
 	tmemd_config_free(&fx.cfg);
 	fake_hyp_free(fx.hyp);
 	fake_xs_free(fx.xs);
@@ -360,8 +360,8 @@ START_TEST(domid_grant_reaches_named_domain)
 
 	ck_assert_int_eq(tmemd_config_load_string(&fx.cfg, "t.conf", "[client domid:5]\nweight = 7\n",
 						  err, sizeof(err)), 0);
-	ck_assert_int_eq(tmem_shared_auth(fx.store, &by_id, "domid:5", true), 0);
-	ck_assert_int_eq(tmem_shared_auth(fx.store, &by_name, "web1", true), 0);
+	ck_assert_int_eq(store_shared_auth(fx.store, &by_id, "domid:5", true), 0);
+	ck_assert_int_eq(store_shared_auth(fx.store, &by_name, "web1", true), 0);
 	connect_front(&f, 5, "web1");
 	ck_assert_int_ge(new_shared_pool(&f, &by_id), 0);
 	ck_assert_int_eq(new_shared_pool(&f, &by_name), -TMEM_EPERM);
@@ -384,13 +384,13 @@ START_TEST(local_client_cannot_take_domain_identity)
 
 	ck_assert_int_eq(tmemd_client_add(fx.reg, "dom9", "local", -1, &dom9), 0);
 	ck_assert_int_eq(tmemd_client_add(fx.reg, "web1", "local", -1, &web1), 0);
-	ck_assert_int_eq(tmem_shared_auth(fx.store, &u, "domid:5", true), 0);
+	ck_assert_int_eq(store_shared_auth(fx.store, &u, "domid:5", true), 0);
 	connect_front(&f, 9, NULL);
 	connect_front(&g, 5, "web1");
 	ck_assert_ptr_nonnull(client_of(9));
 	ck_assert_ptr_ne(client_of(9), dom9);
 	ck_assert_str_eq(client_of(5)->label, "web1");
-	ck_assert_int_eq(tmem_new_pool(web1->sc, tmem_pool_flags(TMEM_POOL_SHARED), &u), -EPERM);
+	ck_assert_int_eq(store_new_pool(web1->sc, tmem_pool_flags(TMEM_POOL_SHARED), &u), -EPERM);
 	ck_assert_int_ge(new_shared_pool(&g, &u), 0);
 	/* A local client cannot register as a domain at all. */
 	ck_assert_int_eq(tmemd_client_add(fx.reg, "domid:5", "local", -1, &web1), -EINVAL);
@@ -680,7 +680,7 @@ START_TEST(domain_death_tears_down)
 	connect_front(&f, 5, "web1");
 	connect_front(&other, 6, "web2");
 	round_trip(&f, 0x11);
-	id = tmem_client_id(client_of(5)->sc);
+	id = store_client_id(client_of(5)->sc);
 	(void)id;
 	fake_hyp_set_dying(fx.hyp, 5);
 	fake_xs_fire(fx.xs, "@releaseDomain");
@@ -987,7 +987,7 @@ START_TEST(restart_resumes_live_domain)
 
 	restart_keeping();
 	start_backend();
-	tmem_store_info(fx.store, &si);
+	store_info(fx.store, &si);
 	ck_assert_uint_eq(si.nr_detached, 1);   /* kept, not freed */
 	reconnect_front(&f);
 	v = session_after(5, "0x3");
@@ -996,7 +996,7 @@ START_TEST(restart_resumes_live_domain)
 	memset(fake_front_slot(&f, 2), 0, TMEM_PAGE_SIZE);
 	ck_assert_int_eq(page_op(&f, TMEM_OP_GET_PAGE, pool, 3, 2), 1);
 	ck_assert_int_eq(((uint8_t *)fake_front_slot(&f, 2))[7], 0x5a);
-	tmem_store_info(fx.store, &si);
+	store_info(fx.store, &si);
 	ck_assert_uint_eq(si.nr_detached, 0);
 	ck_assert_uint_eq(si.clients_reattached, 1);
 	free(session);
@@ -1058,19 +1058,19 @@ START_TEST(restart_frees_gone_domains)
 	memset(fake_front_slot(&f6, 1), 0x66, TMEM_PAGE_SIZE);
 	ck_assert_int_eq(page_op(&f6, TMEM_OP_PUT_PAGE, 0, 3, 1), 1);
 	old_session = be_node(6, "session");
-	ck_assert_int_eq(tmem_client_create_ident(fx.store, "loc", &local, &lc), 0);
-	tmem_client_detach(lc);
+	ck_assert_int_eq(store_client_create_ident(fx.store, "loc", &local, &lc), 0);
+	store_client_detach(lc);
 	restart_keeping();
-	tmem_store_info(fx.store, &si);
+	store_info(fx.store, &si);
 	ck_assert_uint_eq(si.nr_detached, 3);
 	fake_hyp_remove_domain(fx.hyp, 5);
 	fake_hyp_remove_domain(fx.hyp, 6);
 	fake_front_init(&g6, fx.xs, fx.hyp, 6, "web2", 8, 4);
 	start_backend();
-	tmem_store_info(fx.store, &si);
+	store_info(fx.store, &si);
 	ck_assert_uint_eq(si.nr_detached, 1);
 	ck_assert_uint_eq(si.clients_expired, 2);
-	ck_assert_int_eq(tmem_client_claim(fx.store, "loc", &local, &lc), 0);
+	ck_assert_int_eq(store_client_claim(fx.store, "loc", &local, &lc), 0);
 	reconnect_front(&g6);
 	v = session_after(6, "0");
 	ck_assert_str_ne(v, old_session);

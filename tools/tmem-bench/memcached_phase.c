@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "io_util.h"
 
 #define VAL 4096
 #define BATCH 32
@@ -88,19 +89,6 @@ static void mc_stop(struct mc *m)
 	waitpid(m->pid, NULL, 0);
 }
 
-static int send_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (k <= 0)
-			return -EIO;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* Reads until the buffer holds count occurrences of end (e.g. "\r\n"). */
 static int read_until(struct mc *m, const char *end, unsigned count)
 {
@@ -147,13 +135,13 @@ static int sync_pairs(struct mc *m, uint64_t n, uint64_t keys, const char *val, 
 		uint64_t s = now_ns();
 		size_t len = set_cmd(buf, i % keys, val);
 
-		rc = send_all(m->fd, buf, len);
+		rc = io_write_all(m->fd, buf, len, true);
 		if (!rc)
 			rc = read_until(m, "STORED\r\n", 1);
 		len = (size_t)sprintf(buf, "get tmem-bench-key-%020llu\r\n",
 				      (unsigned long long)(i % keys));
 		if (!rc)
-			rc = send_all(m->fd, buf, len);
+			rc = io_write_all(m->fd, buf, len, true);
 		if (!rc)
 			rc = read_until(m, "END\r\n", 1);
 		lat_add(&lat, now_ns() - s);
@@ -182,7 +170,7 @@ static int pipelined(struct mc *m, uint64_t batches, uint64_t keys, const char *
 
 		for (unsigned k = 0; k < BATCH; k++)
 			len += set_cmd(buf + len, (b * BATCH + k) % keys, val);
-		rc = send_all(m->fd, buf, len);
+		rc = io_write_all(m->fd, buf, len, true);
 		if (!rc)
 			rc = read_until(m, "STORED\r\n", BATCH);
 	}
@@ -197,7 +185,7 @@ static int pipelined(struct mc *m, uint64_t batches, uint64_t keys, const char *
 			len += (size_t)sprintf(buf + len, " tmem-bench-key-%020llu",
 					       (unsigned long long)((b * BATCH + k) % keys));
 		len += (size_t)sprintf(buf + len, "\r\n");
-		rc = send_all(m->fd, buf, len);
+		rc = io_write_all(m->fd, buf, len, true);
 		if (!rc)
 			rc = read_until(m, "END\r\n", 1);
 	}

@@ -14,11 +14,11 @@
 /* The connected clients' principals ("client": "domid:5", "vm1"), as a
  * new array of strings; never their shown names, which a domain and a
  * local client may share. */
-static int client_names(struct ctl_conn *conn, json_t **names)
+static int client_names(struct tmemctl_conn *conn, json_t **names)
 {
 	json_t *list, *c;
 	size_t i;
-	int rc = ctl_request(conn, "list", NULL, &list);
+	int rc = tmemctl_request(conn, "list", NULL, &list);
 
 	if (rc)
 		return rc;
@@ -42,14 +42,14 @@ static int client_names(struct ctl_conn *conn, json_t **names)
 }
 
 /* Runs cmd on one client; its result joins out (--json) or is printed. */
-static int run_one(const struct tmemctl_opts *opts, struct ctl_conn *conn, const char *cmd,
-		   json_t *args, json_t *name, human_fn human, json_t *out)
+static int run_one(const struct tmemctl_opts *opts, struct tmemctl_conn *conn,
+		   const char *cmd, json_t *args, json_t *name, human_fn human, json_t *out)
 {
 	json_t *a = args ? json_deep_copy(args) : json_object(), *result;
 	int rc;
 
 	json_object_set(a, "client", name);
-	rc = ctl_request(conn, cmd, a, &result);
+	rc = tmemctl_request(conn, cmd, a, &result);
 	if (rc)
 		return rc;
 	if (opts->json) {
@@ -65,8 +65,8 @@ int run_request_all(const struct tmemctl_opts *opts, const char *cmd, json_t *ar
 		    human_fn human)
 {
 	json_t *names = NULL, *out = json_array(), *name;
-	struct ctl_conn conn;
-	int rc = ctl_open(opts, &conn), worst = EXIT_OK;
+	struct tmemctl_conn conn;
+	int rc = tmemctl_open(opts, &conn), worst = EXIT_OK;
 	size_t i;
 
 	if (!rc)
@@ -81,7 +81,7 @@ int run_request_all(const struct tmemctl_opts *opts, const char *cmd, json_t *ar
 		print_json(json_incref(out));
 	else if (!rc && !json_array_size(names))
 		printf("no client is connected\n");
-	ctl_close(&conn);
+	tmemctl_close(&conn);
 	json_decref(names);
 	json_decref(out);
 	json_decref(args);

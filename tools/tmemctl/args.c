@@ -129,7 +129,7 @@ int run_request(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
 		human_fn human)
 {
 	json_t *result;
-	int rc = ctl_call(opts, cmd, args, &result);
+	int rc = tmemctl_call(opts, cmd, args, &result);
 
 	if (rc)
 		return rc;

@@ -23,7 +23,7 @@ int cmd_freeable(const struct tmemctl_opts *gopts, int argc, char **argv)
 
 	if (!cmd_args(&opts, argc, argv, NULL, 0, 0, &pos, &rc))
 		return rc;
-	rc = ctl_call(&opts, "status", NULL, &status);
+	rc = tmemctl_call(&opts, "status", NULL, &status);
 	if (rc)
 		return rc;
 	if (!opts.json) {

@@ -63,18 +63,18 @@ static void human(struct hout *o, json_t *r)
 static int stats_and_status(const struct tmemctl_opts *opts, json_t *args, json_t **stats,
 			    json_t **status)
 {
-	struct ctl_conn conn;
-	int rc = ctl_open(opts, &conn);
+	struct tmemctl_conn conn;
+	int rc = tmemctl_open(opts, &conn);
 
 	*stats = *status = NULL;
 	if (rc) {
 		json_decref(args);
 		return rc;
 	}
-	rc = ctl_request(&conn, "stats", args, stats);
+	rc = tmemctl_request(&conn, "stats", args, stats);
 	if (!rc)
-		rc = ctl_request(&conn, "status", NULL, status);
-	ctl_close(&conn);
+		rc = tmemctl_request(&conn, "status", NULL, status);
+	tmemctl_close(&conn);
 	if (rc) {
 		json_decref(*stats);
 		*stats = NULL;

@@ -73,7 +73,7 @@ int cmd_top(const struct tmemctl_opts *gopts, int argc, char **argv)
 	double delay = 1.0;
 	static struct top t;
 	struct termios saved, raw;
-	struct ctl_conn conn;
+	struct tmemctl_conn conn;
 	struct cmd_pos pos;
 	uint64_t iterations = 0;
 	json_t *stats;
@@ -95,7 +95,7 @@ int cmd_top(const struct tmemctl_opts *gopts, int argc, char **argv)
 			    "not \"%s\"", sort_text);
 		return EXIT_USAGE;
 	}
-	rc = ctl_open(&opts, &conn);
+	rc = tmemctl_open(&opts, &conn);
 	if (rc)
 		return rc;
 	t.tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
@@ -106,7 +106,7 @@ int cmd_top(const struct tmemctl_opts *gopts, int argc, char **argv)
 		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
 	}
 	for (uint64_t i = 0; !iterations || i < iterations; i++) {
-		rc = ctl_request(&conn, "stats", NULL, &stats);
+		rc = tmemctl_request(&conn, "stats", NULL, &stats);
 		if (rc)
 			break;
 		if (opts.json) {  /* one compact stats document per line and frame */
@@ -125,6 +125,6 @@ int cmd_top(const struct tmemctl_opts *gopts, int argc, char **argv)
 	}
 	if (t.tty)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
-	ctl_close(&conn);
+	tmemctl_close(&conn);
 	return rc;
 }

@@ -13,11 +13,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "io_util.h"
 #include "tmemctl.h"
 
 #define REPLY_TIMEOUT_MS 30000
 
-const char *ctl_default_socket(char *buf, size_t len)
+const char *tmemctl_default_socket(char *buf, size_t len)
 {
 	const char *env = getenv("TMEMCTL_SOCKET");
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
@@ -47,10 +48,10 @@ static const char *socket_path(const struct tmemctl_opts *opts, char *buf, size_
 	}
 	*from = getenv("TMEMCTL_SOCKET") && *getenv("TMEMCTL_SOCKET") ? "$TMEMCTL_SOCKET" :
 		"the default";
-	return ctl_default_socket(buf, len);
+	return tmemctl_default_socket(buf, len);
 }
 
-int ctl_open(const struct tmemctl_opts *opts, struct ctl_conn *conn)
+int tmemctl_open(const struct tmemctl_opts *opts, struct tmemctl_conn *conn)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	char buf[4096];
@@ -77,13 +78,13 @@ int ctl_open(const struct tmemctl_opts *opts, struct ctl_conn *conn)
 			"tmemd admin group)" : e == ENOENT || e == ECONNREFUSED ?
 			" (is tmemd running? its socket is <runtime-dir>/control.sock: "
 			"use --runtime-dir DIR or --socket PATH)" : "");
-		ctl_close(conn);
+		tmemctl_close(conn);
 		return EXIT_FAILED;
 	}
 	return 0;
 }
 
-void ctl_close(struct ctl_conn *conn)
+void tmemctl_close(struct tmemctl_conn *conn)
 {
 	if (conn->fd >= 0)
 		close(conn->fd);
@@ -92,24 +93,9 @@ void ctl_close(struct ctl_conn *conn)
 	conn->fd = -1;
 }
 
-static int send_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Reads until a full line is buffered; returns its length (without the
  * newline) or -errno (-EPIPE: tmemd closed, -ETIMEDOUT, -EMSGSIZE). */
-static long read_line(struct ctl_conn *conn)
+static long read_line(struct tmemctl_conn *conn)
 {
 	char *nl;
 
@@ -169,8 +155,8 @@ static int take_reply(const char *cmd, json_t *reply, json_t **result)
 	return rc;
 }
 
-int ctl_request(struct ctl_conn *conn, const char *cmd, json_t *args,
-		json_t **result)
+int tmemctl_request(struct tmemctl_conn *conn, const char *cmd, json_t *args,
+		    json_t **result)
 {
 	json_t *req = json_pack("{s:i, s:s, s:o}", "version", TMEMCTL_PROTO_VERSION,
 				"cmd", cmd, "args", args ? args : json_object());
@@ -186,9 +172,9 @@ int ctl_request(struct ctl_conn *conn, const char *cmd, json_t *args,
 		fprintf(stderr, "tmemctl: out of memory\n");
 		return EXIT_FAILED;
 	}
-	rc = send_all(conn->fd, text, strlen(text));
+	rc = io_write_all(conn->fd, text, strlen(text), true);
 	if (rc == 0)
-		rc = send_all(conn->fd, "\n", 1);
+		rc = io_write_all(conn->fd, "\n", 1, true);
 	free(text);
 	n = rc ? rc : read_line(conn);
 	if (n < 0) {
@@ -206,17 +192,17 @@ int ctl_request(struct ctl_conn *conn, const char *cmd, json_t *args,
 	return take_reply(cmd, reply, result);
 }
 
-int ctl_call(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
-	     json_t **result)
+int tmemctl_call(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
+		 json_t **result)
 {
-	struct ctl_conn conn;
-	int rc = ctl_open(opts, &conn);
+	struct tmemctl_conn conn;
+	int rc = tmemctl_open(opts, &conn);
 
 	if (rc) {
 		json_decref(args);
 		return rc;
 	}
-	rc = ctl_request(&conn, cmd, args, result);
-	ctl_close(&conn);
+	rc = tmemctl_request(&conn, cmd, args, result);
+	tmemctl_close(&conn);
 	return rc;
 }

@@ -2,7 +2,7 @@
 /*
  * tmemctl: the control CLI.  main.c parses the global options and picks a
  * subcommand from a table {name, fn, help}; each subcommand lives in its
- * own cmd_*.c.  They talk to tmemd through ctl_call() (conn.c), one JSON
+ * own cmd_*.c.  They talk to tmemd through tmemctl_call() (conn.c), one JSON
  * request and reply per line over the control socket (man/tmemctl.8).
  *
  * Exit codes: 0 ok, 1 the daemon refused or failed (or cannot be
@@ -52,30 +52,30 @@ int cmd_forget(const struct tmemctl_opts *, int, char **);
 int cmd_freeable(const struct tmemctl_opts *, int, char **);
 
 /* conn.c: a connection to the control socket. */
-struct ctl_conn {
+struct tmemctl_conn {
 	int fd;
 	char *buf;            /* received bytes not yet returned */
 	size_t len, cap;
 };
 /* Connects to --socket, else --runtime-dir's control.sock, else the
  * default.  0, or an exit code with the reason printed to stderr. */
-int ctl_open(const struct tmemctl_opts *opts, struct ctl_conn *conn);
-void ctl_close(struct ctl_conn *conn);
+int tmemctl_open(const struct tmemctl_opts *opts, struct tmemctl_conn *conn);
+void tmemctl_close(struct tmemctl_conn *conn);
 /*
  * Sends {"version":1,"cmd":cmd,"args":args} (steals args, may be NULL)
  * and waits for the reply.  0 and *result (a new reference), or an exit
  * code: EXIT_FAILED with the daemon's error message printed to stderr
  * as "tmemctl: CMD: MESSAGE".
  */
-int ctl_request(struct ctl_conn *conn, const char *cmd, json_t *args,
-		json_t **result);
-/* ctl_open + ctl_request + ctl_close. */
-int ctl_call(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
-	     json_t **result);
+int tmemctl_request(struct tmemctl_conn *conn, const char *cmd, json_t *args,
+		    json_t **result);
+/* tmemctl_open + tmemctl_request + tmemctl_close. */
+int tmemctl_call(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
+		 json_t **result);
 
 /* The default socket: $TMEMCTL_SOCKET, /run/tmemd/control.sock as root,
  * else $XDG_RUNTIME_DIR/tmemd/control.sock.  NULL if none can be found. */
-const char *ctl_default_socket(char *buf, size_t len);
+const char *tmemctl_default_socket(char *buf, size_t len);
 
 /* size.c: "4096", "64K", "512M", "2G", "1T" (bytes, powers of 1024) or
  * "100p" (pages) into pages (proto/tmem_size.h's grammar, as tmemd.conf).

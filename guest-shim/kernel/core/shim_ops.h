@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * cleancache_ops and frontswap_ops translated into tmem requests,
- * independent of the kernel.  The kernel glue (tmem_shim_cleancache.c,
- * tmem_shim_frontswap.c) only converts struct page and the filekey and
- * calls these; the harness in tests/shim/ calls them with the same
- * sequences the kernel makes.
+ * independent of the kernel.  The kernel glue (tmem_shim_hooks.c) only
+ * converts struct page and the filekey and calls these; the harness in
+ * tests/shim/ calls them with the same sequences the kernel makes.
  *
  * Pool ids handed to the kernel are local (an index into pools[]): the
  * backend's ids die with a connection, the kernel's live as long as the

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "tmem.h"
+#include "tmem_names.h"
 
 static char page[4096], back[4096];
 
@@ -34,22 +35,6 @@ static void fill(uint64_t n)
 {
 	for (unsigned i = 0; i < 4096; i += 8)
 		memcpy(page + i, &(uint64_t){ n * 2654435761u + i }, 8);
-}
-
-static int parse_uuid(const char *s, struct tmem_uuid *u)
-{
-	unsigned b[16];
-
-	if (sscanf(s, "%2x%2x%2x%2x-%2x%2x-%2x%2x-%2x%2x-%2x%2x%2x%2x%2x%2x",
-		   &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8],
-		   &b[9], &b[10], &b[11], &b[12], &b[13], &b[14], &b[15]) != 16)
-		return -EINVAL;
-	u->lo = u->hi = 0;
-	for (int i = 0; i < 8; i++) {
-		u->lo |= (uint64_t)b[i] << (8 * i);
-		u->hi |= (uint64_t)b[8 + i] << (8 * i);
-	}
-	return 0;
 }
 
 static int cleancache(struct tmem_conn *c, unsigned n)
@@ -126,7 +111,7 @@ static int shared(struct tmem_conn *c, unsigned n, const char *uuid_s, int write
 	int32_t pool;
 	unsigned hits = 0;
 
-	if (parse_uuid(uuid_s, &uuid))
+	if (tmem_uuid_parse(uuid_s, &uuid))
 		return -EINVAL;
 	pool = tmem_new_pool(c, tmem_pool_flags(TMEM_POOL_SHARED), &uuid);
 	if (pool < 0)

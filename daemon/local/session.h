@@ -5,13 +5,13 @@
  * tmemd restarts the same process can take its pools back and a
  * different one with the same name cannot.
  */
-#ifndef TMEMD_SESSION_H
-#define TMEMD_SESSION_H
+#ifndef TMEMD_LOCAL_SESSION_H
+#define TMEMD_LOCAL_SESSION_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "clients.h"
+#include "client_registry.h"
 #include "tmem_local.h"
 
 struct tmemd_session {
@@ -29,4 +29,4 @@ int tmemd_session_attach(struct tmemd_clients *reg, const char *name,
 			 const uint8_t token_in[TMEM_LOCAL_SESSION_LEN],
 			 struct tmemd_session *out, struct tmemd_client **client);
 
-#endif /* TMEMD_SESSION_H */
+#endif /* TMEMD_LOCAL_SESSION_H */

@@ -16,7 +16,7 @@
 
 #include <sys/types.h>
 
-#include "clients.h"
+#include "client_registry.h"
 #include "config.h"
 
 #define TMEMD_LOCAL_CLIENTS_PER_UID 64u

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "session.h"
+#include "local/session.h"
 
 static bool token_zero(const uint8_t *t)
 {
@@ -55,7 +55,7 @@ int tmemd_session_attach(struct tmemd_clients *reg, const char *name,
 		if (rc || out->resumed) {
 			memcpy(out->token, token_in, TMEM_LOCAL_SESSION_LEN);
 			if (!rc)
-				tmem_client_for_each_pool((*client)->sc, note_pool, &out->pools);
+				store_client_for_each_pool((*client)->sc, note_pool, &out->pools);
 			return rc;
 		}
 		/* Not recovered (expired, or never ours): start over under a

@@ -35,7 +35,7 @@ int tmem_policy_create(struct tmem_store *store,
 	rc = policy_settings_check(&cfg->defaults);
 	if (rc)
 		return rc;
-	shared = tmem_store_shared_client(store);
+	shared = store_shared_client(store);
 	if (!shared)
 		return -EINVAL;
 	p = calloc(1, sizeof(*p));
@@ -86,17 +86,17 @@ void tmem_policy_destroy(struct tmem_policy *policy)
 }
 
 /* A recovered store client back, or a new one. */
-static int store_client_get(struct tmem_store *store, const char *name,
-			    const struct tmem_ident *ident,
-			    struct tmem_client **client, bool *resumed)
+static int claim_or_create_client(struct tmem_store *store, const char *name,
+				  const struct tmem_ident *ident,
+				  struct tmem_client **client, bool *resumed)
 {
 	if (resumed)
 		*resumed = false;
-	if (ident && resumed && tmem_client_claim(store, name, ident, client) == 0) {
+	if (ident && resumed && store_client_claim(store, name, ident, client) == 0) {
 		*resumed = true;
 		return 0;
 	}
-	return tmem_client_create_ident(store, name, ident, client);
+	return store_client_create_ident(store, name, ident, client);
 }
 
 int tmem_policy_client_add(struct tmem_policy *policy, const char *name,
@@ -128,7 +128,7 @@ int tmem_policy_client_attach(struct tmem_policy *policy, const char *name,
 	pc = calloc(1, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
-	rc = store_client_get(policy->store, name, ident, &client, resumed);
+	rc = claim_or_create_client(policy->store, name, ident, &client, resumed);
 	if (rc) {
 		free(pc);
 		return rc;
@@ -177,7 +177,7 @@ void tmem_policy_client_remove(struct tmem_pclient *pc)
 {
 	if (!pc || !client_quiesce(pc))
 		return;
-	tmem_client_destroy(pc->client);
+	store_client_destroy(pc->client);
 	free(pc);
 }
 
@@ -185,7 +185,7 @@ void tmem_policy_client_detach(struct tmem_pclient *pc)
 {
 	if (!pc || !client_quiesce(pc))
 		return;
-	tmem_client_detach(pc->client);
+	store_client_detach(pc->client);
 	free(pc);
 }
 

@@ -45,9 +45,9 @@
 #include <unistd.h>
 
 #include "accept_pause.h"
-#include "local_uids.h"
+#include "local/local_uids.h"
+#include "local/session.h"
 #include "log.h"
-#include "session.h"
 #include "tmem_local.h"
 #include "transport.h"
 
@@ -319,7 +319,7 @@ static void send_welcome(struct local_conn *c, int32_t status)
 		.magic = TMEM_LOCAL_MAGIC,
 		.version = TMEM_LOCAL_VERSION,
 		.status = status,
-		.client_id = c->client ? tmem_client_id(c->client->sc) : 0,
+		.client_id = c->client ? store_client_id(c->client->sc) : 0,
 		.flags = c->session.resumed ? TMEM_LOCAL_RESUMED : 0,
 		.pools = c->session.pools,
 	};

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clients.h"
+#include "client_registry.h"
 #include "log.h"
 #include "tmem_names.h"
 
@@ -148,7 +148,7 @@ int tmemd_client_attach(struct tmemd_clients *reg, const char *name,
 		goto out_unlock;
 	c->sc = tmem_pclient_store_client(c->pc);
 	if (resumed && *resumed)
-		tmem_client_for_each_pool(c->sc, note_owned, &c->owned_pools);
+		store_client_for_each_pool(c->sc, note_owned, &c->owned_pools);
 	c->next = reg->head;
 	reg->head = c;
 out_unlock:

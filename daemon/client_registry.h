@@ -13,8 +13,8 @@
  * lock: a client's ring is served by exactly one worker at a time, and
  * owned_pools is only touched there.
  */
-#ifndef TMEMD_CLIENTS_H
-#define TMEMD_CLIENTS_H
+#ifndef TMEMD_CLIENT_REGISTRY_H
+#define TMEMD_CLIENT_REGISTRY_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -131,4 +131,4 @@ int tmemd_clients_reapply(struct tmemd_clients *reg);
 struct tmem_store *tmemd_clients_store(const struct tmemd_clients *reg);
 struct tmem_policy *tmemd_clients_policy(const struct tmemd_clients *reg);
 
-#endif /* TMEMD_CLIENTS_H */
+#endif /* TMEMD_CLIENT_REGISTRY_H */

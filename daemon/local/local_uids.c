@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 
-#include "local_uids.h"
+#include "local/local_uids.h"
 
 void local_limits_get(const struct tmemd_config *cfg, struct local_limits *out)
 {

@@ -120,9 +120,9 @@ static void do_client_destroy(struct tmem_client *c)
 	}
 }
 
-int tmem_client_create_ident(struct tmem_store *s, const char *name,
-			     const struct tmem_ident *ident,
-			     struct tmem_client **out)
+int store_client_create_ident(struct tmem_store *s, const char *name,
+			      const struct tmem_ident *ident,
+			      struct tmem_client **out)
 {
 	static const struct tmem_ident none;
 	struct tmem_client *c, *old;
@@ -156,13 +156,13 @@ out:
 	return ret;
 }
 
-int tmem_client_create(struct tmem_store *s, const char *name,
-		       struct tmem_client **out)
+int store_client_create(struct tmem_store *s, const char *name,
+			struct tmem_client **out)
 {
-	return tmem_client_create_ident(s, name, NULL, out);
+	return store_client_create_ident(s, name, NULL, out);
 }
 
-void tmem_client_destroy(struct tmem_client *c)
+void store_client_destroy(struct tmem_client *c)
 {
 	struct tmem_store *s;
 
@@ -175,8 +175,8 @@ void tmem_client_destroy(struct tmem_client *c)
 	client_free(c);
 }
 
-int tmem_client_claim(struct tmem_store *s, const char *name,
-		      const struct tmem_ident *ident, struct tmem_client **out)
+int store_client_claim(struct tmem_store *s, const char *name,
+		       const struct tmem_ident *ident, struct tmem_client **out)
 {
 	static const struct tmem_ident none;
 	struct tmem_client *c;
@@ -201,7 +201,7 @@ int tmem_client_claim(struct tmem_store *s, const char *name,
 	return ret;
 }
 
-void tmem_client_detach(struct tmem_client *c)
+void store_client_detach(struct tmem_client *c)
 {
 	if (!c || c == c->store->shared_client)
 		return;
@@ -210,7 +210,7 @@ void tmem_client_detach(struct tmem_client *c)
 	pthread_mutex_unlock(&c->store->lock);
 }
 
-void tmem_client_ident(const struct tmem_client *c, struct tmem_ident *out)
+void store_client_ident(const struct tmem_client *c, struct tmem_ident *out)
 {
 	if (!out)
 		return;
@@ -219,9 +219,9 @@ void tmem_client_ident(const struct tmem_client *c, struct tmem_ident *out)
 		memcpy(out->b, c->rec->ident, TMEM_IDENT_LEN);
 }
 
-int tmem_store_for_each_detached(struct tmem_store *s,
-				 int (*fn)(const char *, const struct tmem_ident *, void *),
-				 void *ctx)
+int store_for_each_detached(struct tmem_store *s,
+			    int (*fn)(const char *, const struct tmem_ident *, void *),
+			    void *ctx)
 {
 	struct tmem_ident id;
 	int ret = 0;
@@ -239,7 +239,7 @@ int tmem_store_for_each_detached(struct tmem_store *s,
 	return ret;
 }
 
-int tmem_store_drop_detached(struct tmem_store *s, const char *name)
+int store_drop_detached(struct tmem_store *s, const char *name)
 {
 	struct tmem_client *c, *next;
 	int n = 0;
@@ -260,17 +260,17 @@ int tmem_store_drop_detached(struct tmem_store *s, const char *name)
 	return name && n == 0 ? -ENOENT : n;
 }
 
-uint32_t tmem_client_id(const struct tmem_client *c)
+uint32_t store_client_id(const struct tmem_client *c)
 {
 	return c ? c->id : 0;
 }
 
-const char *tmem_client_name(const struct tmem_client *c)
+const char *store_client_name(const struct tmem_client *c)
 {
 	return c ? c->name : NULL;
 }
 
-struct tmem_client *tmem_store_shared_client(struct tmem_store *s)
+struct tmem_client *store_shared_client(struct tmem_store *s)
 {
 	return s ? s->shared_client : NULL;
 }
@@ -299,8 +299,8 @@ void charge_drop(struct tmem_client *c, enum tmem_kind k)
 	atomic_fetch_sub_explicit(&c->charged[k], 1, memory_order_relaxed);
 }
 
-void tmem_client_page_counts(const struct tmem_client *c,
-			     struct tmem_page_counts *out)
+void store_client_page_counts(const struct tmem_client *c,
+			      struct tmem_page_counts *out)
 {
 	if (!out)
 		return;

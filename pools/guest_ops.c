@@ -11,7 +11,7 @@
 #include "store_internal.h"
 
 /* Count op field f on the client's pool handle; needs the pool lock. */
-#define COUNT(c, id, f) ctr_inc_locked(&(c)->slots[id].ops.f)
+#define COUNT(c, id, f) do_ctr_inc(&(c)->slots[id].ops.f)
 
 /*
  * The common start of an op: check the arguments (buf is the page for
@@ -59,30 +59,30 @@ static int do_page_replace(struct tmem_pool *pool, uint32_t page, uint64_t oh,
 		ret = do_data_alloc(s, e, pool, &nh);
 		pthread_mutex_unlock(&s->alloc_lock);
 		if (ret < 0) {
-			do_page_remove(pool, page, oh, false);
+			do_page_remove(pool, page, oh);
 			return ret;
 		}
-		data_write(s, nh, page, e);
+		do_data_write(s, nh, page, e);
 	}
 	pd_unpublish(p); /* commit: the old page is gone */
-	data_account(pool, old, -1);
+	do_data_account(pool, old, -1);
 	if (reuse) {
-		data_write(s, nh, page, e);
+		do_data_write(s, nh, page, e);
 	} else {
 		pthread_mutex_lock(&s->alloc_lock);
 		data_ops(old)->free(s, old);
 		pthread_mutex_unlock(&s->alloc_lock);
 	}
-	data_account(pool, nh, 1);
+	do_data_account(pool, nh, 1);
 	pd_publish(p, nh); /* commit: the new one is there */
 	if (!pool->persistent)
 		lru_touch(pool->owner, page);
 	return 1;
 }
 
-int tmem_put_page(struct tmem_client *c, int32_t pool_id,
-		  const struct tmem_oid *oid, uint32_t index,
-		  const void *src, uint64_t cap)
+int store_put_page(struct tmem_client *c, int32_t pool_id,
+		   const struct tmem_oid *oid, uint32_t index,
+		   const void *src, uint64_t cap)
 {
 	struct tmem_enc e;
 	uint64_t oh;
@@ -122,8 +122,8 @@ out:
 	return ret;
 }
 
-int tmem_get_page(struct tmem_client *c, int32_t pool_id,
-		  const struct tmem_oid *oid, uint32_t index, void *dst)
+int store_get_page(struct tmem_client *c, int32_t pool_id,
+		   const struct tmem_oid *oid, uint32_t index, void *dst)
 {
 	uint64_t oh;
 	int ret;
@@ -141,10 +141,10 @@ int tmem_get_page(struct tmem_client *c, int32_t pool_id,
 		/* Exclusive: unlink first, so that the locked instructions
 		 * come before the copy rather than wait for its stores. */
 		if (exclusive)
-			do_page_unlink(pool, page, oh, false);
+			do_page_unlink(pool, page, oh);
 		/* Bytes that do not decode (a damaged arena) are an error,
 		 * never a page of garbage. */
-		ret = data_read(pool->store, h, dst) == 0 ? 1 : -EIO;
+		ret = do_data_read(pool->store, h, dst) == 0 ? 1 : -EIO;
 		if (ret < 0)
 			ctr_inc(&pool->store->zs.decode_errors);
 		if (exclusive)
@@ -174,27 +174,27 @@ static int page_remove_op(struct tmem_client *c, int32_t pool_id,
 		return ret;
 	page = do_page_lookup(pool, oid, index, oh);
 	if (page != TMEM_NIL)
-		do_page_remove(pool, page, oh, false);
+		do_page_remove(pool, page, oh);
 	if (count)
 		COUNT(c, pool_id, flush_pages);
 	pthread_mutex_unlock(&pool->lock);
 	return page != TMEM_NIL;
 }
 
-int tmem_flush_page(struct tmem_client *c, int32_t pool_id,
-		    const struct tmem_oid *oid, uint32_t index)
+int store_flush_page(struct tmem_client *c, int32_t pool_id,
+		     const struct tmem_oid *oid, uint32_t index)
 {
 	return page_remove_op(c, pool_id, oid, index, true);
 }
 
-int tmem_discard_page(struct tmem_client *c, int32_t pool_id,
-		      const struct tmem_oid *oid, uint32_t index)
+int store_discard_page(struct tmem_client *c, int32_t pool_id,
+		       const struct tmem_oid *oid, uint32_t index)
 {
 	return page_remove_op(c, pool_id, oid, index, false);
 }
 
-int tmem_flush_object(struct tmem_client *c, int32_t pool_id,
-		      const struct tmem_oid *oid)
+int store_flush_object(struct tmem_client *c, int32_t pool_id,
+		       const struct tmem_oid *oid)
 {
 	uint64_t oh;
 	int ret;
@@ -211,8 +211,8 @@ int tmem_flush_object(struct tmem_client *c, int32_t pool_id,
 	return head != TMEM_NIL;
 }
 
-void tmem_count_put_failure(struct tmem_client *c, int32_t pool_id,
-			    enum tmem_put_fail why)
+void store_count_put_failure(struct tmem_client *c, int32_t pool_id,
+			     enum tmem_put_fail why)
 {
 	struct tmem_pool *pool;
 
@@ -226,7 +226,7 @@ void tmem_count_put_failure(struct tmem_client *c, int32_t pool_id,
 	pthread_mutex_unlock(&pool->lock);
 }
 
-int tmem_client_pool_kind(struct tmem_client *c, int32_t pool_id)
+int store_client_pool_kind(struct tmem_client *c, int32_t pool_id)
 {
 	struct tmem_pool *pool;
 	int kind;
