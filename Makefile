@@ -4,14 +4,16 @@
 #   make deps         apt-install missing Debian packages (every target needs it)
 #   make check        every test, plus ASan+UBSan and TSan builds of the unit tests
 #   make bench        benchmarks; print numbers
-#   make coverage     line coverage of pools/ (fails under 90%)
+#   make coverage     line coverage of pools/ and policy/ (fails under 90%)
 #   make clean
 #   V=1               show the commands
 #   SANITIZE=address,undefined   build with sanitizers (into build/san-...)
 #
-# Each folder has a module.mk that adds its objects and programs.  The
-# folder a source lives in decides its -I paths (INC_<folder>), so a
-# forbidden include fails to build (DESIGN.md: dependencies point down).
+# Each folder has a module.mk that adds its objects and programs; they are
+# read in dependency order (MODULES below), so a module.mk may use the
+# variables of every folder it depends on.  The folder a source lives in
+# decides its -I paths (INC_<folder>), so a forbidden include fails to
+# build (DESIGN.md: dependencies point down).
 
 .DEFAULT_GOAL := all
 SHELL := /bin/bash
@@ -89,7 +91,25 @@ $(DEPS_STAMP): mk/deps.list mk/deps.sh
 	$(Q)mk/deps.sh mk/deps.list
 	$(Q)mkdir -p $(@D) && touch $@
 
-include $(sort $(wildcard */module.mk */*/module.mk */*/*/module.mk))
+# Dependency order: a folder after everything it builds on (DESIGN.md's
+# table), so its module.mk can name their outputs by variable.  Within
+# daemon/, the libraries tmemd links come before daemon/ itself; within
+# tests/, the fuzz rules come first.  A new folder's module.mk must be
+# added here (the check below says so).
+MODULES := proto pools policy \
+	daemon/control daemon/systemd daemon/xen daemon \
+	guest-shim/libtmem guest-shim/kernel \
+	tools/tmemctl tools/tmem-bench \
+	systemd \
+	tests/fuzz tests/proto tests/pools tests/policy tests/daemon \
+	tests/control tests/libtmem tests/xen-unit tests/shim tests/packaging \
+	tests/bench tests/xen
+MODULE_FILES := $(addsuffix /module.mk,$(MODULES))
+ifneq ($(sort $(MODULE_FILES)),$(sort $(wildcard */module.mk */*/module.mk */*/*/module.mk)))
+$(error MODULES in the Makefile does not list every module.mk: \
+	$(filter-out $(MODULE_FILES),$(wildcard */module.mk */*/module.mk */*/*/module.mk)))
+endif
+include $(MODULE_FILES)
 
 all: $(LIBS) $(PROGRAMS)
 

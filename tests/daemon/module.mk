@@ -15,17 +15,18 @@ UNIT_TESTS += $(TEST_DAEMON_UNIT)
 INTEGRATION_TESTS += $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS)
 
 $(BUILD)/tests/daemon/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson inih)
-$(BUILD)/tests/daemon/harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$(BUILD)/tmemd"'
+$(BUILD)/tests/daemon/harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$(TMEMD)"'
 
 # daemon/log.c writes through daemon/systemd/'s sink; config.c parses
 # UUIDs with the control server's parser.
 $(TEST_DAEMON_UNIT): $(BUILD)/tests/daemon/test_daemon_unit.o $(DAEMON_CORE) \
-		$(BUILD)/libtmemctl-server.a $(BUILD)/libtmemd-systemd.a $(TMEM_CORE_LIBS)
+		$(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check libsystemd) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) \
+		$(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
 
 $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS): $(BUILD)/tests/daemon/%: $(BUILD)/tests/daemon/%.o \
-		$(DAEMON_TEST_HARNESS) $(BUILD)/libtmem.a | $(TMEMD)
+		$(DAEMON_TEST_HARNESS) $(LIBTMEM_A) | $(TMEMD)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
 
@@ -60,9 +61,11 @@ FUZZ_BIN_fuzz-dispatch := $(FUZZ_DISPATCH)
 fuzz-dispatch: $(FUZZ_DISPATCH)
 	$(call fuzz_run,fuzz-dispatch)
 
-# Everything on the request path; not the control or systemd glue.
+# Everything on the request path (transport.c names the xen transport,
+# so daemon/xen/ too); not the control or systemd glue.
 FUZZ_DAEMON_SRCS := $(filter-out daemon/service.c daemon/control_glue.c,$(DAEMON_SRCS))
-$(FUZZ_DISPATCH): tests/daemon/fuzz_dispatch.c $(FUZZ_DAEMON_SRCS) daemon/systemd/sd_log.c daemon/systemd/sd_fdstore.c \
+$(FUZZ_DISPATCH): tests/daemon/fuzz_dispatch.c $(FUZZ_DAEMON_SRCS) $(DAEMON_XEN_SRCS) \
+		daemon/systemd/sd_log.c daemon/systemd/sd_fdstore.c \
 		daemon/control/ctl_proto.c \
 		$(wildcard pools/*.c policy/*.c) | $(DEPS_STAMP)
 	@mkdir -p $(@D)

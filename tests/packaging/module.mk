@@ -20,8 +20,8 @@ $(TEST_NOTIFY): $(BUILD)/tests/packaging/test_notify.o $(BUILD)/tests/packaging/
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
 
-notify-test: $(TEST_NOTIFY) $(BUILD)/tmemd
-	$(Q)$(TEST_NOTIFY) $(BUILD)/tmemd
+notify-test: $(TEST_NOTIFY) $(TMEMD)
+	$(Q)$(TEST_NOTIFY) $(TMEMD)
 
 .PHONY: notify-test
 
@@ -36,8 +36,8 @@ packaging-units: | $(DEPS_STAMP)
 man-lint: | $(DEPS_STAMP)
 	$(Q)tests/packaging/man-lint.sh man
 
-conf-check: $(BUILD)/tmemd
-	$(Q)tests/packaging/conf-check.sh $(BUILD)/tmemd systemd/tmemd.conf
+conf-check: $(TMEMD)
+	$(Q)tests/packaging/conf-check.sh $(TMEMD) systemd/tmemd.conf
 
 install-test: all | $(DEPS_STAMP)
 	$(Q)tests/packaging/install-test.sh $(MAKE) $(VERSION) BUILD=$(BUILD)

@@ -11,11 +11,11 @@ TEST_POOLS_OBJS := $(addprefix $(BUILD)/tests/pools/,test_pools.o \
 	test_semantics.o test_resize.o test_model.o test_hooks.o test_durable.o \
 	test_crash.o test_compress.o)
 
-$(TEST_POOLS): $(TEST_POOLS_OBJS) $(BUILD)/libtmempools.a
+$(TEST_POOLS): $(TEST_POOLS_OBJS) $(POOLS_LIB)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(POOLS_LDLIBS) $(call pkg_libs,check) -o $@
 
-$(TEST_POOLS_STRESS): $(BUILD)/tests/pools/test_stress.o $(BUILD)/libtmempools.a
+$(TEST_POOLS_STRESS): $(BUILD)/tests/pools/test_stress.o $(POOLS_LIB)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(POOLS_LDLIBS) $(call pkg_libs,check) -o $@
 

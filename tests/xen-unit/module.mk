@@ -13,7 +13,8 @@ $(BUILD)/tests/xen-unit/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check inih jansso
 # Linked as tmemd is (daemon/module.mk): the core needs its sublibraries.
 $(TEST_XEN_UNIT): $(XEN_UNIT_OBJS) $(DAEMON_CORE) $(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check libsystemd) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) \
+		$(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
 
 # libFuzzer over the frontend's xenstore values and the allow-list
 # (clang only; make check replays its corpus, tests/fuzz/module.mk).
