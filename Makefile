@@ -56,16 +56,31 @@ ALL_LDFLAGS = -pthread $(SAN_FLAGS) $(LDFLAGS)
 pkg_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
 pkg_libs = $(shell pkg-config --libs $(1) 2>/dev/null)
 
-# Allowed include paths per top-level folder.
+# Allowed include paths per folder: INC_<top folder>, or, where the halves
+# of a folder may not include each other, INC_<top>/<sub>.  guest-shim's
+# libtmem and kernel core both use proto/ only (the kernel's own files,
+# guest-shim/kernel/*.c, are built by Kbuild: guest-shim/kernel/Kbuild).
 INC_proto := -Iproto
 INC_pools := -Iproto -Ipools
 INC_policy := -Iproto -Ipools -Ipolicy
 INC_daemon := -Iproto -Ipools -Ipolicy -Idaemon
-INC_guest-shim := -Iproto -Iguest-shim/libtmem -Iguest-shim/kernel/core
+INC_guest-shim/libtmem := -Iproto -Iguest-shim/libtmem
+INC_guest-shim/kernel := -Iproto -Iguest-shim/kernel/core
 INC_tools := -Iproto -Iguest-shim/libtmem -Itools
 INC_tests := -Iproto -Ipools -Ipolicy -Idaemon -Iguest-shim/libtmem \
 	-Iguest-shim/kernel/core -Itools -Itests
-src_folder = $(firstword $(subst /, ,$(1)))
+# The -I paths of a source or header: INC_<a>/<b> for a path a/b/..., else
+# INC_<a>.
+src_top = $(firstword $(subst /, ,$(1)))
+src_sub = $(call src_top,$(1))/$(word 2,$(subst /, ,$(1)))
+src_inc = $(or $(INC_$(call src_sub,$(1))),$(INC_$(call src_top,$(1))))
+
+# GCC 12 refuses the full fence of proto/tmem_barrier.h under TSan
+# (-Wtsan): TSan does not model it.  The fence orders shared memory with
+# the other process (or the other half of a ring), which TSan cannot see
+# anyway, and every shared field it orders is an atomic.  The folders
+# that include tmem_barrier.h add this to their objects' flags.
+TSAN_NO_FENCE_WARNING := $(if $(findstring thread,$(SANITIZE)),-Wno-tsan)
 
 # Filled by module.mk files.
 PROGRAMS :=        # installed binaries under $(BUILD)
@@ -116,7 +131,7 @@ all: $(LIBS) $(PROGRAMS)
 $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(INC_$(call src_folder,$<)) $(EXTRA_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(call src_inc,$<) $(EXTRA_CFLAGS) -c $< -o $@
 
 # ---- tests -----------------------------------------------------------------
 

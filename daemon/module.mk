@@ -16,7 +16,7 @@ TMEMD_SUBLIBS := $(CONTROL_SERVER_LIB) $(LIBTMEMD_SYSTEMD)
 
 PROGRAMS += $(TMEMD)
 
-$(BUILD)/daemon/%.o: EXTRA_CFLAGS += $(call pkg_cflags,inih jansson)
+$(BUILD)/daemon/%.o: EXTRA_CFLAGS += $(call pkg_cflags,inih jansson) $(TSAN_NO_FENCE_WARNING)
 
 $(DAEMON_CORE): $(DAEMON_OBJS) $(DAEMON_XEN_OBJS)
 	$(call quiet,AR,$@)

@@ -14,7 +14,8 @@ DAEMON_TEST_HARNESS := $(BUILD)/tests/daemon/harness.o $(BUILD)/tests/daemon/raw
 UNIT_TESTS += $(TEST_DAEMON_UNIT)
 INTEGRATION_TESTS += $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS)
 
-$(BUILD)/tests/daemon/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson inih)
+$(BUILD)/tests/daemon/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson inih) \
+	$(TSAN_NO_FENCE_WARNING)
 $(BUILD)/tests/daemon/harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$(TMEMD)"'
 
 # daemon/log.c writes through daemon/systemd/'s sink; config.c parses

@@ -57,14 +57,10 @@ $(TEST_SHIM_RCACHE_TMEMD): $(BUILD)/tests/shim/test_shim_rcache_tmemd.o \
 $(BUILD)/tests/shim/test_shim_rcache_tmemd.o: EXTRA_CFLAGS += $(call pkg_cflags,jansson) \
 	-DSHIM_TEST_TMEMCTL='"$(abspath $(TMEMCTL))"'
 
-# GCC 12 refuses atomic_thread_fence under -fsanitize=thread; TSan does
-# not model that fence (the store->load order of the sleep handshake in
-# proto/tmem_barrier.h), and every shared field it orders is an atomic,
-# so the race detection it does do is unaffected.
-# (The core's own objects get the same flag in guest-shim/kernel/module.mk.)
-ifneq ($(findstring thread,$(SANITIZE)),)
-$(BUILD)/tests/shim/%.o: EXTRA_CFLAGS += -Wno-tsan
-endif
+# proto/tmem_barrier.h's fence under TSan: see TSAN_NO_FENCE_WARNING
+# (the store->load order of the sleep handshake; every shared field it
+# orders is an atomic, so the race detection TSan does do is unaffected).
+$(BUILD)/tests/shim/%.o: EXTRA_CFLAGS += $(TSAN_NO_FENCE_WARNING)
 
 # bench-shim-blk: /dev/tmemswap0's core against tmemd, one page per ring
 # round trip vs batches (shim_blk_rw); prints MiB/s and doorbells/page.
