@@ -78,12 +78,9 @@ $(TEST_ADMIN_INTEG): $(BUILD)/tests/control/test_admin_integ.o \
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -lpthread -o $@
 
-$(CONTROL_FUZZ): tests/control/fuzz_control_request.c daemon/control/ctl_proto.c \
-		pools/zmode.c | $(DEPS_STAMP)
-	@mkdir -p $(@D)
-	$(call quiet,FUZZ,$@)
-	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-		$(INC_tests) $(call pkg_cflags,jansson) $^ $(call pkg_libs,jansson) -o $@
+$(CONTROL_FUZZ): $(call fuzz_objs,tests/control/fuzz_control_request.c \
+		daemon/control/ctl_proto.c pools/zmode.c)
+	$(call fuzz_link,$(call pkg_libs,jansson))
 
 FUZZ_TARGETS += fuzz-control
 FUZZ_BIN_fuzz-control := $(CONTROL_FUZZ)

@@ -65,15 +65,10 @@ fuzz-dispatch: $(FUZZ_DISPATCH)
 # Everything on the request path (transport.c names the xen transport,
 # so daemon/xen/ too); not the control or systemd glue.
 FUZZ_DAEMON_SRCS := $(filter-out daemon/service.c daemon/control_glue.c,$(DAEMON_SRCS))
-$(FUZZ_DISPATCH): tests/daemon/fuzz_dispatch.c $(FUZZ_DAEMON_SRCS) $(DAEMON_XEN_SRCS) \
-		daemon/systemd/sd_log.c daemon/systemd/sd_fdstore.c \
-		daemon/control/ctl_proto.c \
-		$(wildcard pools/*.c policy/*.c) | $(DEPS_STAMP)
-	@mkdir -p $(@D)
-	$(call quiet,CLANG,$@)
-	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-		$(INC_tests) $(call pkg_cflags,inih jansson) $^ \
-		$(DAEMON_LDLIBS) $(call pkg_libs,libsystemd) -lpthread -o $@
+$(FUZZ_DISPATCH): $(call fuzz_objs,tests/daemon/fuzz_dispatch.c $(FUZZ_DAEMON_SRCS) \
+		$(DAEMON_XEN_SRCS) daemon/systemd/sd_log.c daemon/systemd/sd_fdstore.c \
+		daemon/control/ctl_proto.c $(POOLS_SRCS) $(POLICY_SRCS))
+	$(call fuzz_link,$(DAEMON_LDLIBS) $(LIBTMEMD_SYSTEMD_LDLIBS) -lpthread)
 
 # libFuzzer over the tmemd.conf parser.
 FUZZ_CONFIG := build/fuzz/fuzz_config
@@ -82,10 +77,7 @@ FUZZ_BIN_fuzz-config := $(FUZZ_CONFIG)
 fuzz-config: $(FUZZ_CONFIG)
 	$(call fuzz_run,fuzz-config)
 
-$(FUZZ_CONFIG): tests/daemon/fuzz_config.c daemon/config.c daemon/size.c \
-		daemon/control/ctl_proto.c pools/zmode.c | $(DEPS_STAMP)
-	@mkdir -p $(@D)
-	$(call quiet,CLANG,$@)
-	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-		$(INC_tests) $(call pkg_cflags,inih jansson) $^ $(call pkg_libs,inih jansson) -o $@
+$(FUZZ_CONFIG): $(call fuzz_objs,tests/daemon/fuzz_config.c daemon/config.c daemon/size.c \
+		daemon/control/ctl_proto.c pools/zmode.c)
+	$(call fuzz_link,$(call pkg_libs,inih jansson))
 .PHONY: fuzz-dispatch fuzz-config
