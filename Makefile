@@ -2,7 +2,9 @@
 #
 #   make              build everything under build/
 #   make deps         apt-install missing Debian packages (every target needs it)
-#   make check        every test, plus ASan+UBSan and TSan builds of the unit tests
+#   make check        every test, plus ASan+UBSan, TSan and valgrind runs of the
+#                     unit tests; ends with "make check: N passed, N failed,
+#                     N skipped" (CHECK_STRICT=1: a skip fails it, as in .ci/run)
 #   make bench        benchmarks; print numbers
 #   make coverage     line coverage of pools/ and policy/ (fails under 90%)
 #   make clean
@@ -109,14 +111,14 @@ $(DEPS_STAMP): mk/deps.list mk/deps.sh
 # Dependency order: a folder after everything it builds on (DESIGN.md's
 # table), so its module.mk can name their outputs by variable.  Within
 # daemon/, the libraries tmemd links come before daemon/ itself; within
-# tests/, the fuzz rules come first.  A new folder's module.mk must be
-# added here (the check below says so).
+# tests/, the shared runner and the fuzz rules come first.  A new folder's
+# module.mk must be added here (the check below says so).
 MODULES := proto pools policy \
 	daemon/control daemon/systemd daemon/xen daemon \
 	guest-shim/libtmem guest-shim/kernel \
 	tools/tmemctl tools/tmem-bench \
 	systemd \
-	tests/fuzz tests/proto tests/pools tests/policy tests/daemon \
+	tests/common tests/fuzz tests/proto tests/pools tests/policy tests/daemon \
 	tests/control tests/libtmem tests/xen-unit tests/shim tests/packaging \
 	tests/bench tests/xen
 MODULE_FILES := $(addsuffix /module.mk,$(MODULES))
@@ -135,23 +137,30 @@ $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 
 # ---- tests -----------------------------------------------------------------
 
-# Runs each test program; fails at the end if any failed, so every
-# program's own summary line is printed.
-define run_tests
-	$(Q)fail=0; for t in $(1); do \
-		echo "== $$t"; \
-		if ! $(2) $$t; then echo "FAILED: $$t"; fail=1; fi; \
-	done; exit $$fail
-endef
+# $(call run_tests,PROGRAMS,PREFIX,LABEL): runs each program (after the
+# command prefix PREFIX, e.g. an environment or valgrind) through
+# mk/run-tests.sh: exit 0 passes, 77 is a skip (tests/common/test_main.h),
+# anything else fails.  Every program runs; the label's line
+# "LABEL: N passed, N failed, N skipped" ends it, and it fails if one
+# failed (or, with CHECK_STRICT=1, was skipped).  Each result is also
+# appended to TEST_RESULTS, which make check totals at the end.
+TEST_RESULTS := build/test-results
+CHECK_STRICT ?= 0
+run_tests = $(Q)TEST_RESULTS=$(TEST_RESULTS) CHECK_STRICT=$(CHECK_STRICT) \
+	mk/run-tests.sh '$(or $(3),$@)' '$(2)' $(1)
+# A new top-level make starts a new tally.
+ifeq ($(MAKELEVEL),0)
+$(shell rm -f $(TEST_RESULTS))
+endif
 
 unit-tests: $(UNIT_TESTS)
-	$(call run_tests,$(UNIT_TESTS),)
+	$(call run_tests,$(UNIT_TESTS),,unit-tests$(if $(SANITIZE), ($(SANITIZE))))
 
 integration-tests: $(INTEGRATION_TESTS) $(PROGRAMS) $(LIBS)
-	$(call run_tests,$(INTEGRATION_TESTS),)
+	$(call run_tests,$(INTEGRATION_TESTS))
 
 tsan-tests: $(TSAN_TESTS)
-	$(call run_tests,$(TSAN_TESTS),)
+	$(call run_tests,$(TSAN_TESTS),,tsan-tests)
 
 asan-check: | $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined unit-tests
@@ -166,7 +175,7 @@ check: all unit-tests integration-tests $(CHECK_EXTRA)
 	$(Q)$(MAKE) --no-print-directory asan-check
 	$(Q)$(MAKE) --no-print-directory tsan-check
 	$(Q)$(MAKE) --no-print-directory valgrind-check
-	@echo "make check: all suites passed"
+	$(Q)CHECK_STRICT=$(CHECK_STRICT) mk/run-tests.sh --total '$(TEST_RESULTS)' 'make check'
 
 bench: all $(BENCH_TARGETS)
 

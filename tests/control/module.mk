@@ -36,44 +36,45 @@ INTEGRATION_TESTS += $(TEST_CONTROL_INTEG) $(TEST_ADMIN_INTEG) $(TEST_XL_HABITS)
 $(BUILD)/tests/control/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson) \
 	-DTEST_BUILD_DIR='"$(BUILD)"'
 
-$(TEST_CONTROL_UNIT): $(BUILD)/tests/control/test_control_unit.o \
+$(TEST_CONTROL_UNIT): $(BUILD)/tests/control/test_control_unit.o $(TEST_COMMON_LIB) \
 		$(CONTROL_SERVER_LIB) $(TMEMCTL_CORE) $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -o $@
 
 # Who may write: real peers with chosen groups (needs root).
-$(TEST_CTL_PEER): $(BUILD)/tests/control/test_ctl_peer.o $(CONTROL_SERVER_LIB) $(TMEM_CORE_LIBS)
+$(TEST_CTL_PEER): $(BUILD)/tests/control/test_ctl_peer.o $(TEST_COMMON_LIB) \
+		$(CONTROL_SERVER_LIB) $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -o $@
 
 # One shared-auth limit in state.json and tmemd.conf (config.c is in the
 # daemon core, which needs the control and systemd libraries).
 $(BUILD)/tests/control/test_auth_limit.o: EXTRA_CFLAGS += $(call pkg_cflags,inih)
-$(TEST_AUTH_LIMIT): $(BUILD)/tests/control/test_auth_limit.o $(DAEMON_CORE) \
+$(TEST_AUTH_LIMIT): $(BUILD)/tests/control/test_auth_limit.o $(TEST_COMMON_LIB) $(DAEMON_CORE) \
 		$(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) \
 		$(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
 
 $(TEST_CONTROL_INTEG): $(BUILD)/tests/control/test_control_integ.o \
-		$(BUILD)/tests/control/integ_util.o $(LIBTMEM_A) \
+		$(BUILD)/tests/control/integ_util.o $(TEST_COMMON_LIB) $(LIBTMEM_A) \
 		| $(TMEMD) $(TMEMCTL)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -lpthread -o $@
 
-$(TEST_TMEMCTL_UNIT): $(BUILD)/tests/control/test_tmemctl_unit.o \
+$(TEST_TMEMCTL_UNIT): $(BUILD)/tests/control/test_tmemctl_unit.o $(TEST_COMMON_LIB) \
 		$(TMEMCTL_CORE)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -o $@
 
 $(TEST_XL_HABITS): $(BUILD)/tests/control/test_xl_habits.o \
-		$(BUILD)/tests/control/integ_util.o $(TMEMCTL_CORE) \
+		$(BUILD)/tests/control/integ_util.o $(TEST_COMMON_LIB) $(TMEMCTL_CORE) \
 		$(LIBTMEM_A) | $(TMEMD) $(TMEMCTL)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -lpthread -o $@
 
 $(TEST_ADMIN_INTEG): $(BUILD)/tests/control/test_admin_integ.o \
-		$(BUILD)/tests/control/integ_util.o $(TMEMCTL_CORE) \
+		$(BUILD)/tests/control/integ_util.o $(TEST_COMMON_LIB) $(TMEMCTL_CORE) \
 		$(LIBTMEM_A) | $(TMEMD) $(TMEMCTL)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -lpthread -o $@

@@ -20,14 +20,14 @@ $(BUILD)/tests/daemon/harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$(TMEMD)"
 
 # daemon/log.c writes through daemon/systemd/'s sink; config.c parses
 # UUIDs with the control server's parser.
-$(TEST_DAEMON_UNIT): $(BUILD)/tests/daemon/test_daemon_unit.o $(DAEMON_CORE) \
+$(TEST_DAEMON_UNIT): $(BUILD)/tests/daemon/test_daemon_unit.o $(TEST_COMMON_LIB) $(DAEMON_CORE) \
 		$(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) \
 		$(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
 
 $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS): $(BUILD)/tests/daemon/%: $(BUILD)/tests/daemon/%.o \
-		$(DAEMON_TEST_HARNESS) $(LIBTMEM_A) | $(TMEMD)
+		$(DAEMON_TEST_HARNESS) $(TEST_COMMON_LIB) $(LIBTMEM_A) | $(TMEMD)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
 
@@ -37,9 +37,7 @@ ifeq ($(SANITIZE),)
 SAN_TMEMD := build/san-address-undefined/tmemd
 daemon-asan-hostile: $(TEST_HOSTILE) $(TEST_TMEMD) $(TEST_ATTACKS) | $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined $(SAN_TMEMD)
-	@echo "== $(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_TMEMD) against $(SAN_TMEMD)"
-	$(Q)TMEMD_BIN=$(SAN_TMEMD) $(TEST_HOSTILE) && TMEMD_BIN=$(SAN_TMEMD) $(TEST_ATTACKS) && \
-		TMEMD_BIN=$(SAN_TMEMD) $(TEST_TMEMD)
+	$(call run_tests,$(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_TMEMD),TMEMD_BIN=$(SAN_TMEMD),$@ ($(SAN_TMEMD)))
 CHECK_EXTRA += daemon-asan-hostile
 
 # And the integration tests against a ThreadSanitizer tmemd (its workers,
@@ -48,9 +46,7 @@ CHECK_EXTRA += daemon-asan-hostile
 TSAN_TMEMD := build/san-thread/tmemd
 daemon-tsan-integration: $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) | $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=thread $(TSAN_TMEMD)
-	@echo "== $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) against $(TSAN_TMEMD)"
-	$(Q)TMEMD_BIN=$(TSAN_TMEMD) $(TEST_TMEMD) && TMEMD_BIN=$(TSAN_TMEMD) $(TEST_HOSTILE) && \
-		TMEMD_BIN=$(TSAN_TMEMD) $(TEST_ATTACKS)
+	$(call run_tests,$(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS),TMEMD_BIN=$(TSAN_TMEMD),$@ ($(TSAN_TMEMD)))
 CHECK_EXTRA += daemon-tsan-integration
 .PHONY: daemon-asan-hostile daemon-tsan-integration
 endif

@@ -9,7 +9,7 @@ TSAN_TESTS += $(TEST_LIBTMEM)
 $(BUILD)/tests/libtmem/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson) -Itests/daemon
 
 $(TEST_LIBTMEM): $(BUILD)/tests/libtmem/test_libtmem.o $(DAEMON_TEST_HARNESS) \
-		$(LIBTMEM_A) | $(TMEMD)
+		$(TEST_COMMON_LIB) $(LIBTMEM_A) | $(TMEMD)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
 
@@ -22,7 +22,7 @@ $(BUILD)/tests/daemon/restart_harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$
 $(BUILD)/tests/libtmem/test_restart.o: EXTRA_CFLAGS += -DTMEMCTL_BIN='"$(TMEMCTL)"'
 
 $(TEST_RESTART): $(BUILD)/tests/libtmem/test_restart.o $(BUILD)/tests/daemon/restart_harness.o \
-		$(DAEMON_TEST_HARNESS) $(LIBTMEM_A) | $(TMEMD) $(TMEMCTL)
+		$(DAEMON_TEST_HARNESS) $(TEST_COMMON_LIB) $(LIBTMEM_A) | $(TMEMD) $(TMEMCTL)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
 

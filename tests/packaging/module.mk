@@ -6,7 +6,7 @@ TEST_SD := $(BUILD)/tests/packaging/test_sd
 UNIT_TESTS += $(TEST_SD)
 
 $(TEST_SD): $(BUILD)/tests/packaging/test_sd.o $(BUILD)/tests/packaging/notify_sock.o \
-		$(LIBTMEMD_SYSTEMD)
+		$(TEST_COMMON_LIB) $(LIBTMEMD_SYSTEMD)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) $(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
 
@@ -16,7 +16,8 @@ $(BUILD)/tests/packaging/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check)
 TEST_NOTIFY := $(BUILD)/tests/packaging/test_notify
 INTEGRATION_TESTS += $(TEST_NOTIFY)
 
-$(TEST_NOTIFY): $(BUILD)/tests/packaging/test_notify.o $(BUILD)/tests/packaging/notify_sock.o
+$(TEST_NOTIFY): $(BUILD)/tests/packaging/test_notify.o $(BUILD)/tests/packaging/notify_sock.o \
+		$(TEST_COMMON_LIB)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/test_main.h"
 #include "policy_fixture.h"
 
 #define MT_PAGES 512u
@@ -149,19 +150,18 @@ START_TEST(test_concurrent_flood)
 }
 END_TEST
 
-int main(void)
+static Suite *policy_mt_suite(void)
 {
 	Suite *s = suite_create("policy-mt");
 	TCase *tc = tcase_create("concurrent");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_concurrent_flood);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
+}
+
+int main(void)
+{
+	return tmem_test_main(policy_mt_suite(), 0);
 }

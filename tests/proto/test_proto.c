@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/test_main.h"
 #include "tmem_names.h"
 #include "tmem_proto.h"
 
@@ -190,11 +191,5 @@ static Suite *proto_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(proto_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tmem_test_main(proto_suite(), 0);
 }

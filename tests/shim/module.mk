@@ -7,7 +7,7 @@ SHIM_HARNESS_OBJS := $(BUILD)/tests/shim/shim_harness.o $(BUILD)/tests/shim/shim
 
 INTEGRATION_TESTS += $(TEST_SHIM)
 
-$(TEST_SHIM): $(BUILD)/tests/shim/test_shim.o $(SHIM_HARNESS_OBJS) \
+$(TEST_SHIM): $(BUILD)/tests/shim/test_shim.o $(SHIM_HARNESS_OBJS) $(TEST_COMMON_LIB) \
 		$(SHIM_CORE_OBJS) $(LIBTMEM_A) | $(TMEMD)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
@@ -24,7 +24,7 @@ TSAN_TESTS += $(TEST_SHIM_CORE)
 $(TEST_SHIM_CORE): $(BUILD)/tests/shim/test_shim_core.o \
 		$(BUILD)/tests/shim/fake_backend.o \
 		$(BUILD)/tests/shim/shim_env_user.o \
-		$(BUILD)/tests/shim/shim_test_util.o $(SHIM_CORE_OBJS)
+		$(BUILD)/tests/shim/shim_test_util.o $(TEST_COMMON_LIB) $(SHIM_CORE_OBJS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
 
@@ -39,7 +39,7 @@ TSAN_TESTS += $(TEST_SHIM_RCACHE)
 $(TEST_SHIM_RCACHE): $(BUILD)/tests/shim/test_shim_rcache.o \
 		$(BUILD)/tests/shim/fake_backend.o $(RCACHE_TEST_OBJS) \
 		$(BUILD)/tests/shim/shim_env_user.o \
-		$(BUILD)/tests/shim/shim_test_util.o $(SHIM_CORE_OBJS)
+		$(BUILD)/tests/shim/shim_test_util.o $(TEST_COMMON_LIB) $(SHIM_CORE_OBJS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
 
@@ -49,7 +49,7 @@ TEST_SHIM_RCACHE_TMEMD := $(BUILD)/tests/shim/test_shim_rcache_tmemd
 INTEGRATION_TESTS += $(TEST_SHIM_RCACHE_TMEMD)
 
 $(TEST_SHIM_RCACHE_TMEMD): $(BUILD)/tests/shim/test_shim_rcache_tmemd.o \
-		$(RCACHE_TEST_OBJS) $(SHIM_HARNESS_OBJS) $(SHIM_CORE_OBJS) \
+		$(RCACHE_TEST_OBJS) $(SHIM_HARNESS_OBJS) $(TEST_COMMON_LIB) $(SHIM_CORE_OBJS) \
 		$(LIBTMEM_A) | $(TMEMD) $(TMEMCTL)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@

@@ -11,7 +11,8 @@ TSAN_TESTS += $(TEST_XEN_UNIT)
 $(BUILD)/tests/xen-unit/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check inih jansson)
 
 # Linked as tmemd is (daemon/module.mk): the core needs its sublibraries.
-$(TEST_XEN_UNIT): $(XEN_UNIT_OBJS) $(DAEMON_CORE) $(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
+$(TEST_XEN_UNIT): $(XEN_UNIT_OBJS) $(TEST_COMMON_LIB) $(DAEMON_CORE) $(TMEMD_SUBLIBS) \
+		$(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) \
 		$(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
