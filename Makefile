@@ -5,6 +5,10 @@
 #   make check        every test, plus ASan+UBSan, TSan and valgrind runs of the
 #                     unit tests; ends with "make check: N passed, N failed,
 #                     N skipped" (CHECK_STRICT=1: a skip fails it, as in .ci/run)
+#   make check-proto, check-pools, check-policy, check-daemon, check-control,
+#        check-libtmem, check-xen-unit, check-shim, check-packaging, check-fuzz
+#                     one tests/<folder>: builds and runs its test programs and
+#                     its other checks (SANITIZE=... runs them in that build)
 #   make bench        benchmarks; print numbers
 #   make coverage     line coverage of pools/ and policy/ (fails under 90%)
 #   make clean
@@ -153,6 +157,12 @@ ifeq ($(MAKELEVEL),0)
 $(shell rm -f $(TEST_RESULTS))
 endif
 
+# tests/<folder>s with a check-<folder> target.  CHECK_EXTRA_<folder>
+# lists a folder's checks other than its programs (module.mk files
+# outside tests/ add to it too); CHECK_EXTRA holds them all for make check.
+TEST_FOLDERS := proto pools policy daemon control libtmem xen-unit shim packaging fuzz
+CHECK_EXTRA += $(foreach f,$(TEST_FOLDERS),$(CHECK_EXTRA_$(f)))
+
 unit-tests: $(UNIT_TESTS)
 	$(call run_tests,$(UNIT_TESTS),,unit-tests$(if $(SANITIZE), ($(SANITIZE))))
 
@@ -176,6 +186,18 @@ check: all unit-tests integration-tests $(CHECK_EXTRA)
 	$(Q)$(MAKE) --no-print-directory tsan-check
 	$(Q)$(MAKE) --no-print-directory valgrind-check
 	$(Q)CHECK_STRICT=$(CHECK_STRICT) mk/run-tests.sh --total '$(TEST_RESULTS)' 'make check'
+
+# check-<folder>: one tests/<folder>'s programs (unit and integration) and
+# its other checks (CHECK_EXTRA_<folder>, see TEST_FOLDERS).
+folder_tests = $(filter $(BUILD)/tests/$(1)/%,$(UNIT_TESTS) $(INTEGRATION_TESTS))
+define check_folder
+check-$(1): $(call folder_tests,$(1)) \
+		$(if $(filter $(call folder_tests,$(1)),$(INTEGRATION_TESTS)),$(PROGRAMS) $(LIBS)) \
+		$(CHECK_EXTRA_$(1))
+	$(if $(call folder_tests,$(1)),$$(call run_tests,$(call folder_tests,$(1)),,check-$(1)))
+.PHONY: check-$(1)
+endef
+$(foreach f,$(TEST_FOLDERS),$(eval $(call check_folder,$(f))))
 
 bench: all $(BENCH_TARGETS)
 

@@ -26,7 +26,8 @@ LINUX_SOURCE_TAR := /usr/src/linux-source-6.1.tar.xz
 # proto/tmem_barrier.h's fence under TSan: see TSAN_NO_FENCE_WARNING.
 $(BUILD)/guest-shim/kernel/core/%.o: EXTRA_CFLAGS += $(TSAN_NO_FENCE_WARNING)
 
-CHECK_EXTRA += shim-check shim-checkpatch shim-dkms-check
+# Run by make check and make check-shim.
+CHECK_EXTRA_shim += shim-check shim-checkpatch shim-dkms-check
 
 shim: | $(DEPS_STAMP)
 	@test -d "$(KDIR)" || { echo "shim: no kernel build tree (KDIR=$(KDIR))"; exit 1; }

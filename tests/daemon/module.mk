@@ -38,7 +38,7 @@ SAN_TMEMD := build/san-address-undefined/tmemd
 daemon-asan-hostile: $(TEST_HOSTILE) $(TEST_TMEMD) $(TEST_ATTACKS) | $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined $(SAN_TMEMD)
 	$(call run_tests,$(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_TMEMD),TMEMD_BIN=$(SAN_TMEMD),$@ ($(SAN_TMEMD)))
-CHECK_EXTRA += daemon-asan-hostile
+CHECK_EXTRA_daemon += daemon-asan-hostile
 
 # And the integration tests against a ThreadSanitizer tmemd (its workers,
 # main loop and stats writer race for real there); a report makes tmemd
@@ -47,7 +47,7 @@ TSAN_TMEMD := build/san-thread/tmemd
 daemon-tsan-integration: $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) | $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=thread $(TSAN_TMEMD)
 	$(call run_tests,$(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS),TMEMD_BIN=$(TSAN_TMEMD),$@ ($(TSAN_TMEMD)))
-CHECK_EXTRA += daemon-tsan-integration
+CHECK_EXTRA_daemon += daemon-tsan-integration
 .PHONY: daemon-asan-hostile daemon-tsan-integration
 endif
 

@@ -66,7 +66,7 @@ fuzz-ci: | $(DEPS_STAMP)
 		$(MAKE) --no-print-directory $$t || exit 1; \
 	done
 
-CHECK_EXTRA += fuzz-replay
+CHECK_EXTRA_fuzz += fuzz-replay
 
 # The local transport's handshake: hello plus fds (fuzz_handshake.c
 # includes daemon/transport_local.c; the rest of tmemd comes from source

@@ -1,6 +1,6 @@
 # tests/packaging/: the systemd helpers (unit test), the notify protocol
 # of a real tmemd (make notify-test), the unit files, man pages and the
-# DESTDIR install (CHECK_EXTRA).
+# DESTDIR install (CHECK_EXTRA_packaging).
 
 TEST_SD := $(BUILD)/tests/packaging/test_sd
 UNIT_TESTS += $(TEST_SD)
@@ -26,10 +26,11 @@ notify-test: $(TEST_NOTIFY) $(TMEMD)
 
 .PHONY: notify-test
 
-# ---- CHECK_EXTRA: unit files, man pages, DESTDIR install --------------------
+# ---- CHECK_EXTRA_packaging: unit files, man pages, DESTDIR install --------
 
 # $(TEST_NOTIFY) is only built here, so it keeps compiling until it is wired.
-CHECK_EXTRA += packaging-units man-lint install-test conf-check completion-test $(TEST_NOTIFY)
+CHECK_EXTRA_packaging += packaging-units man-lint install-test conf-check completion-test \
+	$(TEST_NOTIFY)
 
 packaging-units: | $(DEPS_STAMP)
 	$(Q)tests/packaging/units.sh systemd man

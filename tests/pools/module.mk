@@ -26,5 +26,5 @@ $(BUILD)/tests/pools/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check)
 pools-compress-modes: $(TEST_POOLS) $(TEST_POOLS_STRESS)
 	$(call run_tests,$^,TMEM_TEST_COMPRESS=off,pools (TMEM_TEST_COMPRESS=off))
 	$(call run_tests,$^,TMEM_TEST_COMPRESS=zstd,pools (TMEM_TEST_COMPRESS=zstd))
-CHECK_EXTRA += pools-compress-modes
+CHECK_EXTRA_pools += pools-compress-modes
 .PHONY: pools-compress-modes
