@@ -9,6 +9,8 @@
 #        check-libtmem, check-xen-unit, check-shim, check-packaging, check-fuzz
 #                     one tests/<folder>: builds and runs its test programs and
 #                     its other checks (SANITIZE=... runs them in that build)
+#   make check-headers  every header compiles alone (proto/ also freestanding,
+#                     guest-shim/kernel/ also with Kbuild)
 #   make bench        benchmarks; print numbers
 #   make coverage     line coverage of pools/ and policy/ (fails under 90%)
 #   make clean
@@ -131,6 +133,7 @@ $(error MODULES in the Makefile does not list every module.mk: \
 	$(filter-out $(MODULE_FILES),$(wildcard */module.mk */*/module.mk */*/*/module.mk)))
 endif
 include $(MODULE_FILES)
+include mk/headers.mk
 
 all: $(LIBS) $(PROGRAMS)
 
