@@ -17,6 +17,7 @@
 #define TMEMD_ARENA_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define TMEMD_ARENA_FDNAME "tmemd-arena"
 

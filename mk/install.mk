@@ -45,9 +45,9 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DKMSDIR ?= /usr/src/$(DKMS_NAME)-$(VERSION)
 INSTALL ?= install
 
-INSTALL_SBIN := $(BUILD)/tmemd
-INSTALL_BIN := $(BUILD)/tmemctl $(BUILD)/tmem-bench
-INSTALL_LIBS := $(BUILD)/libtmem.a $(BUILD)/libtmem.so
+INSTALL_SBIN := $(TMEMD)
+INSTALL_BIN := $(TMEMCTL) $(TMEM_BENCH)
+INSTALL_LIBS := $(LIBTMEM_A) $(LIBTMEM_SO)
 INSTALL_HEADERS := guest-shim/libtmem/tmem.h guest-shim/libtmem/tmem_raw.h \
 	proto/tmem_proto.h proto/tmem_barrier.h proto/tmem_local.h
 INSTALL_MAN := $(sort man/tmemd.8 man/tmemctl.8 man/tmemd.conf.5 man/tmem.7 \

@@ -14,4 +14,4 @@ $(BUILD)/proto/freestanding.ok: $(PROTO_HEADERS) tests/proto/freestanding.c | $(
 		-Wall -Wextra -Werror -Iproto -c tests/proto/freestanding.c -o $(@D)/freestanding89.o
 	$(Q)touch $@
 
-CHECK_EXTRA += $(BUILD)/proto/freestanding.ok
+CHECK_EXTRA_proto += $(BUILD)/proto/freestanding.ok

@@ -20,6 +20,7 @@
 #include <asm/barrier.h>
 #include <asm/processor.h>
 #include <linux/compiler.h>
+#include <linux/types.h>
 
 /* Read the peer's index before reading anything it published. */
 static inline uint32_t tmem_load_acquire(const uint32_t *p)
@@ -57,6 +58,8 @@ static inline void tmem_cpu_relax(void)
 }
 
 #else /* userspace */
+
+#include <stdint.h>
 
 /* Read the peer's index before reading anything it published. */
 static inline uint32_t tmem_load_acquire(const uint32_t *p)

@@ -19,6 +19,11 @@
 
 #include "tmem_proto.h"
 
+/* The limits by value: the kernel has no UINT64_MAX or INT64_MAX (it
+ * calls them U64_MAX and S64_MAX), and this header must build there too. */
+#define TMEM_SIZE_U64_MAX (~(uint64_t)0)
+#define TMEM_SIZE_S64_MAX (TMEM_SIZE_U64_MAX >> 1)
+
 enum tmem_size_flags {
 	TMEM_SIZE_ALLOW_NONE = 1u << 0,
 	TMEM_SIZE_ALLOW_PERCENT = 1u << 1,
@@ -105,7 +110,7 @@ static inline enum tmem_size_result tmem_size_parse(const char *s, unsigned flag
 	if (*s < '0' || *s > '9')
 		return TMEM_SIZE_SYNTAX;
 	for (; *s >= '0' && *s <= '9'; s++) {
-		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+		if (v > (TMEM_SIZE_U64_MAX - (uint64_t)(*s - '0')) / 10)
 			return TMEM_SIZE_RANGE;
 		v = v * 10 + (uint64_t)(*s - '0');
 	}
@@ -116,7 +121,7 @@ static inline enum tmem_size_result tmem_size_parse(const char *s, unsigned flag
 		return TMEM_SIZE_OK;
 	}
 	if (tmem_size_is(s, "p")) {
-		if (v > INT64_MAX)
+		if (v > TMEM_SIZE_S64_MAX)
 			return TMEM_SIZE_RANGE;
 		out->pages = v;
 		return TMEM_SIZE_OK;
@@ -124,12 +129,12 @@ static inline enum tmem_size_result tmem_size_parse(const char *s, unsigned flag
 	shift = tmem_size_shift(s);
 	if (shift < 0)
 		return TMEM_SIZE_SYNTAX;
-	if (v > (UINT64_MAX >> shift))
+	if (v > (TMEM_SIZE_U64_MAX >> shift))
 		return TMEM_SIZE_RANGE;
 	v <<= shift;
 	if (v % TMEM_PAGE_SIZE)
 		return TMEM_SIZE_NOT_PAGES;
-	if (v / TMEM_PAGE_SIZE > INT64_MAX)
+	if (v / TMEM_PAGE_SIZE > TMEM_SIZE_S64_MAX)
 		return TMEM_SIZE_RANGE;
 	out->pages = v / TMEM_PAGE_SIZE;
 	return TMEM_SIZE_OK;

@@ -1,9 +1,7 @@
 # daemon/systemd/: sd_notify helpers and the journal log sink, as a static
-# library the daemon links.  daemon/module.mk is read before this file, so
-# name the library there by its path, not by $(LIBTMEMD_SYSTEMD) (still
-# empty when a rule's prerequisites are expanded):
+# library the daemon links (daemon/module.mk, read after this file):
 #
-#   $(TMEMD): ... $(BUILD)/libtmemd-systemd.a
+#   $(TMEMD): ... $(LIBTMEMD_SYSTEMD)
 #   	... $^ $(DAEMON_LDLIBS) $(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
 #
 # Sources include "systemd/sd.h" (daemon/ is on their -I path).

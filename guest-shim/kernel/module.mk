@@ -23,13 +23,11 @@ CHECKPATCH_DIR := build/checkpatch
 CHECKPATCH := $(CHECKPATCH_DIR)/checkpatch.pl
 LINUX_SOURCE_TAR := /usr/src/linux-source-6.1.tar.xz
 
-# GCC 12 refuses the full fence of proto/tmem_barrier.h under TSan; see
-# tests/shim/module.mk for why that is harmless for the core's tests.
-ifneq ($(findstring thread,$(SANITIZE)),)
-$(BUILD)/guest-shim/kernel/core/%.o: EXTRA_CFLAGS += -Wno-tsan
-endif
+# proto/tmem_barrier.h's fence under TSan: see TSAN_NO_FENCE_WARNING.
+$(BUILD)/guest-shim/kernel/core/%.o: EXTRA_CFLAGS += $(TSAN_NO_FENCE_WARNING)
 
-CHECK_EXTRA += shim-check shim-checkpatch shim-dkms-check
+# Run by make check and make check-shim.
+CHECK_EXTRA_shim += shim-check shim-checkpatch shim-dkms-check
 
 shim: | $(DEPS_STAMP)
 	@test -d "$(KDIR)" || { echo "shim: no kernel build tree (KDIR=$(KDIR))"; exit 1; }

@@ -15,12 +15,5 @@ $(LIBTMEM_SO): $(LIBTMEM_OBJS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,libtmem.so.0 $^ -o $@
 
-# GCC 12 warns that TSan does not model the full fence in
-# proto/tmem_barrier.h; the fence orders shared memory with the other
-# process, which TSan cannot see anyway.
-ifneq ($(findstring thread,$(SANITIZE)),)
-TSAN_NO_FENCE_WARNING := -Wno-tsan
+# proto/tmem_barrier.h's fence under TSan: see TSAN_NO_FENCE_WARNING.
 $(BUILD)/guest-shim/libtmem/%.o: EXTRA_CFLAGS += $(TSAN_NO_FENCE_WARNING)
-$(BUILD)/daemon/%.o: EXTRA_CFLAGS += $(TSAN_NO_FENCE_WARNING)
-$(BUILD)/tests/daemon/%.o: EXTRA_CFLAGS += $(TSAN_NO_FENCE_WARNING)
-endif

@@ -5,7 +5,7 @@
 $(BUILD)/tests/bench/%.o: EXTRA_CFLAGS += $(call pkg_cflags,jansson)
 
 # store-bench: the page store alone vs plain memcpy (pools/).
-$(BUILD)/bench/store-bench: $(BUILD)/tests/bench/store_bench.o $(BUILD)/libtmempools.a
+$(BUILD)/bench/store-bench: $(BUILD)/tests/bench/store_bench.o $(POOLS_LIB)
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(POOLS_LDLIBS) $(call pkg_libs,jansson) -o $@
@@ -17,7 +17,7 @@ BENCH_TARGETS += bench-store
 
 # policy-bench: puts into a full pool (each evicts) vs an empty one (policy/).
 $(BUILD)/bench/policy-bench: $(BUILD)/tests/bench/policy_bench.o \
-		$(BUILD)/libtmempolicy.a $(BUILD)/libtmempools.a
+		$(LIBTMEMPOLICY) $(POOLS_LIB)
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(POOLS_LDLIBS) -o $@
@@ -28,7 +28,7 @@ BENCH_TARGETS += bench-policy
 .PHONY: bench-policy
 
 # recovery-bench: adopting a full memfd arena after a restart (pools/recover.c).
-$(BUILD)/bench/recovery-bench: $(BUILD)/tests/bench/recovery_bench.o $(BUILD)/libtmempools.a
+$(BUILD)/bench/recovery-bench: $(BUILD)/tests/bench/recovery_bench.o $(POOLS_LIB)
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(POOLS_LDLIBS) -o $@
@@ -43,7 +43,7 @@ BENCH_TARGETS += bench-recovery
 # tmemd (the daemon tests' harness starts it).
 $(BUILD)/tests/bench/kick_storm_bench.o: EXTRA_CFLAGS += $(call pkg_cflags,check)
 $(BUILD)/bench/kick-storm-bench: $(BUILD)/tests/bench/kick_storm_bench.o \
-		$(BUILD)/tests/daemon/harness.o $(BUILD)/libtmem.a | $(BUILD)/tmemd
+		$(BUILD)/tests/daemon/harness.o $(LIBTMEM_A) | $(TMEMD)
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
@@ -55,16 +55,12 @@ BENCH_TARGETS += bench-kick-storm
 
 # compress-bench: capacity, speed and churn of compression on a corpus of
 # real pages (tests/bench/compress_bench.c; the corpus is built once from
-# this machine's files by tools/tmem-bench/make-corpus.sh).
-COMPRESS_CORPUS ?= $(BUILD)/bench/corpus.bin
-$(BUILD)/bench/compress-bench: $(BUILD)/tests/bench/compress_bench.o $(BUILD)/libtmempools.a
+# this machine's files: COMPRESS_CORPUS, tools/tmem-bench/module.mk).
+$(BUILD)/bench/compress-bench: $(BUILD)/tests/bench/compress_bench.o $(POOLS_LIB)
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(POOLS_LDLIBS) $(call pkg_libs,jansson) -o $@
 all: $(BUILD)/bench/compress-bench
-$(COMPRESS_CORPUS):
-	@mkdir -p $(@D)
-	$(Q)tools/tmem-bench/make-corpus.sh $@
 bench-compress: $(BUILD)/bench/compress-bench $(COMPRESS_CORPUS)
 	$(Q)$< --corpus $(COMPRESS_CORPUS)
 BENCH_TARGETS += bench-compress

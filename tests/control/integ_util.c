@@ -293,17 +293,6 @@ bool host_logged(struct host *h, const char *a, const char *b)
 	return found;
 }
 
-int run_suite(Suite *s)
-{
-	SRunner *sr = srunner_create(s);
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
-
 /* Reads all of fd into a NUL-terminated malloc'd string. */
 static char *slurp(int fd)
 {

@@ -74,8 +74,6 @@ bool host_logged(struct host *h, const char *a, const char *b);
 /* Writes text as dir/name (asserted), e.g. a tmemd.conf or state.json
  * for the next host_start(). */
 void write_text_file(const char *dir, const char *name, const char *text);
-/* Runs suite s (CK_NORMAL); EXIT_SUCCESS when nothing failed.  main(). */
-int run_suite(Suite *s);
 
 struct run {
 	int status;         /* exit code, or 128+signal */

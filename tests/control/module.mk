@@ -1,5 +1,4 @@
-# tests/control: the control server and tmemctl.  (tools/tmemctl/module.mk
-# is read after this file, so tmemctl's library is named by its path.)
+# tests/control: the control server and tmemctl.
 #   test_control_unit   request parser/validator, state file, sizes, UUIDs,
 #                       Prometheus output (UNIT_TESTS)
 #   test_ctl_peer       control.sock writers: peers with chosen groups
@@ -29,7 +28,6 @@ TEST_XL_HABITS := $(BUILD)/tests/control/test_xl_habits
 TEST_CTL_PEER := $(BUILD)/tests/control/test_ctl_peer
 TEST_AUTH_LIMIT := $(BUILD)/tests/control/test_auth_limit
 CONTROL_FUZZ := build/fuzz/fuzz_control_request
-TMEM_CORE_LIBS ?= $(BUILD)/libtmempolicy.a $(BUILD)/libtmempools.a
 CONTROL_TEST_LIBS = $(call pkg_libs,check jansson libxxhash) $(POOLS_LDLIBS)
 
 UNIT_TESTS += $(TEST_CONTROL_UNIT) $(TEST_TMEMCTL_UNIT) $(TEST_CTL_PEER) $(TEST_AUTH_LIMIT)
@@ -38,54 +36,52 @@ INTEGRATION_TESTS += $(TEST_CONTROL_INTEG) $(TEST_ADMIN_INTEG) $(TEST_XL_HABITS)
 $(BUILD)/tests/control/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson) \
 	-DTEST_BUILD_DIR='"$(BUILD)"'
 
-$(TEST_CONTROL_UNIT): $(BUILD)/tests/control/test_control_unit.o \
-		$(CONTROL_SERVER_LIB) $(BUILD)/tools/tmemctl/libtmemctl-cli.a $(TMEM_CORE_LIBS)
+$(TEST_CONTROL_UNIT): $(BUILD)/tests/control/test_control_unit.o $(TEST_COMMON_LIB) \
+		$(CONTROL_SERVER_LIB) $(TMEMCTL_CORE) $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -o $@
 
 # Who may write: real peers with chosen groups (needs root).
-$(TEST_CTL_PEER): $(BUILD)/tests/control/test_ctl_peer.o $(CONTROL_SERVER_LIB) $(TMEM_CORE_LIBS)
+$(TEST_CTL_PEER): $(BUILD)/tests/control/test_ctl_peer.o $(TEST_COMMON_LIB) \
+		$(CONTROL_SERVER_LIB) $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -o $@
 
 # One shared-auth limit in state.json and tmemd.conf (config.c is in the
 # daemon core, which needs the control and systemd libraries).
 $(BUILD)/tests/control/test_auth_limit.o: EXTRA_CFLAGS += $(call pkg_cflags,inih)
-$(TEST_AUTH_LIMIT): $(BUILD)/tests/control/test_auth_limit.o $(DAEMON_CORE) \
+$(TEST_AUTH_LIMIT): $(BUILD)/tests/control/test_auth_limit.o $(TEST_COMMON_LIB) $(DAEMON_CORE) \
 		$(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check libsystemd) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) \
+		$(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
 
 $(TEST_CONTROL_INTEG): $(BUILD)/tests/control/test_control_integ.o \
-		$(BUILD)/tests/control/integ_util.o $(BUILD)/libtmem.a \
-		| $(BUILD)/tmemd $(BUILD)/tmemctl
+		$(BUILD)/tests/control/integ_util.o $(TEST_COMMON_LIB) $(LIBTMEM_A) \
+		| $(TMEMD) $(TMEMCTL)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -lpthread -o $@
 
-$(TEST_TMEMCTL_UNIT): $(BUILD)/tests/control/test_tmemctl_unit.o \
-		$(BUILD)/tools/tmemctl/libtmemctl-cli.a
+$(TEST_TMEMCTL_UNIT): $(BUILD)/tests/control/test_tmemctl_unit.o $(TEST_COMMON_LIB) \
+		$(TMEMCTL_CORE)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -o $@
 
 $(TEST_XL_HABITS): $(BUILD)/tests/control/test_xl_habits.o \
-		$(BUILD)/tests/control/integ_util.o $(BUILD)/tools/tmemctl/libtmemctl-cli.a \
-		$(BUILD)/libtmem.a | $(BUILD)/tmemd $(BUILD)/tmemctl
+		$(BUILD)/tests/control/integ_util.o $(TEST_COMMON_LIB) $(TMEMCTL_CORE) \
+		$(LIBTMEM_A) | $(TMEMD) $(TMEMCTL)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -lpthread -o $@
 
 $(TEST_ADMIN_INTEG): $(BUILD)/tests/control/test_admin_integ.o \
-		$(BUILD)/tests/control/integ_util.o $(BUILD)/tools/tmemctl/libtmemctl-cli.a \
-		$(BUILD)/libtmem.a \
-		| $(BUILD)/tmemd $(BUILD)/tmemctl
+		$(BUILD)/tests/control/integ_util.o $(TEST_COMMON_LIB) $(TMEMCTL_CORE) \
+		$(LIBTMEM_A) | $(TMEMD) $(TMEMCTL)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -lpthread -o $@
 
-$(CONTROL_FUZZ): tests/control/fuzz_control_request.c daemon/control/ctl_proto.c \
-		pools/zmode.c | $(DEPS_STAMP)
-	@mkdir -p $(@D)
-	$(call quiet,FUZZ,$@)
-	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-		$(INC_tests) $(call pkg_cflags,jansson) $^ $(call pkg_libs,jansson) -o $@
+$(CONTROL_FUZZ): $(call fuzz_objs,tests/control/fuzz_control_request.c \
+		daemon/control/ctl_proto.c pools/zmode.c)
+	$(call fuzz_link,$(call pkg_libs,jansson))
 
 FUZZ_TARGETS += fuzz-control
 FUZZ_BIN_fuzz-control := $(CONTROL_FUZZ)

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "integ_util.h"
 #include "tmemctl/tmemctl.h"
 
@@ -423,16 +424,13 @@ static Suite *admin_suite(void)
 	tcase_add_test(tc, test_server_name_rule_message);
 	tcase_add_test(tc, test_option_errors_name_the_program);
 	tcase_add_test(tc, test_stats_json_has_socket_mode);
-	/* chgrp to adm needs root. */
-	if (geteuid() == 0)
+	if (tmem_test_have_root("test_stats_json_has_socket_group", "chgrp to adm"))
 		tcase_add_test(tc, test_stats_json_has_socket_group);
-	else
-		printf("SKIP: test_stats_json_has_socket_group needs root\n");
 	suite_add_tcase(s, tc);
 	return s;
 }
 
 int main(void)
 {
-	return run_suite(admin_suite());
+	return tmem_test_main(admin_suite(), 0);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "config.h"
 #include "control/ctl_state.h"
 
@@ -82,19 +83,18 @@ START_TEST(test_config_auth_limit)
 }
 END_TEST
 
-int main(void)
+static Suite *auth_limit_suite(void)
 {
 	Suite *s = suite_create("auth-limit");
 	TCase *tc = tcase_create("auth-limit");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_state_file_auth_limit);
 	tcase_add_test(tc, test_config_auth_limit);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
+}
+
+int main(void)
+{
+	return tmem_test_main(auth_limit_suite(), 0);
 }

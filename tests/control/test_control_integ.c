@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "integ_util.h"
 
 #define UUID1 "00112233-4455-6677-8899-aabbccddeeff"
@@ -892,11 +893,10 @@ static Suite *integ_suite(void)
 	tcase_add_test(tc, test_pool_size);
 	tcase_add_test(tc, test_top);
 	/* Running a client as another uid, and chgrp of the socket, need root. */
-	if (geteuid() == 0) {
+	if (tmem_test_have_root("test_readonly_peer, test_socket_mode_and_group",
+				"a client as another uid, chgrp of the socket")) {
 		tcase_add_test(tc, test_readonly_peer);
 		tcase_add_test(tc, test_socket_mode_and_group);
-	} else {
-		printf("SKIP: test_readonly_peer, test_socket_mode_and_group need root\n");
 	}
 	tcase_add_test(tc, test_unknown_group_refuses_start);
 	tcase_add_test(tc, test_connection_limit);
@@ -911,5 +911,5 @@ static Suite *integ_suite(void)
 
 int main(void)
 {
-	return run_suite(integ_suite());
+	return tmem_test_main(integ_suite(), 0);
 }

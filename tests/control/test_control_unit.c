@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "control/control.h"
 #include "control/ctl_proto.h"
 #include "control/ctl_state.h"
@@ -636,11 +637,5 @@ static Suite *control_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(control_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tmem_test_main(control_suite(), 0);
 }

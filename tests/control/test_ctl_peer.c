@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "control/ctl_internal.h"
 
 #define ADMIN_GID 4242u
@@ -162,24 +163,21 @@ START_TEST(test_peer_groups_unknown_fail_closed)
 }
 END_TEST
 
-int main(void)
+static Suite *ctl_peer_suite(void)
 {
 	Suite *s = suite_create("ctl-peer");
 	TCase *tc = tcase_create("peer");
-	SRunner *sr;
-	int failed;
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_ctl_peer: needs root (setgroups, setuid)\n");
-		return EXIT_FAILURE;
+	if (tmem_test_have_root("test_ctl_peer", "setgroups, setuid")) {
+		tcase_add_test(tc, test_peer_few_groups);
+		tcase_add_test(tc, test_peer_groups_over_1024);
+		tcase_add_test(tc, test_peer_groups_unknown_fail_closed);
 	}
-	tcase_add_test(tc, test_peer_few_groups);
-	tcase_add_test(tc, test_peer_groups_over_1024);
-	tcase_add_test(tc, test_peer_groups_unknown_fail_closed);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
+}
+
+int main(void)
+{
+	return tmem_test_main(ctl_peer_suite(), 0);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "tmemctl/tmemctl.h"
 
 static void human_pool_and_clients(struct hout *o, json_t *doc)
@@ -104,11 +105,5 @@ static Suite *tmemctl_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(tmemctl_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tmem_test_main(tmemctl_suite(), 0);
 }

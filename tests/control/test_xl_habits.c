@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "integ_util.h"
 #include "tmemctl/tmemctl.h"
 
@@ -383,5 +384,5 @@ static Suite *xl_suite(void)
 
 int main(void)
 {
-	return run_suite(xl_suite());
+	return tmem_test_main(xl_suite(), 0);
 }

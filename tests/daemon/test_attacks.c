@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "accept_pause.h"
+#include "common/test_main.h"
 #include "harness.h"
 #include "rawclient.h"
 #include "tmem.h"
@@ -883,21 +884,22 @@ START_TEST(test_accept_pause_backoff)
 }
 END_TEST
 
-int main(void)
+static Suite *attacks_suite(void)
 {
 	Suite *s = suite_create("tmemd-attacks");
-	TCase *tc = tcase_create("attacks"), *huge = tcase_create("hugetlbfs");
-	SRunner *sr;
-	int failed;
+	TCase *tc = tcase_create("attacks"), *huge = NULL;
 
-	signal(SIGPIPE, SIG_IGN);
 	tcase_set_timeout(tc, 60);
-	tcase_set_timeout(huge, 60);
-	tcase_add_unchecked_fixture(huge, huge_setup, huge_teardown);
+	/* Reserving a huge page writes /proc/sys/vm/nr_hugepages. */
+	if (tmem_test_have_root("test_hugetlbfs_memfd_refused", "adds a huge page")) {
+		huge = tcase_create("hugetlbfs");
+		tcase_set_timeout(huge, 60);
+		tcase_add_unchecked_fixture(huge, huge_setup, huge_teardown);
+		tcase_add_test(huge, test_hugetlbfs_memfd_refused);
+	}
 	tcase_add_test(tc, test_uaf_hangup_after_handshake_deadline);
 	tcase_add_test(tc, test_fd_leak_zero_length_message);
 	tcase_add_test(tc, test_shrink_then_seal_race);
-	tcase_add_test(huge, test_hugetlbfs_memfd_refused);
 	tcase_add_test(tc, test_kick_eventfd_drained_blocking);
 	tcase_add_test(tc, test_wake_doorbell_saturated_blocking);
 	tcase_add_test(tc, test_fd_exhaustion_no_busy_loop);
@@ -908,10 +910,13 @@ int main(void)
 	tcase_add_test(tc, test_refusal_log_rate_limited);
 	tcase_add_test(tc, test_accept_pause_backoff);
 	suite_add_tcase(s, tc);
-	suite_add_tcase(s, huge);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	if (huge)
+		suite_add_tcase(s, huge);
+	return s;
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	return tmem_test_main(attacks_suite(), 0);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "common/test_main.h"
 #include "config.h"
 #include "dispatch.h"
 #include "fake_ring.h"
@@ -626,11 +627,5 @@ static Suite *daemon_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(daemon_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tmem_test_main(daemon_suite(), 0);
 }

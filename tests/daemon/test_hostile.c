@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "harness.h"
 #include "rawclient.h"
 #include "tmem.h"
@@ -313,21 +314,20 @@ START_TEST(test_silent_connections)
 }
 END_TEST
 
-int main(void)
+static Suite *hostile_suite(void)
 {
 	Suite *s = suite_create("tmemd-hostile");
 	TCase *tc = tcase_create("hostile");
-	SRunner *sr;
-	int failed;
 
-	signal(SIGPIPE, SIG_IGN);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_hostile_client);
 	tcase_add_test(tc, test_silent_connections);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	return tmem_test_main(hostile_suite(), 0);
 }

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "harness.h"
 #include "rawclient.h"
 #include "tmem.h"
@@ -458,11 +459,5 @@ static Suite *tmemd_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(tmemd_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tmem_test_main(tmemd_suite(), 0);
 }

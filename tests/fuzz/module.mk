@@ -12,9 +12,31 @@
 # its binary (FUZZ_FLAGS_NAME: extra libFuzzer flags).  An input that
 # crashed a target goes into its corpus with the fix.  Recipes expand
 # these lists when they run, after every module.mk is read.
+#
+# A fuzz binary links objects built by clang from each source with its
+# own folder's -I paths (src_inc, as the build's: a harness in tests/ gets
+# INC_tests, daemon/config.c INC_daemon), so the include guard holds here
+# too: $(call fuzz_objs,SOURCES) names them.  This file is read before
+# the other tests/ folders, whose fuzz targets use it.
 
 FUZZ_SECONDS ?= 60
 FUZZ_CC = clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
+FUZZ_OBJ := build/fuzz/obj
+FUZZ_PKG_CFLAGS = $(call pkg_cflags,inih jansson $(XEN_PKGS))
+fuzz_objs = $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(1))
+
+$(FUZZ_OBJ)/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(call quiet,CLANG,$@)
+	$(Q)$(FUZZ_CC) -MMD -MP $(call src_inc,$<) $(FUZZ_PKG_CFLAGS) -c $< -o $@
+
+# $(call fuzz_link): a fuzz binary from its prerequisites (objects and
+# libraries) and LIBS.
+define fuzz_link
+	@mkdir -p $(@D)
+	$(call quiet,CLANG,$@)
+	$(Q)$(FUZZ_CC) $^ $(1) -o $@
+endef
 
 fuzz_corpus = tests/fuzz/corpus/$(1)
 
@@ -44,7 +66,7 @@ fuzz-ci: | $(DEPS_STAMP)
 		$(MAKE) --no-print-directory $$t || exit 1; \
 	done
 
-CHECK_EXTRA += fuzz-replay
+CHECK_EXTRA_fuzz += fuzz-replay
 
 # The local transport's handshake: hello plus fds (fuzz_handshake.c
 # includes daemon/local/transport_local.c; the rest of tmemd comes from source
@@ -55,15 +77,11 @@ FUZZ_BIN_fuzz-handshake := $(FUZZ_HANDSHAKE)
 fuzz-handshake: $(FUZZ_HANDSHAKE)
 	$(call fuzz_run,fuzz-handshake)
 
-$(FUZZ_HANDSHAKE): tests/fuzz/fuzz_handshake.c \
+$(FUZZ_HANDSHAKE): $(call fuzz_objs,tests/fuzz/fuzz_handshake.c \
 		$(filter-out daemon/local/transport_local.c daemon/service.c daemon/control_glue.c,$(DAEMON_SRCS)) \
 		$(DAEMON_XEN_SRCS) daemon/systemd/sd_log.c daemon/systemd/sd_fdstore.c \
-		$(wildcard pools/*.c policy/*.c) daemon/local/transport_local.c | $(DEPS_STAMP)
-	@mkdir -p $(@D)
-	$(call quiet,CLANG,$@)
-	$(Q)$(FUZZ_CC) $(INC_tests) $(call pkg_cflags,inih jansson $(XEN_PKGS)) \
-		$(filter-out daemon/local/transport_local.c,$^) \
-		$(DAEMON_LDLIBS) $(call pkg_libs,libsystemd) -lpthread -o $@
+		$(POOLS_SRCS) $(POLICY_SRCS))
+	$(call fuzz_link,$(DAEMON_LDLIBS) $(LIBTMEMD_SYSTEMD_LDLIBS) -lpthread)
 
 # The control server's state file.
 FUZZ_STATE := build/fuzz/fuzz_state
@@ -72,12 +90,9 @@ FUZZ_BIN_fuzz-state := $(FUZZ_STATE)
 fuzz-state: $(FUZZ_STATE)
 	$(call fuzz_run,fuzz-state)
 
-$(FUZZ_STATE): tests/fuzz/fuzz_state.c daemon/control/ctl_state.c \
-		daemon/control/ctl_proto.c pools/zmode.c | $(DEPS_STAMP)
-	@mkdir -p $(@D)
-	$(call quiet,CLANG,$@)
-	$(Q)$(FUZZ_CC) $(INC_tests) -Idaemon/control $(call pkg_cflags,jansson) $^ \
-		$(call pkg_libs,jansson) -o $@
+$(FUZZ_STATE): $(call fuzz_objs,tests/fuzz/fuzz_state.c daemon/control/ctl_state.c \
+		daemon/control/ctl_proto.c pools/zmode.c)
+	$(call fuzz_link,$(call pkg_libs,jansson))
 
 .PHONY: fuzz-replay fuzz-ci fuzz-handshake fuzz-state
 
@@ -90,8 +105,6 @@ FUZZ_BIN_fuzz-compress := $(FUZZ_COMPRESS)
 fuzz-compress: $(FUZZ_COMPRESS)
 	$(call fuzz_run,fuzz-compress)
 
-$(FUZZ_COMPRESS): tests/fuzz/fuzz_compress.c $(wildcard pools/*.c) | $(DEPS_STAMP)
-	@mkdir -p $(@D)
-	$(call quiet,CLANG,$@)
-	$(Q)$(FUZZ_CC) $(INC_pools) $^ $(POOLS_LDLIBS) -lpthread -o $@
+$(FUZZ_COMPRESS): $(call fuzz_objs,tests/fuzz/fuzz_compress.c $(POOLS_SRCS))
+	$(call fuzz_link,$(POOLS_LDLIBS) -lpthread)
 .PHONY: fuzz-compress

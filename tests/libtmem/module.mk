@@ -9,7 +9,7 @@ TSAN_TESTS += $(TEST_LIBTMEM)
 $(BUILD)/tests/libtmem/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson) -Itests/daemon
 
 $(TEST_LIBTMEM): $(BUILD)/tests/libtmem/test_libtmem.o $(DAEMON_TEST_HARNESS) \
-		$(BUILD)/libtmem.a | $(TMEMD)
+		$(TEST_COMMON_LIB) $(LIBTMEM_A) | $(TMEMD)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
 
@@ -18,11 +18,11 @@ $(TEST_LIBTMEM): $(BUILD)/tests/libtmem/test_libtmem.o $(DAEMON_TEST_HARNESS) \
 TEST_RESTART := $(BUILD)/tests/libtmem/test_restart
 INTEGRATION_TESTS += $(TEST_RESTART)
 
-$(BUILD)/tests/daemon/restart_harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$(BUILD)/tmemd"'
-$(BUILD)/tests/libtmem/test_restart.o: EXTRA_CFLAGS += -DTMEMCTL_BIN='"$(BUILD)/tmemctl"'
+$(BUILD)/tests/daemon/restart_harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$(TMEMD)"'
+$(BUILD)/tests/libtmem/test_restart.o: EXTRA_CFLAGS += -DTMEMCTL_BIN='"$(TMEMCTL)"'
 
 $(TEST_RESTART): $(BUILD)/tests/libtmem/test_restart.o $(BUILD)/tests/daemon/restart_harness.o \
-		$(DAEMON_TEST_HARNESS) $(BUILD)/libtmem.a | $(TMEMD) $(BUILD)/tmemctl
+		$(DAEMON_TEST_HARNESS) $(TEST_COMMON_LIB) $(LIBTMEM_A) | $(TMEMD) $(TMEMCTL)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
 

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "harness.h"
 #include "tmem.h"
 #include "tmem_raw.h"
@@ -196,12 +197,10 @@ START_TEST(test_daemon_death)
 }
 END_TEST
 
-int main(void)
+static Suite *libtmem_suite(void)
 {
 	Suite *s = suite_create("libtmem");
 	TCase *args = tcase_create("args"), *live = tcase_create("live");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(args, test_args);
 	suite_add_tcase(s, args);
@@ -211,9 +210,10 @@ int main(void)
 	tcase_add_test(live, test_client_id);
 	tcase_add_test(live, test_daemon_death);
 	suite_add_tcase(s, live);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
+}
+
+int main(void)
+{
+	return tmem_test_main(libtmem_suite(), 0);
 }

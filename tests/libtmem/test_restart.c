@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "harness.h"
 #include "restart_harness.h"
 #include "tmem.h"
@@ -456,12 +457,10 @@ START_TEST(absent_clients_expire_after_grace)
 }
 END_TEST
 
-int main(void)
+static Suite *restart_suite(void)
 {
 	Suite *s = suite_create("restart");
 	TCase *one = tcase_create("one"), *soaks = tcase_create("soak");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(one, 60);
 	tcase_add_test(one, clean_restart_fdstore);
@@ -474,9 +473,10 @@ int main(void)
 	tcase_add_test(soaks, soak_arena_file);
 	suite_add_tcase(s, one);
 	suite_add_tcase(s, soaks);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
+}
+
+int main(void)
+{
+	return tmem_test_main(restart_suite(), 0);
 }

@@ -1,12 +1,12 @@
 # tests/packaging/: the systemd helpers (unit test), the notify protocol
 # of a real tmemd (make notify-test), the unit files, man pages and the
-# DESTDIR install (CHECK_EXTRA).
+# DESTDIR install (CHECK_EXTRA_packaging).
 
 TEST_SD := $(BUILD)/tests/packaging/test_sd
 UNIT_TESTS += $(TEST_SD)
 
 $(TEST_SD): $(BUILD)/tests/packaging/test_sd.o $(BUILD)/tests/packaging/notify_sock.o \
-		$(LIBTMEMD_SYSTEMD)
+		$(TEST_COMMON_LIB) $(LIBTMEMD_SYSTEMD)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) $(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
 
@@ -16,19 +16,21 @@ $(BUILD)/tests/packaging/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check)
 TEST_NOTIFY := $(BUILD)/tests/packaging/test_notify
 INTEGRATION_TESTS += $(TEST_NOTIFY)
 
-$(TEST_NOTIFY): $(BUILD)/tests/packaging/test_notify.o $(BUILD)/tests/packaging/notify_sock.o
+$(TEST_NOTIFY): $(BUILD)/tests/packaging/test_notify.o $(BUILD)/tests/packaging/notify_sock.o \
+		$(TEST_COMMON_LIB)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
 
-notify-test: $(TEST_NOTIFY) $(BUILD)/tmemd
-	$(Q)$(TEST_NOTIFY) $(BUILD)/tmemd
+notify-test: $(TEST_NOTIFY) $(TMEMD)
+	$(Q)$(TEST_NOTIFY) $(TMEMD)
 
 .PHONY: notify-test
 
-# ---- CHECK_EXTRA: unit files, man pages, DESTDIR install --------------------
+# ---- CHECK_EXTRA_packaging: unit files, man pages, DESTDIR install --------
 
 # $(TEST_NOTIFY) is only built here, so it keeps compiling until it is wired.
-CHECK_EXTRA += packaging-units man-lint install-test conf-check completion-test $(TEST_NOTIFY)
+CHECK_EXTRA_packaging += packaging-units man-lint install-test conf-check completion-test \
+	$(TEST_NOTIFY)
 
 packaging-units: | $(DEPS_STAMP)
 	$(Q)tests/packaging/units.sh systemd man
@@ -36,8 +38,8 @@ packaging-units: | $(DEPS_STAMP)
 man-lint: | $(DEPS_STAMP)
 	$(Q)tests/packaging/man-lint.sh man
 
-conf-check: $(BUILD)/tmemd
-	$(Q)tests/packaging/conf-check.sh $(BUILD)/tmemd systemd/tmemd.conf
+conf-check: $(TMEMD)
+	$(Q)tests/packaging/conf-check.sh $(TMEMD) systemd/tmemd.conf
 
 install-test: all | $(DEPS_STAMP)
 	$(Q)tests/packaging/install-test.sh $(MAKE) $(VERSION) BUILD=$(BUILD)

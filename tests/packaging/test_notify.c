@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "packaging/notify_sock.h"
 
 #define WATCHDOG_USEC "400000" /* tmemd pings every 200 ms */
@@ -168,24 +169,23 @@ START_TEST(test_notify_protocol)
 }
 END_TEST
 
-int main(int argc, char **argv)
+static Suite *notify_suite(void)
 {
 	Suite *s = suite_create("tmemd-notify");
 	TCase *tc = tcase_create("protocol");
-	SRunner *sr;
-	int failed;
 
-	if (argc > 1)
-		tmemd_path = argv[1];
-	else if (getenv("TMEMD"))
-		tmemd_path = getenv("TMEMD");
 	tcase_add_checked_fixture(tc, start_tmemd, stop_tmemd);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_notify_protocol);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		tmemd_path = argv[1];
+	else if (getenv("TMEMD"))
+		tmemd_path = getenv("TMEMD");
+	return tmem_test_main(notify_suite(), 0);
 }

@@ -22,6 +22,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "packaging/notify_sock.h"
 #include "systemd/sd.h"
 
@@ -420,11 +421,5 @@ static Suite *sd_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(sd_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tmem_test_main(sd_suite(), 0);
 }

@@ -6,8 +6,8 @@ POLICY_FIXTURE_OBJ := $(BUILD)/tests/policy/policy_fixture.o
 UNIT_TESTS += $(TEST_POLICY) $(TEST_POLICY_MT)
 TSAN_TESTS += $(TEST_POLICY_MT)
 
-$(TEST_POLICY) $(TEST_POLICY_MT): %: %.o $(POLICY_FIXTURE_OBJ) \
-		$(BUILD)/libtmempolicy.a $(BUILD)/libtmempools.a
+$(TEST_POLICY) $(TEST_POLICY_MT): %: %.o $(POLICY_FIXTURE_OBJ) $(TEST_COMMON_LIB) \
+		$(LIBTMEMPOLICY) $(POOLS_LIB)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(POOLS_LDLIBS) $(call pkg_libs,check) -o $@
 

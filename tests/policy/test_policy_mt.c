@@ -9,9 +9,12 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/test_main.h"
+#include "common/thread_check.h"
 #include "policy_fixture.h"
 
 #define MT_PAGES 512u
@@ -25,6 +28,8 @@ struct mt {
 	/* Written by the persistent writer, read after join. */
 	uint64_t pers_stored;
 	int errors;
+	/* The administrator thread's failed checks, asserted after join. */
+	struct tmem_thread_fail fail;
 };
 
 struct flooder {
@@ -65,21 +70,33 @@ static void *pers_thread(void *arg)
 	return NULL;
 }
 
-static void admin_churn_client(struct mt *mt, int round)
+/* A client added, written and removed; false when a step failed (noted). */
+static bool admin_churn_client(struct mt *mt, int round)
 {
 	struct tmem_pclient *pc;
 	char name[32];
 	int32_t pool;
+	int rc;
 
 	snprintf(name, sizeof(name), "churn%d", round);
-	ck_assert_int_eq(tmem_policy_client_add(mt->f.policy, name, NULL, &pc), 0);
-	pool = fx_pool(pc, false);
-	for (uint64_t n = 0; n < 32; n++)
-		ck_assert_int_ge(fx_put(pc, pool, 50, n), 0);
+	rc = tmem_policy_client_add(mt->f.policy, name, NULL, &pc);
+	if (!tmem_thread_check(&mt->fail, rc == 0, "client_add(%s): %d", name, rc))
+		return false;
+	/* fx_pool() asserts: the same call, checked here. */
+	pool = tmem_new_pool(tmem_pclient_store_client(pc), tmem_pool_flags(0), NULL);
+	if (tmem_thread_check(&mt->fail, pool >= 0, "new_pool(%s): %d", name, pool))
+		for (uint64_t n = 0; n < 32; n++) {
+			rc = fx_put(pc, pool, 50, n);
+			if (!tmem_thread_check(&mt->fail, rc >= 0, "put(%s, %llu): %d", name,
+					       (unsigned long long)n, rc))
+				break;
+		}
 	/* Evictors may hold it right now: remove waits for them. */
 	tmem_policy_client_remove(pc);
+	return pool >= 0 && rc >= 0;
 }
 
+/* Checks with tmem_thread_check(), not ck_assert (not the test's thread). */
 static void *admin_thread(void *arg)
 {
 	struct mt *mt = arg;
@@ -90,16 +107,24 @@ static void *admin_thread(void *arg)
 		tmem_policy_client_get(mt->flood[round & 1], &s);
 		s.weight = 50 + (uint32_t)(round % 7) * 50;
 		s.ephemeral_max = round % 3 ? TMEM_NO_CAP : MT_PAGES / 4;
-		ck_assert_int_eq(tmem_policy_client_set(mt->flood[round & 1], &s), 0);
-		ck_assert_int_eq(tmem_policy_freeze(mt->flood[round & 1], round % 5 == 0), 0);
-		admin_churn_client(mt, round);
+		rc = tmem_policy_client_set(mt->flood[round & 1], &s);
+		if (!tmem_thread_check(&mt->fail, rc == 0, "client_set: %d", rc))
+			break;
+		rc = tmem_policy_freeze(mt->flood[round & 1], round % 5 == 0);
+		if (!tmem_thread_check(&mt->fail, rc == 0, "freeze: %d", rc))
+			break;
+		if (!admin_churn_client(mt, round))
+			break;
 		tmem_policy_refill_reserve(mt->f.policy);
 		/* Above the persistent pages' maximum, so never refused for them. */
 		rc = tmem_policy_resize(mt->f.policy, round & 1 ? MT_PAGES / 2 : MT_PAGES);
-		ck_assert(rc == 0 || rc == -EBUSY);
+		if (!tmem_thread_check(&mt->fail, rc == 0 || rc == -EBUSY, "resize: %d", rc))
+			break;
 	}
-	ck_assert_int_eq(tmem_policy_freeze(mt->flood[0], false), 0);
-	ck_assert_int_eq(tmem_policy_freeze(mt->flood[1], false), 0);
+	rc = tmem_policy_freeze(mt->flood[0], false);
+	tmem_thread_check(&mt->fail, rc == 0, "thaw flood0: %d", rc);
+	rc = tmem_policy_freeze(mt->flood[1], false);
+	tmem_thread_check(&mt->fail, rc == 0, "thaw flood1: %d", rc);
 	return NULL;
 }
 
@@ -131,6 +156,8 @@ START_TEST(test_concurrent_flood)
 	ck_assert_int_eq(pthread_join(tp, NULL), 0);
 	atomic_store(&mt.stop, true);
 	ck_assert_int_eq(pthread_join(ta, NULL), 0);
+	/* What the administrator thread found wrong. */
+	tmem_thread_check_assert(&mt.fail);
 
 	ck_assert_int_eq(fl[0].errors + fl[1].errors + mt.errors, 0);
 	/* The persistent writer was never refused: ephemeral pages could always go. */
@@ -149,19 +176,18 @@ START_TEST(test_concurrent_flood)
 }
 END_TEST
 
-int main(void)
+static Suite *policy_mt_suite(void)
 {
 	Suite *s = suite_create("policy-mt");
 	TCase *tc = tcase_create("concurrent");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_concurrent_flood);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
+}
+
+int main(void)
+{
+	return tmem_test_main(policy_mt_suite(), 0);
 }

@@ -11,11 +11,11 @@ TEST_POOLS_OBJS := $(addprefix $(BUILD)/tests/pools/,test_pools.o \
 	test_semantics.o test_resize.o test_model.o test_hooks.o test_durable.o \
 	test_crash.o test_compress.o)
 
-$(TEST_POOLS): $(TEST_POOLS_OBJS) $(BUILD)/libtmempools.a
+$(TEST_POOLS): $(TEST_POOLS_OBJS) $(TEST_COMMON_LIB) $(POOLS_LIB)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(POOLS_LDLIBS) $(call pkg_libs,check) -o $@
 
-$(TEST_POOLS_STRESS): $(BUILD)/tests/pools/test_stress.o $(BUILD)/libtmempools.a
+$(TEST_POOLS_STRESS): $(BUILD)/tests/pools/test_stress.o $(TEST_COMMON_LIB) $(POOLS_LIB)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(POOLS_LDLIBS) $(call pkg_libs,check) -o $@
 
@@ -24,7 +24,7 @@ $(BUILD)/tests/pools/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check)
 # Every pools/ suite runs once per compression mode: unit-tests runs them
 # with the tests' default (lz4, the product's), this with off and zstd.
 pools-compress-modes: $(TEST_POOLS) $(TEST_POOLS_STRESS)
-	$(Q)for m in off zstd; do for t in $^; do echo "== $$t (TMEM_TEST_COMPRESS=$$m)"; \
-		TMEM_TEST_COMPRESS=$$m $$t || { echo "FAILED: $$t with $$m"; exit 1; }; done; done
-CHECK_EXTRA += pools-compress-modes
+	$(call run_tests,$^,TMEM_TEST_COMPRESS=off,pools (TMEM_TEST_COMPRESS=off))
+	$(call run_tests,$^,TMEM_TEST_COMPRESS=zstd,pools (TMEM_TEST_COMPRESS=zstd))
+CHECK_EXTRA_pools += pools-compress-modes
 .PHONY: pools-compress-modes

@@ -3,13 +3,12 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "common/test_main.h"
 #include "test_pools.h"
 
-int main(void)
+static Suite *pools_suite(void)
 {
 	Suite *suite = suite_create("pools");
-	SRunner *sr;
-	int failed;
 
 	add_semantics_tests(suite);
 	add_resize_tests(suite);
@@ -18,9 +17,10 @@ int main(void)
 	add_durable_tests(suite);
 	add_crash_tests(suite);
 	add_compress_tests(suite);
-	sr = srunner_create(suite);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite;
+}
+
+int main(void)
+{
+	return tmem_test_main(pools_suite(), 0);
 }

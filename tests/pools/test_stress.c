@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/test_main.h"
 #include "pool_helpers.h"
 
 #define MAX_KEYS 512
@@ -299,20 +300,19 @@ START_TEST(test_stress_cap_no_overshoot)
 }
 END_TEST
 
-int main(void)
+static Suite *stress_suite(void)
 {
 	Suite *suite = suite_create("pools-stress");
 	TCase *tc = tcase_create("threads");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_stress_threads);
 	tcase_add_test(tc, test_stress_cap_no_overshoot);
 	suite_add_tcase(suite, tc);
-	sr = srunner_create(suite);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite;
+}
+
+int main(void)
+{
+	return tmem_test_main(stress_suite(), 0);
 }

@@ -7,13 +7,13 @@ SHIM_HARNESS_OBJS := $(BUILD)/tests/shim/shim_harness.o $(BUILD)/tests/shim/shim
 
 INTEGRATION_TESTS += $(TEST_SHIM)
 
-$(TEST_SHIM): $(BUILD)/tests/shim/test_shim.o $(SHIM_HARNESS_OBJS) \
-		$(SHIM_CORE_OBJS) $(BUILD)/libtmem.a
+$(TEST_SHIM): $(BUILD)/tests/shim/test_shim.o $(SHIM_HARNESS_OBJS) $(TEST_COMMON_LIB) \
+		$(SHIM_CORE_OBJS) $(LIBTMEM_A) | $(TMEMD)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
 
 $(BUILD)/tests/shim/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check) \
-	-DSHIM_TEST_TMEMD='"$(abspath $(BUILD))/tmemd"'
+	-DSHIM_TEST_TMEMD='"$(abspath $(TMEMD))"'
 
 # The core alone against an in-process fake backend: a unit test, so it
 # also runs under ASan+UBSan, TSan and valgrind.
@@ -24,7 +24,7 @@ TSAN_TESTS += $(TEST_SHIM_CORE)
 $(TEST_SHIM_CORE): $(BUILD)/tests/shim/test_shim_core.o \
 		$(BUILD)/tests/shim/fake_backend.o \
 		$(BUILD)/tests/shim/shim_env_user.o \
-		$(BUILD)/tests/shim/shim_test_util.o $(SHIM_CORE_OBJS)
+		$(BUILD)/tests/shim/shim_test_util.o $(TEST_COMMON_LIB) $(SHIM_CORE_OBJS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
 
@@ -39,7 +39,7 @@ TSAN_TESTS += $(TEST_SHIM_RCACHE)
 $(TEST_SHIM_RCACHE): $(BUILD)/tests/shim/test_shim_rcache.o \
 		$(BUILD)/tests/shim/fake_backend.o $(RCACHE_TEST_OBJS) \
 		$(BUILD)/tests/shim/shim_env_user.o \
-		$(BUILD)/tests/shim/shim_test_util.o $(SHIM_CORE_OBJS)
+		$(BUILD)/tests/shim/shim_test_util.o $(TEST_COMMON_LIB) $(SHIM_CORE_OBJS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
 
@@ -49,33 +49,29 @@ TEST_SHIM_RCACHE_TMEMD := $(BUILD)/tests/shim/test_shim_rcache_tmemd
 INTEGRATION_TESTS += $(TEST_SHIM_RCACHE_TMEMD)
 
 $(TEST_SHIM_RCACHE_TMEMD): $(BUILD)/tests/shim/test_shim_rcache_tmemd.o \
-		$(RCACHE_TEST_OBJS) $(SHIM_HARNESS_OBJS) $(SHIM_CORE_OBJS) \
-		$(BUILD)/libtmem.a | $(BUILD)/tmemctl
+		$(RCACHE_TEST_OBJS) $(SHIM_HARNESS_OBJS) $(TEST_COMMON_LIB) $(SHIM_CORE_OBJS) \
+		$(LIBTMEM_A) | $(TMEMD) $(TMEMCTL)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
 
 $(BUILD)/tests/shim/test_shim_rcache_tmemd.o: EXTRA_CFLAGS += $(call pkg_cflags,jansson) \
-	-DSHIM_TEST_TMEMCTL='"$(abspath $(BUILD))/tmemctl"'
+	-DSHIM_TEST_TMEMCTL='"$(abspath $(TMEMCTL))"'
 
-# GCC 12 refuses atomic_thread_fence under -fsanitize=thread; TSan does
-# not model that fence (the store->load order of the sleep handshake in
-# proto/tmem_barrier.h), and every shared field it orders is an atomic,
-# so the race detection it does do is unaffected.
-# (The core's own objects get the same flag in guest-shim/kernel/module.mk.)
-ifneq ($(findstring thread,$(SANITIZE)),)
-$(BUILD)/tests/shim/%.o: EXTRA_CFLAGS += -Wno-tsan
-endif
+# proto/tmem_barrier.h's fence under TSan: see TSAN_NO_FENCE_WARNING
+# (the store->load order of the sleep handshake; every shared field it
+# orders is an atomic, so the race detection TSan does do is unaffected).
+$(BUILD)/tests/shim/%.o: EXTRA_CFLAGS += $(TSAN_NO_FENCE_WARNING)
 
 # bench-shim-blk: /dev/tmemswap0's core against tmemd, one page per ring
 # round trip vs batches (shim_blk_rw); prints MiB/s and doorbells/page.
 SHIM_BLK_BENCH := $(BUILD)/bench/shim-blk-bench
 $(SHIM_BLK_BENCH): $(BUILD)/tests/shim/shim_blk_bench.o $(SHIM_HARNESS_OBJS) \
-		$(SHIM_CORE_OBJS) $(BUILD)/libtmem.a
+		$(SHIM_CORE_OBJS) $(LIBTMEM_A)
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
 all: $(SHIM_BLK_BENCH)
-bench-shim-blk: $(SHIM_BLK_BENCH) $(BUILD)/tmemd
+bench-shim-blk: $(SHIM_BLK_BENCH) $(TMEMD)
 	$(Q)$<
 BENCH_TARGETS += bench-shim-blk
 .PHONY: bench-shim-blk
@@ -85,12 +81,12 @@ BENCH_TARGETS += bench-shim-blk
 SHIM_RCACHE_BENCH := $(BUILD)/bench/shim-rcache-bench
 $(SHIM_RCACHE_BENCH): $(BUILD)/tests/shim/shim_rcache_bench.o \
 		$(BUILD)/tests/shim/fake_disk.o $(SHIM_HARNESS_OBJS) \
-		$(SHIM_CORE_OBJS) $(BUILD)/libtmem.a
+		$(SHIM_CORE_OBJS) $(LIBTMEM_A)
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check) -o $@
 all: $(SHIM_RCACHE_BENCH)
-bench-shim-rcache: $(SHIM_RCACHE_BENCH) $(BUILD)/tmemd
+bench-shim-rcache: $(SHIM_RCACHE_BENCH) $(TMEMD)
 	$(Q)$<
 BENCH_TARGETS += bench-shim-rcache
 .PHONY: bench-shim-rcache

@@ -77,15 +77,3 @@ uint32_t shim_test_swappers(struct shim_ops *o, int nthreads, uint32_t n)
 	}
 	return errors;
 }
-
-int shim_test_run(Suite *s)
-{
-	SRunner *sr = srunner_create(s);
-	int failed;
-
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
-}

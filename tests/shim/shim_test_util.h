@@ -22,7 +22,5 @@ int shim_test_same(const uint8_t *page, uint32_t seed);
  * number of failed stores, loads and mismatches.
  */
 uint32_t shim_test_swappers(struct shim_ops *o, int nthreads, uint32_t n);
-/* Runs the suite forked per test; the exit status for main. */
-int shim_test_run(Suite *s);
 
 #endif /* SHIM_TEST_UTIL_H */

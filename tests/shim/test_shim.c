@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "shim_harness.h"
 #include "shim_test_util.h"
 #include "tmemd_fixture.h"
@@ -775,5 +776,5 @@ static Suite *shim_suite(void)
 
 int main(void)
 {
-	return shim_test_run(shim_suite());
+	return tmem_test_main(shim_suite(), TMEM_TEST_ALWAYS_FORK);
 }

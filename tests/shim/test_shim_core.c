@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "fake_backend.h"
 #include "shim_blk.h"
 #include "shim_ops.h"
@@ -645,5 +646,5 @@ static Suite *core_suite(void)
 
 int main(void)
 {
-	return shim_test_run(core_suite());
+	return tmem_test_main(core_suite(), TMEM_TEST_ALWAYS_FORK);
 }

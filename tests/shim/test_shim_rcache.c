@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "fake_backend.h"
 #include "rcache_fixture.h"
 #include "rcache_stress.h"
@@ -344,5 +345,5 @@ static Suite *rcache_suite(void)
 
 int main(void)
 {
-	return shim_test_run(rcache_suite());
+	return tmem_test_main(rcache_suite(), TMEM_TEST_ALWAYS_FORK);
 }

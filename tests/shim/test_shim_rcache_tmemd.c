@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/test_main.h"
 #include "rcache_fixture.h"
 #include "rcache_stress.h"
 #include "shim_harness.h"
@@ -259,5 +260,5 @@ static Suite *rcache_tmemd_suite(void)
 
 int main(void)
 {
-	return shim_test_run(rcache_tmemd_suite());
+	return tmem_test_main(rcache_tmemd_suite(), TMEM_TEST_ALWAYS_FORK);
 }

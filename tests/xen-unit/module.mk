@@ -11,9 +11,11 @@ TSAN_TESTS += $(TEST_XEN_UNIT)
 $(BUILD)/tests/xen-unit/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check inih jansson)
 
 # Linked as tmemd is (daemon/module.mk): the core needs its sublibraries.
-$(TEST_XEN_UNIT): $(XEN_UNIT_OBJS) $(DAEMON_CORE) $(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
+$(TEST_XEN_UNIT): $(XEN_UNIT_OBJS) $(TEST_COMMON_LIB) $(DAEMON_CORE) $(TMEMD_SUBLIBS) \
+		$(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check libsystemd) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) \
+		$(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
 
 # libFuzzer over the frontend's xenstore values and the allow-list
 # (clang only; make check replays its corpus, tests/fuzz/module.mk).
@@ -24,12 +26,8 @@ FUZZ_BIN_fuzz-xen := $(FUZZ_XEN)
 fuzz-xen: $(FUZZ_XEN)
 	$(call fuzz_run,fuzz-xen)
 
-$(FUZZ_XEN): tests/xen-unit/fuzz_xen_front.c tests/xen-unit/fake_xs.c \
-		daemon/xen/front.c daemon/xen/allow.c \
-		$(DAEMON_CORE) $(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS) | $(DEPS_STAMP)
-	@mkdir -p $(@D)
-	$(call quiet,CLANG,$@)
-	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-		$(INC_tests) $(call pkg_cflags,inih jansson) $^ \
-		$(DAEMON_LDLIBS) $(call pkg_libs,libsystemd) -lpthread -o $@
+$(FUZZ_XEN): $(call fuzz_objs,tests/xen-unit/fuzz_xen_front.c tests/xen-unit/fake_xs.c \
+		daemon/xen/front.c daemon/xen/allow.c) \
+		$(DAEMON_CORE) $(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
+	$(call fuzz_link,$(DAEMON_LDLIBS) $(LIBTMEMD_SYSTEMD_LDLIBS) -lpthread)
 .PHONY: fuzz-xen

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "client_registry.h"
+#include "common/test_main.h"
 #include "config.h"
 #include "control_glue.h"
 #include "loop.h"
@@ -1136,13 +1137,7 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
 	/* Cut-offs are expected here; keep the warnings, drop the chatter. */
 	tmemd_log_level = TMEMD_LOG_WARNING;
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tmem_test_main(suite(), 0);
 }

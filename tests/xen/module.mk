@@ -34,10 +34,10 @@ e2e-xen-deps:
 	$(Q)mk/deps.sh mk/deps-xen.list
 
 e2e-xen: e2e-xen-deps
-	$(Q)$(MAKE) --no-print-directory $(BUILD)/tmemd $(BUILD)/tmemctl $(E2E_WORKLOAD) \
+	$(Q)$(MAKE) --no-print-directory $(TMEMD) $(TMEMCTL) $(E2E_WORKLOAD) \
 		$(E2E_FILESET) shim-dkms
-	$(Q)E2E_WORK=$(abspath $(E2E_WORK)) TMEMD=$(abspath $(BUILD)/tmemd) \
-		TMEMCTL=$(abspath $(BUILD)/tmemctl) WORKLOAD=$(abspath $(E2E_WORKLOAD)) \
+	$(Q)E2E_WORK=$(abspath $(E2E_WORK)) TMEMD=$(abspath $(TMEMD)) \
+		TMEMCTL=$(abspath $(TMEMCTL)) WORKLOAD=$(abspath $(E2E_WORKLOAD)) \
 		FILESET=$(abspath $(E2E_FILESET)) \
 		SHIM_SRC=$(abspath $(SHIM_DKMS_DIR)) $(E2E_XEN_DIR)/run-e2e.sh
 

@@ -7,13 +7,13 @@ PROGRAMS += $(TMEM_BENCH)
 
 $(BUILD)/tools/tmem-bench/%.o: EXTRA_CFLAGS += $(call pkg_cflags,jansson)
 
-$(TMEM_BENCH): $(TMEM_BENCH_OBJS) $(BUILD)/libtmem.a
+$(TMEM_BENCH): $(TMEM_BENCH_OBJS) $(LIBTMEM_A)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,jansson liblz4) -o $@
 
 # The demo's simulated guest (not installed).
 TMEM_DEMO_GUEST := $(BUILD)/tmem-demo-guest
-$(TMEM_DEMO_GUEST): $(BUILD)/tools/tmem-bench/demo/guest.o $(BUILD)/libtmem.a
+$(TMEM_DEMO_GUEST): $(BUILD)/tools/tmem-bench/demo/guest.o $(LIBTMEM_A)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@
 
@@ -33,6 +33,13 @@ bench-cli-test: all $(TMEM_DEMO_GUEST)
 CHECK_EXTRA += bench-cli-test
 
 .PHONY: demo bench-daemon bench-cli-test
+
+# The page corpus of bench-compress (tests/bench) and bench-compress-daemon:
+# 4 KiB pages of this machine's files, built once.
+COMPRESS_CORPUS ?= $(BUILD)/bench/corpus.bin
+$(COMPRESS_CORPUS):
+	@mkdir -p $(@D)
+	$(Q)tools/tmem-bench/make-corpus.sh $@
 
 # make bench-compress-daemon: tmemd with compress = lz4 and tmem-bench
 # --corpus (the corpus of bench-compress): the issue's speed points.
