@@ -83,7 +83,7 @@ static bool admin_churn_client(struct mt *mt, int round)
 	if (!tmem_thread_check(&mt->fail, rc == 0, "client_add(%s): %d", name, rc))
 		return false;
 	/* fx_pool() asserts: the same call, checked here. */
-	pool = tmem_new_pool(tmem_pclient_store_client(pc), tmem_pool_flags(0), NULL);
+	pool = store_new_pool(tmem_pclient_store_client(pc), tmem_pool_flags(0), NULL);
 	if (tmem_thread_check(&mt->fail, pool >= 0, "new_pool(%s): %d", name, pool))
 		for (uint64_t n = 0; n < 32; n++) {
 			rc = fx_put(pc, pool, 50, n);
