@@ -1,7 +1,8 @@
 #!/bin/bash
-# Build (once per machine) the frontswap test kernel for the e2e-xen harness:
-# Debian's linux-source-6.1 + the PATCHES below (a free frontswap; with
-# E2E_CLEANCACHE=1 also cleancache restored for ext4), configured with
+# Build (once per machine) the test kernel for the e2e-xen harness: Debian's
+# linux-source-6.1 + the PATCHES below (a free frontswap, and cleancache
+# restored for ext4; one kernel serves pv-frontswap, which leaves
+# cleancache unregistered, and pv-cleancache), configured with
 # `make x86_64_defconfig xen.config` + the CONFIGS fragments.  The tree is
 # cached outside the repository, keyed by a hash of the source package's
 # version, the patches, the config fragments and RECIPE, so a change to any of
@@ -17,15 +18,10 @@ tarball=/usr/src/linux-source-6.1.tar.xz
 [[ -f $tarball ]] || { echo "build-kernel: $tarball missing (apt-get install linux-source-6.1)" >&2; exit 1; }
 
 RECIPE=1
-PATCHES="frontswap-prompt.patch"   # applied in this order
-CONFIGS="frontswap.config"
+PATCHES="frontswap-prompt.patch cleancache.patch"   # applied in this order
+CONFIGS="frontswap.config cleancache.config"
 WANT="CONFIG_FRONTSWAP=y CONFIG_XEN_PV=y CONFIG_XEN_PVH=y CONFIG_XEN_BLKDEV_FRONTEND=y"
-WANT+=" CONFIG_BLK_DEV_LOOP=y CONFIG_KPROBES=y"
-# E2E_CLEANCACHE=1: cleancache restored for ext4 too (a kernel of its own).
-if [[ ${E2E_CLEANCACHE:-0} == 1 ]]; then
-	PATCHES+=" cleancache.patch" CONFIGS+=" cleancache.config"
-	WANT+=" CONFIG_CLEANCACHE=y CONFIG_EXT4_FS=y"
-fi
+WANT+=" CONFIG_BLK_DEV_LOOP=y CONFIG_KPROBES=y CONFIG_CLEANCACHE=y CONFIG_EXT4_FS=y"
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
 key=$( { echo "recipe $RECIPE $srcver"; for p in $PATCHES $CONFIGS; do cat "$here/kernel/$p"; done; } |
 	sha256sum | cut -c1-16)

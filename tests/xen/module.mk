@@ -9,8 +9,8 @@
 #                  target) and a PVH guest (E2E_PVH=0 leaves it out;
 #                  README, "Known platform limits"), and check.
 #                  E2E_CLEANCACHE=1 adds pv-cleancache: the file set on
-#                  ext4 with cleancache_ops, on a test kernel with
-#                  cleancache restored (not in .ci/run: see README).
+#                  ext4 with cleancache_ops, on the test kernel, which
+#                  has cleancache restored (not in .ci/run: see README).
 #
 # Not part of `make check` (it needs root, ~9 minutes and, the first
 # time, a kernel build); .ci/run runs it.  Scratch: build/e2e-xen/.
