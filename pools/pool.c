@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "short_lock.h"
 #include "store_internal.h"
 
 static inline uint64_t slot_ref(const struct tmem_pool *pool)
@@ -34,7 +35,7 @@ static int do_pool_get_struct(struct tmem_store *s, struct tmem_pool **out)
 	pool = calloc(1, sizeof(*pool));
 	if (!pool)
 		return -ENOMEM;
-	if (pthread_mutex_init(&pool->lock, NULL) != 0) {
+	if (short_lock_init(&pool->lock)) {
 		free(pool);
 		return -ENOMEM;
 	}

@@ -6,6 +6,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "short_lock.h"
 #include "store_internal.h"
 
 static uint64_t random_seed(const void *salt)
@@ -35,7 +36,11 @@ static int store_alloc(const struct tmem_store_config *cfg, struct tmem_store **
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_mutex_init(&s->alloc_lock, NULL);
+	if (short_lock_init(&s->alloc_lock)) {
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+		return -ENOMEM;
+	}
 	s->cfg = *cfg;
 	s->fd = -1;
 	if (s->cfg.compress_threshold == 0)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "short_lock.h"
 #include "store_internal.h"
 
 int client_alloc(struct tmem_store *s, const char *name,
@@ -13,7 +14,7 @@ int client_alloc(struct tmem_store *s, const char *name,
 
 	if (!c)
 		return -ENOMEM;
-	if (pthread_mutex_init(&c->lru_lock, NULL) != 0) {
+	if (short_lock_init(&c->lru_lock)) {
 		free(c);
 		return -ENOMEM;
 	}
