@@ -13,7 +13,7 @@ enum content { CONTENT_ZERO, CONTENT_RANDOM, CONTENT_TEXT, CONTENT_CORPUS };
 struct bench_opts {
 	const char *socket;       /* guest.sock */
 	bool json;
-	unsigned clients;         /* processes in the mix phase */
+	unsigned clients;         /* processes in the mix and scale phases */
 	unsigned mix_put, mix_get, mix_flush; /* ratios */
 	enum content content;
 	const uint8_t *corpus;    /* --corpus FILE's pages */
@@ -53,11 +53,21 @@ int load_corpus(struct bench_opts *o, const char *path);
 /* Phases: each adds its results to out (a JSON object).  0 or -errno. */
 int phase_memcpy(const struct bench_opts *o, json_t *out);
 int phase_pipeline(const struct bench_opts *o, json_t *out);
+int phase_scale(const struct bench_opts *o, json_t *out);
 int phase_roundtrip(const struct bench_opts *o, json_t *out);
 int phase_mix(const struct bench_opts *o, json_t *out);
 int phase_memcached(const struct bench_opts *o, json_t *out);
 int phase_idle(const struct bench_opts *o, json_t *out);
 
 double jnum(json_t *obj, const char *path);
+
+struct tmem_oid;
+struct tmem_conn;
+/* Bench key -> (oid, index): 256 pages per object. */
+void bench_key_handle(uint64_t key, struct tmem_oid *oid, uint32_t *index);
+/* Connects with that ring geometry and makes a private ephemeral pool. */
+int bench_open_pool(const struct bench_opts *o, const char *tag,
+		    uint32_t entries, uint32_t slots, struct tmem_conn **c,
+		    int32_t *pool);
 
 #endif /* TMEM_BENCH_H */

@@ -18,7 +18,7 @@ static void usage(FILE *f)
 		"Runs workloads against tmemd (and memcached) and prints ops/s and latency.\n\n"
 		"  -s, --socket PATH     tmemd's guest.sock (default: libtmem's default)\n"
 		"  -j, --json            print one JSON document\n"
-		"  -c, --clients N       processes in the mix phase (default 2)\n"
+		"  -c, --clients N       processes in the mix and scale phases (default 2)\n"
 		"  -m, --mix P:G:F       put:get:flush ratio of the mix (default 50:40:10)\n"
 		"  -C, --content KIND    page content: zero, random or text (default random)\n"
 		"      --corpus FILE     page content from FILE's 4 KiB pages (make-corpus.sh);\n"
@@ -26,13 +26,13 @@ static void usage(FILE *f)
 		"  -k, --keys N          distinct pages (default 16384)\n"
 		"  -d, --depth N         requests in flight when pipelining (default 32)\n"
 		"  -n, --ops N           ops per client in the mix (default 100000)\n"
-		"      --pipe-ops N      pipelined puts (default 500000)\n"
+		"      --pipe-ops N      pipelined puts, per client in scale (default 500000)\n"
 		"      --rt-ops N        put->get round trips (default 100000)\n"
 		"      --idle-pid PID    also measure tmemd's idle CPU (PID) ...\n"
 		"      --idle-seconds S  ... over S seconds (default 5)\n"
-		"  -p, --phases LIST     comma list of memcpy,pipeline,roundtrip,mix,\n"
-		"                        memcached,idle (default all but idle; idle\n"
-		"                        is added by --idle-pid)\n"
+		"  -p, --phases LIST     comma list of memcpy,pipeline,scale,roundtrip,\n"
+		"                        mix,memcached,idle (default all but scale\n"
+		"                        and idle; idle is added by --idle-pid)\n"
 		"  -h, --help\n");
 }
 
@@ -151,6 +151,15 @@ static void print_text(json_t *doc)
 			printf("; %.2f x one core's LZ4 rate", jnum(v, "ratio_to_lz4_rate"));
 		printf(")\n");
 	}
+	if ((v = json_object_get(doc, "scale"))) {
+		printf("pipelined puts x%d:  %10.0f puts/s  (%d processes at once",
+		       (int)jnum(v, "clients"), jnum(v, "puts_per_s"), (int)jnum(v, "clients"));
+		if (json_object_get(v, "ratio_to_one_client"))
+			printf("; %.2f x one client", jnum(v, "ratio_to_one_client"));
+		if (json_object_get(v, "ratio_to_lz4_rate"))
+			printf("; %.2f x one core's LZ4 rate", jnum(v, "ratio_to_lz4_rate"));
+		printf(")\n");
+	}
 	if ((v = json_object_get(doc, "roundtrip")))
 		printf("sync put->get:      %10.0f pairs/s p50 %.2f us  p99 %.2f us  p99.9 %.2f us\n",
 		       jnum(v, "pairs_per_s"), jnum(v, "p50_us"), jnum(v, "p99_us"), jnum(v, "p999_us"));
@@ -176,28 +185,50 @@ static void print_text(json_t *doc)
 		       jnum(v, "cpu_percent"), (int)jnum(v, "seconds"));
 }
 
+static const struct {
+	const char *name;
+	int (*fn)(const struct bench_opts *, json_t *);
+} phases[] = {
+	{ "lz4", phase_lz4 },
+	{ "memcpy", phase_memcpy },
+	{ "pipeline", phase_pipeline },
+	{ "scale", phase_scale },
+	{ "roundtrip", phase_roundtrip },
+	{ "mix", phase_mix },
+	{ "memcached", phase_memcached },
+	{ "idle", phase_idle },
+};
+#define NR_PHASES (sizeof(phases) / sizeof(phases[0]))
+
+/* A misspelt phase would otherwise just not run. */
+static int check_phases(const struct bench_opts *o)
+{
+	char buf[128], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", o->phases);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		size_t i = 0;
+
+		while (i < NR_PHASES && strcmp(t, phases[i].name))
+			i++;
+		if (i == NR_PHASES) {
+			fprintf(stderr, "tmem-bench: unknown phase '%s'; try --help\n", t);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(const struct bench_opts *, json_t *);
-	} phases[] = {
-		{ "lz4", phase_lz4 },
-		{ "memcpy", phase_memcpy },
-		{ "pipeline", phase_pipeline },
-		{ "roundtrip", phase_roundtrip },
-		{ "mix", phase_mix },
-		{ "memcached", phase_memcached },
-		{ "idle", phase_idle },
-	};
 	struct bench_opts o;
 	json_t *doc;
 	int failed = 0;
 
-	if (parse_opts(argc, argv, &o))
+	if (parse_opts(argc, argv, &o) || check_phases(&o))
 		return 2;
 	doc = json_object();
-	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+	for (size_t i = 0; i < NR_PHASES; i++) {
 		if (!wants(&o, phases[i].name))
 			continue;
 		if (phases[i].fn(&o, doc)) {

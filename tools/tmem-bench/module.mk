@@ -27,12 +27,18 @@ bench-daemon: all
 
 BENCH_TARGETS += bench-daemon
 
+# make bench-ab [REV=commit] [ROUNDS=n]: bench-daemon of this tree against
+# REV's (default: the last commit before compression), alternating.  Not
+# in make bench: it builds a second tree.
+bench-ab: all
+	$(Q)tools/tmem-bench/bench-ab.sh
+
 # make check: the command lines of tmem-bench and tmem-demo-guest.
 bench-cli-test: all $(TMEM_DEMO_GUEST)
 	$(Q)BUILD=$(BUILD) tools/tmem-bench/cli-test.sh
 CHECK_EXTRA += bench-cli-test
 
-.PHONY: demo bench-daemon bench-cli-test
+.PHONY: demo bench-daemon bench-ab bench-cli-test
 
 # The page corpus of bench-compress (tests/bench) and bench-compress-daemon:
 # 4 KiB pages of this machine's files, built once.

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The phases that drive tmemd through libtmem: pipelined puts from one
- * client, synchronous put->get round trips, and an op mix from N
- * processes.  Ephemeral private pools throughout, like cleancache.
+ * The phases that drive tmemd through libtmem with one request at a
+ * time: synchronous put->get round trips and an op mix from N processes
+ * (the pipelined ones are in pipeline_phases.c).  Ephemeral private
+ * pools throughout, like cleancache.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,16 +20,16 @@
 /* With --corpus: up to this many of its pages (16 MiB), in order. */
 #define NPAGES_CORPUS 4096
 
-static void key_handle(uint64_t key, struct tmem_oid *oid, uint32_t *index)
+void bench_key_handle(uint64_t key, struct tmem_oid *oid, uint32_t *index)
 {
 	memset(oid, 0, sizeof(*oid));
 	oid->oid[0] = key >> 8;
 	*index = (uint32_t)(key & 255);
 }
 
-static int open_pool(const struct bench_opts *o, const char *tag,
-		     uint32_t entries, uint32_t slots, struct tmem_conn **c,
-		     int32_t *pool)
+int bench_open_pool(const struct bench_opts *o, const char *tag,
+		    uint32_t entries, uint32_t slots, struct tmem_conn **c,
+		    int32_t *pool)
 {
 	char name[64];
 	int rc;
@@ -71,80 +72,6 @@ void *make_pages(const struct bench_opts *o)
 	return p;
 }
 
-static uint32_t pow2_at_least(uint32_t n)
-{
-	uint32_t p = 2;
-
-	while (p < n)
-		p <<= 1;
-	return p;
-}
-
-int phase_pipeline(const struct bench_opts *o, json_t *out)
-{
-	uint32_t depth = o->depth < 2 ? 2 : o->depth > 1024 ? 1024 : o->depth;
-	uint32_t slots = 8 * depth > TMEM_RING_MAX_SLOTS ? TMEM_RING_MAX_SLOTS : 8 * depth;
-	struct tmem_conn *c;
-	char *pages = make_pages(o);
-	json_t *r = json_object();
-	uint64_t t0, t1, n = o->pipe_ops;
-	int32_t pool;
-	int rc;
-
-	if (!pages)
-		return -ENOMEM;
-	/* In flight: at most the ring's entries.  Eight slots per entry
-	 * let a slot cool off in tmemd's cache before it is rewritten
-	 * (see libtmem's take_slot()). */
-	rc = open_pool(o, "pipe", pow2_at_least(depth), slots, &c, &pool);
-	if (rc)
-		goto out;
-	for (int pass = 0; pass < 2 && !rc; pass++) {
-		/* pass 0 warms the arena pages and the ring; pass 1 counts */
-		t0 = now_ns();
-		for (uint64_t i = 0; i < n && !rc; i++) {
-			uint64_t key = i % o->keys;
-			char *pg = pages + (i % bench_npages(o)) * 4096;
-			struct tmem_oid oid;
-			uint32_t idx;
-
-			key_handle(key, &oid, &idx);
-			/* Every page differs; not a corpus's, whose zero and
-			 * same-filled pages are the point. */
-			if (o->content != CONTENT_ZERO && o->content != CONTENT_CORPUS)
-				memcpy(pg, &key, sizeof(key));
-			rc = tmem_put_async(c, pool, &oid, idx, pg, NULL);
-		}
-		if (!rc)
-			rc = tmem_wait_all(c);
-		t1 = now_ns();
-	}
-	if (!rc) {
-		double rate = (double)n * 1e9 / (double)(t1 - t0);
-
-		json_object_set_new(r, "depth", json_integer(pow2_at_least(depth)));
-		json_object_set_new(r, "slots", json_integer(slots));
-		json_object_set_new(r, "puts", json_integer((json_int_t)n));
-		json_object_set_new(r, "puts_per_s", json_real(rate));
-		if (jnum(out, "memcpy.pages_per_s") > 0) {
-			json_object_set_new(r, "ratio_to_cold_memcpy",
-				json_real(rate / jnum(out, "memcpy.pages_per_s")));
-			json_object_set_new(r, "ratio_to_sequential_memcpy",
-				json_real(rate / jnum(out, "memcpy.sequential_pages_per_s")));
-		}
-		if (jnum(out, "lz4.pages_per_s") > 0)
-			json_object_set_new(r, "ratio_to_lz4_rate",
-				json_real(rate / jnum(out, "lz4.pages_per_s")));
-		json_object_set_new(out, "pipeline", r);
-		r = NULL;
-	}
-	tmem_disconnect(c);
-out:
-	json_decref(r);
-	free(pages);
-	return rc;
-}
-
 int phase_roundtrip(const struct bench_opts *o, json_t *out)
 {
 	char *pages = make_pages(o), *buf = aligned_alloc(4096, 4096);
@@ -157,7 +84,7 @@ int phase_roundtrip(const struct bench_opts *o, json_t *out)
 
 	rc = !pages || !buf ? -ENOMEM : lat_init(&lat, o->rt_ops);
 	if (!rc)
-		rc = open_pool(o, "rt", TMEM_DEFAULT_ENTRIES, TMEM_DEFAULT_SLOTS, &c, &pool);
+		rc = bench_open_pool(o, "rt", TMEM_DEFAULT_ENTRIES, TMEM_DEFAULT_SLOTS, &c, &pool);
 	for (uint64_t i = 0; !rc && i < warm + o->rt_ops; i++) {
 		uint64_t key = i % o->keys, s = now_ns();
 		struct tmem_oid oid;
@@ -166,7 +93,7 @@ int phase_roundtrip(const struct bench_opts *o, json_t *out)
 
 		if (i == warm)
 			t0 = s;
-		key_handle(key, &oid, &idx);
+		bench_key_handle(key, &oid, &idx);
 		rc = tmem_put(c, pool, &oid, idx, pages + (i % bench_npages(o)) * 4096);
 		if (rc >= 0) {
 			got = tmem_get(c, pool, &oid, idx, buf);
@@ -210,7 +137,7 @@ static int mix_child(const struct bench_opts *o, unsigned id,
 	int rc;
 
 	snprintf(tag, sizeof(tag), "mix%u", id);
-	if (!pages || !buf || open_pool(o, tag, TMEM_DEFAULT_ENTRIES, TMEM_DEFAULT_SLOTS, &c, &pool))
+	if (!pages || !buf || bench_open_pool(o, tag, TMEM_DEFAULT_ENTRIES, TMEM_DEFAULT_SLOTS, &c, &pool))
 		return 1;
 	t0 = now_ns();
 	for (uint64_t i = 0; i < o->ops; i++) {
@@ -219,7 +146,7 @@ static int mix_child(const struct bench_opts *o, unsigned id,
 		struct tmem_oid oid;
 		uint32_t idx;
 
-		key_handle(key, &oid, &idx);
+		bench_key_handle(key, &oid, &idx);
 		if (pick < o->mix_put) {
 			rc = tmem_put(c, pool, &oid, idx, pages + (i % bench_npages(o)) * 4096);
 		} else if (pick < o->mix_put + o->mix_get) {
@@ -323,7 +250,7 @@ int phase_idle(const struct bench_opts *o, json_t *out)
 	double pct;
 	int rc;
 
-	rc = open_pool(o, "idle", TMEM_DEFAULT_ENTRIES, TMEM_DEFAULT_SLOTS, &c, &pool);
+	rc = bench_open_pool(o, "idle", TMEM_DEFAULT_ENTRIES, TMEM_DEFAULT_SLOTS, &c, &pool);
 	if (rc)
 		return rc;
 	usleep(200000);
