@@ -4,15 +4,15 @@
 #                  guest workload and tmem_shim.ko (for Debian's stock 6.1
 #                  kernel and for a frontswap test kernel built once per
 #                  machine into /var/cache/tmemd-e2e), boot Xen 4.17
-#                  under QEMU with tmemd in dom0, three PV guests (two
-#                  swapping, one reading a file set through the tmemcache
-#                  target) and a PVH guest (E2E_PVH=0 leaves it out;
-#                  README, "Known platform limits"), and check.
-#                  E2E_CLEANCACHE=1 adds pv-cleancache: the file set on
-#                  ext4 with cleancache_ops, on the test kernel, which
-#                  has cleancache restored (not in .ci/run: see README).
+#                  under QEMU with tmemd in dom0, four PV guests (two
+#                  swapping; pv-readcache reading a file set through the
+#                  tmemcache target; pv-cleancache the same file set on
+#                  ext4 with cleancache_ops, on the test kernel, which has
+#                  cleancache restored) and a PVH guest, and check.
+#                  E2E_PVH=0 leaves the PVH guest out (README, "Known
+#                  platform limits"), E2E_CLEANCACHE=0 pv-cleancache.
 #
-# Not part of `make check` (it needs root, ~9 minutes and, the first
+# Not part of `make check` (it needs root, ~15 minutes and, the first
 # time, a kernel build); .ci/run runs it.  Scratch: build/e2e-xen/.
 E2E_XEN_DIR := tests/xen
 E2E_WORKLOAD := $(BUILD)/tests/xen/e2e-workload
