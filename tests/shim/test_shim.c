@@ -289,7 +289,7 @@ START_TEST(cleancache_slots_busy)
 	shim_cc_put_page(o, pool, &ino, 500, buf);
 	ck_assert_int_eq(shim_harness_quiesce(&hh, 2000), 0);
 
-	ck_assert_int_eq(kill(fx.pid, SIGSTOP), 0);
+	ck_assert_int_eq(tmemd_fixture_freeze(&fx), 0);
 	for (i = 0; i < 200; i++) {
 		t0 = now_ms();
 		shim_cc_put_page(o, pool, &ino, (uint64_t)i, buf);

@@ -101,6 +101,29 @@ void tmemd_fixture_kill(struct tmemd_fixture *f, int sig)
 	f->pid = -1;
 }
 
+int tmemd_fixture_freeze(struct tmemd_fixture *f)
+{
+	int status;
+	pid_t got;
+
+	if (f->pid <= 0)
+		return -ECHILD;
+	if (kill(f->pid, SIGSTOP))
+		return -errno;
+	/* The parent hears of a group stop only once its last thread has
+	 * stopped. */
+	do
+		got = waitpid(f->pid, &status, WUNTRACED);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return -errno;
+	if (!WIFSTOPPED(status)) {
+		f->pid = -1;
+		return -ECHILD;
+	}
+	return 0;
+}
+
 void tmemd_fixture_stop(struct tmemd_fixture *f)
 {
 	char cmd[300];

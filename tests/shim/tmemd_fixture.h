@@ -26,6 +26,12 @@ int tmemd_fixture_start(struct tmemd_fixture *f, const char *conf_text);
 int tmemd_fixture_restart(struct tmemd_fixture *f);
 /* Sends sig (SIGKILL, SIGTERM...) and reaps it. */
 void tmemd_fixture_kill(struct tmemd_fixture *f, int sig);
+/*
+ * SIGSTOP, and returns once every thread of tmemd has stopped (kill()
+ * returns before that: a worker on another CPU may serve a few more
+ * requests).  0, or -errno (-ECHILD: it exited instead).
+ */
+int tmemd_fixture_freeze(struct tmemd_fixture *f);
 /* Kills tmemd and removes the dir. */
 void tmemd_fixture_stop(struct tmemd_fixture *f);
 
