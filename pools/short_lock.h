@@ -6,8 +6,9 @@
  * context switch that cost more than the wait itself, and on a host
  * with as many workers as CPUs the switch hands the CPU to a client
  * instead.  An adaptive mutex spins a bounded while first (measured:
- * two clients' pipelined lz4 puts on two workers went from 1.32-1.66 to
- * 1.71-1.79 x one client's, README "Compression").
+ * two clients' pipelined lz4 puts on two workers went from 1.32-1.69 x
+ * one client's to 1.56-1.78, median 1.67 in 19 runs; README
+ * "Compression").
  */
 #ifndef TMEM_POOLS_SHORT_LOCK_H
 #define TMEM_POOLS_SHORT_LOCK_H
