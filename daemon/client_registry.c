@@ -4,20 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client_registry.h"
+#include "client_registry_internal.h"
 #include "log.h"
 #include "tmem_names.h"
-
-struct tmemd_clients {
-	pthread_mutex_t lock;         /* guards head */
-	struct tmemd_client *head;
-	struct tmem_store *store;
-	struct tmem_policy *policy;
-	const struct tmemd_config *cfg;
-	tmemd_settings_hook hook;     /* main thread only */
-	void *hook_ctx;
-	bool keep;                    /* stopping: detach, do not destroy */
-};
 
 int tmemd_clients_create(struct tmem_store *store, struct tmem_policy *policy,
 			 const struct tmemd_config *cfg,
@@ -41,12 +30,12 @@ void tmemd_clients_destroy(struct tmemd_clients *reg)
 		return;
 	while (reg->head)
 		tmemd_client_remove(reg->head);
+	free(reg->parked);
 	pthread_mutex_destroy(&reg->lock);
 	free(reg);
 }
 
-static struct tmemd_client *do_find(struct tmemd_clients *reg,
-				    const char *name)
+struct tmemd_client *do_find(struct tmemd_clients *reg, const char *name)
 {
 	for (struct tmemd_client *c = reg->head; c; c = c->next)
 		if (!strcmp(c->name, name))
@@ -54,40 +43,59 @@ static struct tmemd_client *do_find(struct tmemd_clients *reg,
 	return NULL;
 }
 
-/* The principal text a client is keyed by: a domain's "domid:N" (its
- * name is a label), a local client's name. */
-static void principal_key(const char *name, int domid, char key[TMEM_CLIENT_NAME_MAX])
+static bool uuid_known(const struct tmem_uuid *u)
 {
-	struct tmem_principal p = { .kind = TMEM_PRINCIPAL_XEN, .domid = (unsigned)domid };
-
-	if (domid < 0)
-		snprintf(key, TMEM_CLIENT_NAME_MAX, "%s", name);
-	else
-		tmem_principal_format(&p, key);
+	return u->lo || u->hi;
 }
 
-/*
- * Older tmemd matched a domain by its xenstore name, so a [client web1]
- * section meant for domain web1 now sets the local client web1 only:
- * say so when such a domain attaches, rather than drop its quota
- * without a word.
- */
-static void warn_name_section(const struct tmemd_clients *reg, const char *label,
-			      int domid)
+void tmemd_domain_key(const struct tmemd_domain_id *dom, char key[TMEM_CLIENT_NAME_MAX])
 {
-	if (domid >= 0 && reg->cfg && tmemd_config_client(reg->cfg, label))
-		log_warn("domain %d (%s): tmemd.conf's [client %s] is for the local client "
-			 "%s, not this domain; a domain's section is [client domid:%d]",
-			 domid, label, label, label, domid);
+	struct tmem_principal p = { .kind = TMEM_PRINCIPAL_UUID, .uuid = dom->uuid };
+
+	if (!uuid_known(&dom->uuid)) {
+		p.kind = TMEM_PRINCIPAL_XEN;
+		p.domid = dom->domid;
+	}
+	tmem_principal_format(&p, key);
 }
 
-/* tmemd.conf's settings for a client (by principal), then the hook's. */
-static void settings_for(struct tmemd_clients *reg, const char *name,
-			 int domid, struct tmem_client_settings *out)
+void tmemd_client_names(const struct tmemd_client *c, struct tmemd_client_names *out,
+			char bufs[2][TMEM_CLIENT_NAME_MAX])
 {
-	tmemd_config_client_settings(reg->cfg, name, out);
+	struct tmem_principal p = { .kind = TMEM_PRINCIPAL_XEN, .domid = (unsigned)c->domid };
+	unsigned n = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->key = c->name;
+	out->domid = c->domid;
+	if (c->domid < 0) {
+		out->by[n++] = c->name;
+		return;
+	}
+	tmem_principal_format(&p, bufs[0]);
+	out->by[n++] = bufs[0];
+	if (tmem_local_name_valid(c->label))
+		out->by[n++] = c->label;
+	if (uuid_known(&c->uuid)) {
+		p = (struct tmem_principal){ .kind = TMEM_PRINCIPAL_UUID, .uuid = c->uuid };
+		tmem_principal_format(&p, bufs[1]);
+		out->by[n++] = bufs[1];
+	}
+}
+
+/* tmemd.conf's settings for a client (each name in turn), then the hook's. */
+static void settings_for(struct tmemd_clients *reg, const struct tmemd_client *c,
+			 struct tmem_client_settings *out)
+{
+	char bufs[2][TMEM_CLIENT_NAME_MAX];
+	struct tmemd_client_names names;
+
+	tmemd_client_names(c, &names, bufs);
+	tmemd_config_client_settings(reg->cfg, NULL, out);
+	for (unsigned i = 0; names.by[i]; i++)
+		tmemd_config_client_apply(reg->cfg, names.by[i], out);
 	if (reg->hook)
-		reg->hook(reg->hook_ctx, name, domid, out);
+		reg->hook(reg->hook_ctx, &names, out);
 }
 
 /* A resumed client's pools all came from its own NEW_POOLs. */
@@ -109,34 +117,14 @@ int tmemd_client_add(struct tmemd_clients *reg, const char *name,
 	return tmemd_client_attach(reg, name, transport, domid, NULL, out, &resumed);
 }
 
-int tmemd_client_attach(struct tmemd_clients *reg, const char *name,
-			const char *transport, int domid,
-			const struct tmem_ident *ident,
-			struct tmemd_client **out, bool *resumed)
+/* Registers c (its names filled in) under c->name. */
+static int do_register(struct tmemd_clients *reg, struct tmemd_client *c,
+		       const struct tmem_ident *ident, bool *resumed)
 {
 	struct tmem_client_settings settings;
-	struct tmemd_client *c;
 	int rc;
 
-	if (domid < 0 ? tmemd_check_client_name(name) :
-	    (unsigned)domid > TMEM_DOMID_MAX || !tmem_name_valid(name))
-		return -EINVAL;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	c->reg = reg;
-	c->transport = transport;
-	c->domid = domid;
-	principal_key(name, domid, c->name);
-	/* A domain's label is a name it could have in xenstore; one given
-	 * as its principal (a claim knows no other) shows as dom<N>. */
-	if (domid >= 0 && !tmem_local_name_valid(name))
-		snprintf(c->label, sizeof(c->label), "dom%d", domid);
-	else
-		snprintf(c->label, sizeof(c->label), "%s", name);
-	settings_for(reg, c->name, domid, &settings);
-	warn_name_section(reg, name, domid);
-
+	settings_for(reg, c, &settings);
 	pthread_mutex_lock(&reg->lock);
 	if (do_find(reg, c->name)) {
 		rc = -EEXIST;
@@ -153,6 +141,64 @@ int tmemd_client_attach(struct tmemd_clients *reg, const char *name,
 	reg->head = c;
 out_unlock:
 	pthread_mutex_unlock(&reg->lock);
+	return rc;
+}
+
+int tmemd_client_attach(struct tmemd_clients *reg, const char *name,
+			const char *transport, int domid,
+			const struct tmem_ident *ident,
+			struct tmemd_client **out, bool *resumed)
+{
+	struct tmemd_domain_id dom = { .domid = (uint32_t)domid, .name = name };
+	struct tmemd_client *c;
+	int rc;
+
+	if (domid >= 0) /* a domain known by its id alone */
+		return tmemd_client_attach_domain(reg, &dom, ident, out, resumed);
+	if (tmemd_check_client_name(name))
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->reg = reg;
+	c->transport = transport;
+	c->domid = -1;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	snprintf(c->label, sizeof(c->label), "%s", name);
+	rc = do_register(reg, c, ident, resumed);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+int tmemd_client_attach_domain(struct tmemd_clients *reg,
+			       const struct tmemd_domain_id *dom,
+			       const struct tmem_ident *ident,
+			       struct tmemd_client **out, bool *resumed)
+{
+	struct tmemd_client *c;
+	int rc;
+
+	if (dom->domid > TMEM_DOMID_MAX || (dom->name && dom->name[0] &&
+					    !tmem_name_valid(dom->name)))
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->reg = reg;
+	c->transport = "xen";
+	c->domid = (int)dom->domid;
+	c->uuid = dom->uuid;
+	tmemd_domain_key(dom, c->name);
+	/* A domain's label is its xl name when that is a usable one. */
+	if (dom->name && tmem_local_name_valid(dom->name))
+		snprintf(c->label, sizeof(c->label), "%s", dom->name);
+	else
+		snprintf(c->label, sizeof(c->label), "dom%u", dom->domid);
+	rc = do_register(reg, c, ident, resumed);
 	if (rc) {
 		free(c);
 		return rc;
@@ -230,7 +276,7 @@ int tmemd_clients_reapply(struct tmemd_clients *reg)
 		int r;
 
 		tmem_policy_client_get(c->pc, &now);
-		settings_for(reg, c->name, c->domid, &want);
+		settings_for(reg, c, &want);
 		want.frozen = now.frozen;
 		r = tmem_policy_client_set(c->pc, &want);
 		if (r && !rc)

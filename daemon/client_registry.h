@@ -50,6 +50,8 @@ struct tmemd_client {
 	char label[TMEM_CLIENT_NAME_MAX];
 	const char *transport;        /* "local", "xen": for stats */
 	int domid;                    /* Xen domain id; -1 for a local client */
+	/* A domain's handle (the toolstack's UUID); all zero: none known. */
+	struct tmem_uuid uuid;
 	uint32_t owned_pools;         /* bit n: pool id n came from this client's NEW_POOL */
 	/* Each owned pool counts against it; NULL: no limit but pools/'s.
 	 * The transport sets it before serving, and gives back what is
@@ -78,6 +80,43 @@ void tmemd_clients_destroy(struct tmemd_clients *reg);
 int tmemd_client_add(struct tmemd_clients *reg, const char *name,
 		     const char *transport, int domid,
 		     struct tmemd_client **out);
+/*
+ * Who a Xen domain is (DESIGN.md: a guest is its identity, not its
+ * domid): its id now, its handle, and its xl name ("" if unusable).
+ */
+struct tmemd_domain_id {
+	uint32_t domid;
+	struct tmem_uuid uuid;       /* all zero: the toolstack gave none */
+	const char *name;
+};
+/*
+ * The principals that name a client, least specific first, each a
+ * canonical text (proto/tmem_names.h): a local client's name; a domain's
+ * "domid:N", its xl name and "uuid:U".  Settings apply in this order, so
+ * the most specific wins.  key is the one it is registered and stored
+ * under: the local name, or a domain's "uuid:U" ("domid:N" without a
+ * handle).
+ */
+#define TMEMD_CLIENT_ALIASES 3
+struct tmemd_client_names {
+	const char *key;
+	const char *by[TMEMD_CLIENT_ALIASES + 1];   /* NULL-terminated */
+	int domid;
+};
+/* The names of c; the strings live in c and bufs. */
+void tmemd_client_names(const struct tmemd_client *c, struct tmemd_client_names *out,
+			char bufs[2][TMEM_CLIENT_NAME_MAX]);
+/* The principal a domain is registered and stored under (see above). */
+void tmemd_domain_key(const struct tmemd_domain_id *dom, char key[TMEM_CLIENT_NAME_MAX]);
+/*
+ * A Xen domain's client, as tmemd_client_attach() below: with ident, a
+ * detached client stored under the domain's key (uuid:U) and identity
+ * is claimed with its pools and pages, whatever domid it had then.
+ */
+int tmemd_client_attach_domain(struct tmemd_clients *reg,
+			       const struct tmemd_domain_id *dom,
+			       const struct tmem_ident *ident,
+			       struct tmemd_client **out, bool *resumed);
 /*
  * The same for a client that may be coming back after tmemd restarted:
  * with ident, a recovered client of that name and identity is claimed
@@ -113,10 +152,11 @@ struct tmemd_client *tmemd_clients_find(struct tmemd_clients *reg,
 
 /*
  * A hook that adjusts a new client's settings after tmemd.conf's (e.g.
- * the control server's stored admin settings).  Called from
- * tmemd_client_add() without the registry lock.  NULL removes it.
+ * the control server's stored admin settings), given every principal
+ * that names it.  Called from tmemd_client_add() without the registry
+ * lock.  NULL removes it.
  */
-typedef void (*tmemd_settings_hook)(void *ctx, const char *name, int domid,
+typedef void (*tmemd_settings_hook)(void *ctx, const struct tmemd_client_names *names,
 				    struct tmem_client_settings *settings);
 void tmemd_clients_set_settings_hook(struct tmemd_clients *reg,
 				     tmemd_settings_hook hook, void *ctx);
@@ -127,6 +167,70 @@ void tmemd_clients_set_settings_hook(struct tmemd_clients *reg,
  * is run-time state.  Returns 0 or the first -errno from policy/.
  */
 int tmemd_clients_reapply(struct tmemd_clients *reg);
+
+/*
+ * Parked clients (client_park.c): a guest whose domain ended only to go
+ * on elsewhere (xl save, xl migrate) leaves its persistent pools in the
+ * store, detached, under its key, until the domain that goes on with
+ * the same identity claims them or max age passes (man/tmemd.8, "Save,
+ * restore and migration").  The registry keeps when and what was parked
+ * and counts; the store keeps the pages, so a parked client survives a
+ * restart as every detached one does, and the transport says at start
+ * which detached clients were parked (tmemd_clients_note_parked()).
+ */
+struct tmemd_parked {
+	char key[TMEM_CLIENT_NAME_MAX];    /* the store's name for it */
+	char label[TMEM_CLIENT_NAME_MAX];  /* what it was called (xl name) */
+	struct tmem_ident ident;
+	uint64_t parked_at;                /* CLOCK_REALTIME, seconds */
+	uint64_t pages;                    /* persistent pages parked */
+	uint32_t pools;                    /* persistent pools parked */
+};
+
+struct tmemd_park_stats {
+	uint64_t pools_parked, pools_claimed, pools_expired;
+	uint64_t pages_parked, pages_claimed, pages_expired;
+	uint32_t parked;                   /* clients parked now */
+};
+
+/*
+ * Parks c: its ephemeral and shared pools go (a suspend may drop
+ * them), its persistent pools stay in the store, detached, and c is
+ * freed.  out (may be NULL) gets the entry.  0, or -errno with c removed
+ * as tmemd_client_remove() would (nothing to keep, or no memory).
+ */
+int tmemd_client_park(struct tmemd_client *c, uint64_t now_sec,
+		      struct tmemd_parked *out);
+/* After a restart: the detached client key was parked at parked_at. */
+int tmemd_clients_note_parked(struct tmemd_clients *reg, const char *key,
+			      const char *label, const struct tmem_ident *ident,
+			      uint64_t parked_at);
+/* The parked entry for key, taken off the list (the caller claims it
+ * next): 0, or -ENOENT. */
+int tmemd_clients_unpark(struct tmemd_clients *reg, const char *key,
+			 struct tmemd_parked *out);
+/* A copy of the parked entry for key, left in place: 0, or -ENOENT. */
+int tmemd_clients_parked(struct tmemd_clients *reg, const char *key,
+			 struct tmemd_parked *out);
+/*
+ * Frees every parked client parked before now_sec - max_age_sec (all,
+ * with max_age_sec 0 and now_sec UINT64_MAX), calling gone (may be NULL)
+ * for each after its pages are freed.  Returns how many.
+ */
+unsigned tmemd_clients_expire_parked(struct tmemd_clients *reg, uint64_t now_sec,
+				     uint64_t max_age_sec,
+				     void (*gone)(void *ctx, const struct tmemd_parked *p),
+				     void *ctx);
+/* Forgets key's entry (its store client was dropped): 0 or -ENOENT. */
+int tmemd_clients_forget_parked(struct tmemd_clients *reg, const char *key);
+/* Calls fn on a copy of each parked entry; stops at fn's first non-zero. */
+int tmemd_clients_for_each_parked(struct tmemd_clients *reg,
+				  int (*fn)(const struct tmemd_parked *, void *), void *ctx);
+/* The earliest parked_at (0: none parked). */
+uint64_t tmemd_clients_oldest_parked(struct tmemd_clients *reg);
+/* A claim took back pools persistent pools holding pages pages. */
+void tmemd_clients_count_claimed(struct tmemd_clients *reg, uint32_t pools, uint64_t pages);
+void tmemd_clients_park_stats(struct tmemd_clients *reg, struct tmemd_park_stats *out);
 
 struct tmem_store *tmemd_clients_store(const struct tmemd_clients *reg);
 struct tmem_policy *tmemd_clients_policy(const struct tmemd_clients *reg);

@@ -400,13 +400,11 @@ tmemd_config_client(const struct tmemd_config *cfg, const char *name)
 	return NULL;
 }
 
-void tmemd_config_client_settings(const struct tmemd_config *cfg,
-				  const char *name,
-				  struct tmem_client_settings *out)
+void tmemd_config_client_apply(const struct tmemd_config *cfg, const char *name,
+			       struct tmem_client_settings *out)
 {
-	const struct tmemd_client_conf *cc = tmemd_config_client(cfg, name);
+	const struct tmemd_client_conf *cc = name ? tmemd_config_client(cfg, name) : NULL;
 
-	*out = cfg->defaults;
 	if (!cc)
 		return;
 	if (cc->has_ephemeral_max)
@@ -417,4 +415,12 @@ void tmemd_config_client_settings(const struct tmemd_config *cfg,
 		out->weight = cc->settings.weight;
 	if (cc->has_compress)
 		out->compress = cc->settings.compress;
+}
+
+void tmemd_config_client_settings(const struct tmemd_config *cfg,
+				  const char *name,
+				  struct tmem_client_settings *out)
+{
+	*out = cfg->defaults;
+	tmemd_config_client_apply(cfg, name, out);
 }

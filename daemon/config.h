@@ -88,10 +88,14 @@ bool tmemd_config_grants(const struct tmemd_config *cfg, const char *name,
 const struct tmemd_client_conf *
 tmemd_config_client(const struct tmemd_config *cfg, const char *name);
 
-/* Settings for a client called name: defaults overlaid with its section. */
+/* Settings for a client called name (NULL: none): defaults overlaid
+ * with its section. */
 void tmemd_config_client_settings(const struct tmemd_config *cfg,
 				  const char *name,
 				  struct tmem_client_settings *out);
+/* Overlays the keys [client name] sets (none: out unchanged). */
+void tmemd_config_client_apply(const struct tmemd_config *cfg, const char *name,
+			       struct tmem_client_settings *out);
 
 /* A local client's name: tmem_local_name_valid() (proto/tmem_names.h),
  * so never all digits nor "domid:..." (those are Xen domains).  0 or

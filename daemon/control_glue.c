@@ -100,12 +100,12 @@ static void glue_log(void *ctx, int priority, const char *fmt, va_list ap)
 	tmemd_log(priority, "control: %s", line);
 }
 
-static void settings_hook(void *ctx, const char *name, int domid,
+static void settings_hook(void *ctx, const struct tmemd_client_names *names,
 			  struct tmem_client_settings *s)
 {
 	struct tmemd_ctl_glue *g = ctx;
 
-	tmemd_control_settings_for(g->ctl, name, domid, s);
+	tmemd_control_settings_for(g->ctl, names->by, s);
 }
 
 static void on_control(struct tmemd_watch *w, uint32_t events)

@@ -261,6 +261,24 @@ int store_drop_detached(struct tmem_store *s, const char *name)
 	return name && n == 0 ? -ENOENT : n;
 }
 
+int store_detached_page_counts(struct tmem_store *s, const char *name,
+			       struct tmem_page_counts *out)
+{
+	struct tmem_client *c;
+	int ret = -ENOENT;
+
+	if (!s || !name || !out)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	c = do_client_find(s, name);
+	if (c && c->detached) {
+		store_client_page_counts(c, out);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
 uint32_t store_client_id(const struct tmem_client *c)
 {
 	return c ? c->id : 0;

@@ -176,6 +176,10 @@ int store_for_each_detached(struct tmem_store *store,
 					   void *ctx),
 				 void *ctx);
 int store_drop_detached(struct tmem_store *store, const char *name);
+struct tmem_page_counts;
+/* The pages charged to the detached client called name: 0, -ENOENT. */
+int store_detached_page_counts(struct tmem_store *store, const char *name,
+			       struct tmem_page_counts *out);
 /* Frees every private pool and drops its shared-pool refs.  Accepts NULL. */
 void store_client_destroy(struct tmem_client *client);
 uint32_t store_client_id(const struct tmem_client *client);

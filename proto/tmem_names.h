@@ -36,32 +36,42 @@ static inline int tmem_name_valid(const char *name)
 /*
  * Principals: who a client is, written one way everywhere (tmemctl's
  * CLIENT, tmemd.conf's [client X], state.json, the control protocol and
- * the stats documents).  There are two namespaces:
- *   domid:N   the Xen domain N (0..TMEM_DOMID_MAX, decimal, no leading
- *             zeros); a bare N means the same, as "xl tmem-*" took it;
- *   NAME      the local client that gave NAME in its hello.
- * A local name follows TMEM_NAME_RULE but is never all digits and never
- * starts with "domid:", so no local client can take a domain's identity
- * and no text means both.  A Xen domain is named by its domid only: its
- * xenstore name is shown, never matched.  The canonical text, the one
- * tmemd stores and prints, is "domid:N" or NAME.
+ * the stats documents):
+ *   uuid:U    the Xen domain whose handle (the toolstack's UUID, as
+ *             "xl list -v" shows it) is U: the same guest across xl
+ *             save, restore and migration, whatever its domid;
+ *   domid:N   the Xen domain that has id N now (0..TMEM_DOMID_MAX,
+ *             decimal, no leading zeros); a bare N means the same, as
+ *             "xl tmem-*" took it;
+ *   NAME      under the Xen transport the domain whose xl name is NAME,
+ *             under the local one the local client that gave NAME in
+ *             its hello (tmemd serves one transport at a time).
+ * A NAME follows TMEM_NAME_RULE but is never all digits and never
+ * starts with "domid:" or "uuid:", so no local client can take a
+ * domain's identity.  The canonical text, the one tmemd stores and
+ * prints, is "uuid:U" (lowercase), "domid:N" or NAME.
  */
 #define TMEM_DOMID_PREFIX "domid:"
 #define TMEM_DOMID_PREFIX_LEN 6
+#define TMEM_UUID_PREFIX "uuid:"
+#define TMEM_UUID_PREFIX_LEN 5
 #define TMEM_DOMID_MAX 32751u      /* DOMID_FIRST_RESERVED - 1 */
 #define TMEM_PRINCIPAL_TEXT_MAX (TMEM_NAME_MAX_LEN + 1)
-#define TMEM_PRINCIPAL_RULE "domid:N or N for Xen domain N (0..32751), or a local " \
-	"client's name: " TMEM_NAME_RULE ", not all digits, not starting with domid:"
+#define TMEM_PRINCIPAL_RULE "uuid:U for the Xen domain with UUID U, domid:N or N for " \
+	"Xen domain N (0..32751), or a name (a domain's xl name, a local client's name): " \
+	TMEM_NAME_RULE ", not all digits, not starting with domid: or uuid:"
 
 enum tmem_principal_kind {
 	TMEM_PRINCIPAL_NONE = 0,   /* matches nothing */
 	TMEM_PRINCIPAL_LOCAL,
-	TMEM_PRINCIPAL_XEN,
+	TMEM_PRINCIPAL_XEN,        /* domid:N */
+	TMEM_PRINCIPAL_UUID,       /* uuid:U */
 };
 
 struct tmem_principal {
 	enum tmem_principal_kind kind;
 	unsigned int domid;                   /* XEN */
+	struct tmem_uuid uuid;                /* UUID */
 	char name[TMEM_PRINCIPAL_TEXT_MAX];   /* LOCAL */
 };
 
@@ -71,6 +81,7 @@ enum tmem_principal_err {
 	TMEM_PRINCIPAL_EBADNAME = -1,    /* empty, too long or a bad character */
 	TMEM_PRINCIPAL_EBADDOMID = -2,   /* digits out of range or with leading zeros */
 	TMEM_PRINCIPAL_ENOTCANON = -3,   /* a bare N where only domid:N is taken */
+	TMEM_PRINCIPAL_EBADUUID = -4,    /* uuid: followed by no UUID */
 };
 
 /* tmem_principal_parse() flags. */
@@ -105,18 +116,27 @@ static inline int tmem_all_digits(const char *s)
 	return i > 0;
 }
 
-/* 1 when name may be a local client's name. */
-static inline int tmem_local_name_valid(const char *name)
+/* 1 when s starts with prefix. */
+static inline int tmem_has_prefix(const char *s, const char *prefix)
 {
 	int i;
 
-	if (!tmem_name_valid(name) || tmem_all_digits(name))
-		return 0;
-	for (i = 0; i < TMEM_DOMID_PREFIX_LEN; i++)
-		if (name[i] != TMEM_DOMID_PREFIX[i])
-			return 1;
-	return 0;
+	for (i = 0; prefix[i]; i++)
+		if (s[i] != prefix[i])
+			return 0;
+	return 1;
 }
+
+/* 1 when name may be a local client's name or a domain's xl name. */
+static inline int tmem_local_name_valid(const char *name)
+{
+	return tmem_name_valid(name) && !tmem_all_digits(name) &&
+	       !tmem_has_prefix(name, TMEM_DOMID_PREFIX) &&
+	       !tmem_has_prefix(name, TMEM_UUID_PREFIX);
+}
+
+static inline int tmem_uuid_parse(const char *text, struct tmem_uuid *out);
+static inline void tmem_uuid_format(const struct tmem_uuid *uuid, char out[37]);
 
 /* Parses text into *out: TMEM_PRINCIPAL_OK or a negative reason. */
 static inline int tmem_principal_parse(const char *text, unsigned int flags,
@@ -137,6 +157,12 @@ static inline int tmem_principal_parse(const char *text, unsigned int flags,
 		if (!tmem_domid_text(text, n, &out->domid))
 			return TMEM_PRINCIPAL_EBADDOMID;
 		out->kind = TMEM_PRINCIPAL_XEN;
+		return TMEM_PRINCIPAL_OK;
+	}
+	if (tmem_has_prefix(text, TMEM_UUID_PREFIX)) {
+		if (tmem_uuid_parse(text + TMEM_UUID_PREFIX_LEN, &out->uuid))
+			return TMEM_PRINCIPAL_EBADUUID;
+		out->kind = TMEM_PRINCIPAL_UUID;
 		return TMEM_PRINCIPAL_OK;
 	}
 	if (!tmem_local_name_valid(text)) {
@@ -167,6 +193,12 @@ static inline void tmem_principal_format(const struct tmem_principal *p,
 		return;
 	}
 	out[0] = '\0';
+	if (p->kind == TMEM_PRINCIPAL_UUID) {
+		for (i = 0; i < TMEM_UUID_PREFIX_LEN; i++)
+			out[i] = TMEM_UUID_PREFIX[i];
+		tmem_uuid_format(&p->uuid, out + i);
+		return;
+	}
 	if (p->kind != TMEM_PRINCIPAL_XEN)
 		return;
 	for (i = 0; i < TMEM_DOMID_PREFIX_LEN; i++)
@@ -190,6 +222,8 @@ static inline int tmem_principal_eq(const struct tmem_principal *a,
 		return 0;
 	if (a->kind == TMEM_PRINCIPAL_XEN)
 		return a->domid == b->domid;
+	if (a->kind == TMEM_PRINCIPAL_UUID)
+		return a->uuid.lo == b->uuid.lo && a->uuid.hi == b->uuid.hi;
 	for (i = 0; a->name[i] == b->name[i]; i++)
 		if (!a->name[i])
 			return 1;
@@ -206,6 +240,8 @@ static inline const char *tmem_principal_strerror(int err)
 		return "not a domid: want domid:N or N with N 0..32751, no leading zeros";
 	case TMEM_PRINCIPAL_ENOTCANON:
 		return "a Xen domain is written domid:N here";
+	case TMEM_PRINCIPAL_EBADUUID:
+		return "not a UUID: want uuid:xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
 	default:
 		return "want " TMEM_PRINCIPAL_RULE;
 	}

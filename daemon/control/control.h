@@ -133,13 +133,14 @@ int tmemd_control_handle_event(struct tmemd_control *ctl, uint32_t events);
 
 /*
  * Overlays the settings an admin stored for this client on *out, which
- * the caller fills with the defaults first.  Entries are looked up by
- * name, the client's principal ("domid:N" for a domain, whatever its
- * xenstore name).  Returns 1 when stored settings were applied, 0 when
- * there were none.
+ * the caller fills with the defaults first.  names: every principal
+ * that names the client, least specific first, NULL-terminated (a
+ * domain: "domid:N", its xl name, "uuid:U"); each one's entry is laid
+ * over the last, so the most specific wins.  Returns 1 when stored
+ * settings were applied, 0 when there were none.
  */
 int tmemd_control_settings_for(const struct tmemd_control *ctl,
-			       const char *name, int domid,
+			       const char *const *names,
 			       struct tmem_client_settings *out);
 
 /*

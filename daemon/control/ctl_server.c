@@ -561,16 +561,20 @@ void tmemd_control_stop(struct tmemd_control *ctl)
 }
 
 int tmemd_control_settings_for(const struct tmemd_control *ctl,
-			       const char *name, int domid,
+			       const char *const *names,
 			       struct tmem_client_settings *out)
 {
-	const struct ctl_settings *s = name ? ctl_state_lookup(&ctl->state, name) : NULL;
+	int found = 0;
 
-	(void)domid; /* a domain's principal, "domid:N", is its name */
-	if (!s)
-		return 0;
-	ctl_settings_apply(s, out);
-	return 1;
+	for (unsigned i = 0; names && names[i]; i++) {
+		const struct ctl_settings *s = ctl_state_lookup(&ctl->state, names[i]);
+
+		if (s) {
+			ctl_settings_apply(s, out);
+			found = 1;
+		}
+	}
+	return found;
 }
 
 int tmemd_control_default_state_dir(char *buf, size_t len)

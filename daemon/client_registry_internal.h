@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared by client_registry.c and client_park.c. */
+#ifndef TMEMD_CLIENT_REGISTRY_INTERNAL_H
+#define TMEMD_CLIENT_REGISTRY_INTERNAL_H
+
+#include "client_registry.h"
+
+struct tmemd_clients {
+	pthread_mutex_t lock;         /* guards head, parked, park */
+	struct tmemd_client *head;
+	struct tmem_store *store;
+	struct tmem_policy *policy;
+	const struct tmemd_config *cfg;
+	tmemd_settings_hook hook;     /* main thread only */
+	void *hook_ctx;
+	bool keep;                    /* stopping: detach, do not destroy */
+	struct tmemd_parked *parked;  /* client_park.c */
+	unsigned nr_parked, cap_parked;
+	struct tmemd_park_stats park;
+};
+
+/* reg->lock held: the attached client registered under name, or NULL. */
+struct tmemd_client *do_find(struct tmemd_clients *reg, const char *name);
+
+#endif /* TMEMD_CLIENT_REGISTRY_INTERNAL_H */
