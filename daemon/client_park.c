@@ -162,6 +162,13 @@ int tmemd_clients_parked(struct tmemd_clients *reg, const char *key,
 	return p ? 0 : -ENOENT;
 }
 
+bool tmemd_clients_is_parked(void *ctx, const char *key)
+{
+	struct tmemd_parked p;
+
+	return tmemd_clients_parked(ctx, key, &p) == 0;
+}
+
 int tmemd_clients_forget_parked(struct tmemd_clients *reg, const char *key)
 {
 	struct tmemd_parked *p;

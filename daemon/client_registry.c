@@ -192,7 +192,10 @@ int tmemd_client_attach_domain(struct tmemd_clients *reg,
 	c->transport = "xen";
 	c->domid = (int)dom->domid;
 	c->uuid = dom->uuid;
-	tmemd_domain_key(dom, c->name);
+	if (dom->key && tmem_name_valid(dom->key))
+		snprintf(c->name, sizeof(c->name), "%s", dom->key);
+	else
+		tmemd_domain_key(dom, c->name);
 	/* A domain's label is its xl name when that is a usable one. */
 	if (dom->name && tmem_local_name_valid(dom->name))
 		snprintf(c->label, sizeof(c->label), "%s", dom->name);
@@ -227,6 +230,23 @@ void tmemd_client_remove(struct tmemd_client *c)
 		tmem_policy_client_remove(c->pc);
 	pthread_mutex_unlock(&reg->lock);
 	free(c);
+}
+
+int tmemd_client_relabel(struct tmemd_client *c, const char *name)
+{
+	struct tmemd_clients *reg = c->reg;
+	struct tmem_client_settings now, want;
+
+	pthread_mutex_lock(&reg->lock);
+	if (name && tmem_local_name_valid(name))
+		snprintf(c->label, sizeof(c->label), "%s", name);
+	else
+		snprintf(c->label, sizeof(c->label), "dom%d", c->domid);
+	pthread_mutex_unlock(&reg->lock);
+	tmem_policy_client_get(c->pc, &now);
+	settings_for(reg, c, &want);
+	want.frozen = now.frozen;
+	return tmem_policy_client_set(c->pc, &want);
 }
 
 void tmemd_clients_keep_on_stop(struct tmemd_clients *reg)

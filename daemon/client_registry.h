@@ -88,6 +88,9 @@ struct tmemd_domain_id {
 	uint32_t domid;
 	struct tmem_uuid uuid;       /* all zero: the toolstack gave none */
 	const char *name;
+	/* NULL: tmemd_domain_key(); else the key a client of this domain
+	 * was stored under by an older tmemd ("domid:N"), to claim it. */
+	const char *key;
 };
 /*
  * The principals that name a client, least specific first, each a
@@ -133,6 +136,11 @@ int tmemd_client_attach(struct tmemd_clients *reg, const char *name,
  * freeing them.
  */
 void tmemd_clients_keep_on_stop(struct tmemd_clients *reg);
+/*
+ * A domain's xl name changed: c is shown by it and takes the settings
+ * that name now has (its frozen flag kept).  0 or -errno from policy/.
+ */
+int tmemd_client_relabel(struct tmemd_client *c, const char *name);
 /* Frees the client and its private pools.  Accepts NULL. */
 void tmemd_client_remove(struct tmemd_client *c);
 
@@ -209,6 +217,8 @@ int tmemd_clients_note_parked(struct tmemd_clients *reg, const char *key,
  * next): 0, or -ENOENT. */
 int tmemd_clients_unpark(struct tmemd_clients *reg, const char *key,
 			 struct tmemd_parked *out);
+/* Whether key (a store name) is parked; ctx is the registry. */
+bool tmemd_clients_is_parked(void *ctx, const char *key);
 /* A copy of the parked entry for key, left in place: 0, or -ENOENT. */
 int tmemd_clients_parked(struct tmemd_clients *reg, const char *key,
 			 struct tmemd_parked *out);

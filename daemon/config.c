@@ -32,6 +32,7 @@ void tmemd_config_init(struct tmemd_config *cfg)
 	cfg->defaults.compress = (struct tmem_compress){ TMEM_COMPRESS_LZ4, 0 };
 	snprintf(cfg->transport, sizeof(cfg->transport), "auto");
 	cfg->reattach_grace_sec = TMEMD_DEFAULT_REATTACH_GRACE;
+	cfg->parked_max_age_sec = TMEMD_DEFAULT_PARKED_MAX_AGE;
 }
 
 void tmemd_config_free(struct tmemd_config *cfg)
@@ -164,6 +165,10 @@ static int restart_key(struct parse_ctx *ctx, const char *key, const char *v)
 	} else if (!strcmp(key, "reattach-grace")) {
 		if (parse_seconds(v, TMEMD_MAX_REATTACH_GRACE, &cfg->reattach_grace_sec))
 			FAIL(ctx, "reattach-grace: want a duration such as 300, 90s, 5m or 1h (at most 24h), got '%s'", v);
+	} else if (!strcmp(key, "parked-max-age")) {
+		if (parse_seconds(v, TMEMD_MAX_PARKED_MAX_AGE, &cfg->parked_max_age_sec) ||
+		    !cfg->parked_max_age_sec)
+			FAIL(ctx, "parked-max-age: want a duration such as 3600, 90m or 24h (1s to 720h), got '%s'", v);
 	} else {
 		FAIL(ctx, "unknown key '%s' in [tmemd]", key);
 	}

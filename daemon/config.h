@@ -5,7 +5,8 @@
  *
  *   [tmemd]      memory, workers, runtime-dir, state-dir, transport,
  *                xen-domains, control-admin-group, control-socket-mode,
- *                control-max-per-uid, arena, reattach-grace, compress-threshold
+ *                control-max-per-uid, arena, reattach-grace, parked-max-age,
+ *                compress-threshold
  *   [defaults]   ephemeral-max, persistent-max, weight, compress
  *   [client X]   the same keys as [defaults] for the client X, a
  *                principal (proto/tmem_names.h: domid:N or N for a Xen
@@ -33,6 +34,8 @@
 #define TMEMD_DEFAULT_MEMORY (128ull << 20)
 #define TMEMD_DEFAULT_REATTACH_GRACE 300u  /* seconds */
 #define TMEMD_MAX_REATTACH_GRACE 86400u
+#define TMEMD_DEFAULT_PARKED_MAX_AGE 86400u  /* seconds: a day */
+#define TMEMD_MAX_PARKED_MAX_AGE (30u * 86400u)
 
 /* Which fields of a per-client section were given. */
 struct tmemd_client_conf {
@@ -61,6 +64,7 @@ struct tmemd_config {
 	char xen_domains[512];   /* xen allow-list; "": every domU (xen/allow.h) */
 	char arena_path[256];    /* "": the fd store under systemd, else memory */
 	unsigned reattach_grace_sec; /* how long recovered clients wait to be claimed */
+	unsigned parked_max_age_sec; /* how long a suspended domain's pages wait */
 	struct tmem_client_settings defaults; /* caps in pages */
 	struct tmemd_client_conf *clients;    /* heap array */
 	unsigned nr_clients;

@@ -138,6 +138,8 @@ static int start_core(struct tmemd *d)
 		log_err("cannot create the client registry: %s", strerror(-rc));
 		return rc;
 	}
+	d->restart.spare = tmemd_clients_is_parked;
+	d->restart.spare_ctx = d->clients;
 	rc = tmemd_workers_create(d->cfg.workers, &d->workers);
 	if (rc) {
 		log_err("cannot start workers: %s", strerror(-rc));

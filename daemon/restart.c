@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
@@ -61,6 +63,48 @@ int tmemd_restart_open_store(struct tmemd_restart *r, const struct tmem_store_co
 	return 0;
 }
 
+struct doomed {
+	const struct tmemd_restart *r;
+	char (*names)[TMEM_CLIENT_NAME_MAX];
+	unsigned n, cap;
+};
+
+/* Under the store lock: only notes who goes. */
+static int note_doomed(const char *name, const struct tmem_ident *ident, void *ctx)
+{
+	struct doomed *dm = ctx;
+
+	(void)ident;
+	if (dm->r->spare && dm->r->spare(dm->r->spare_ctx, name))
+		return 0;
+	if (dm->n == dm->cap) {
+		unsigned cap = dm->cap * 2 + 8;
+		void *bigger = realloc(dm->names, cap * sizeof(*dm->names));
+
+		if (!bigger)
+			return -ENOMEM;
+		dm->names = bigger;
+		dm->cap = cap;
+	}
+	snprintf(dm->names[dm->n++], TMEM_CLIENT_NAME_MAX, "%s", name);
+	return 0;
+}
+
+/* The recovered clients that did not come back, less the spared ones. */
+static int drop_unclaimed(struct tmemd_restart *r)
+{
+	struct doomed dm = { .r = r };
+	int n = 0, rc;
+
+	if (!r->spare)
+		return store_drop_detached(r->store, NULL);
+	rc = store_for_each_detached(r->store, note_doomed, &dm);
+	for (unsigned i = 0; rc >= 0 && i < dm.n; i++)
+		n += store_drop_detached(r->store, dm.names[i]) > 0;
+	free(dm.names);
+	return rc < 0 ? rc : n;
+}
+
 static void on_grace(struct tmemd_watch *w, uint32_t events)
 {
 	struct tmemd_restart *r = w->data;
@@ -70,7 +114,7 @@ static void on_grace(struct tmemd_watch *w, uint32_t events)
 	(void)events;
 	if (read(w->fd, &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
 		return;
-	n = store_drop_detached(r->store, NULL);
+	n = drop_unclaimed(r);
 	if (n > 0)
 		log_info("%d recovered client%s did not come back within %u s: their pages "
 			 "are freed", n, n == 1 ? "" : "s", r->grace_sec);

@@ -18,6 +18,10 @@ struct tmemd_restart {
 	struct tmem_store *store;
 	struct tmemd_watch grace;  /* timerfd; fd -1 when none is armed */
 	unsigned grace_sec;
+	/* Optional: a recovered client the grace must spare (parked for a
+	 * restore: client_registry.h), by its store name. */
+	bool (*spare)(void *ctx, const char *name);
+	void *spare_ctx;
 };
 
 /*

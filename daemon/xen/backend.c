@@ -31,6 +31,7 @@
 #define TOKEN_INTRO "tmemd:introduce"
 #define TOKEN_RELEASE "tmemd:release"
 #define TOKEN_FE "tmemd:fe:"
+#define TOKEN_NAME "tmemd:name:"
 #define TX_RETRIES 16
 #define MAX_FAILURES 3
 
@@ -260,17 +261,25 @@ static void dom_free(struct xen_dom *d)
 	xen_conn_close(d);
 	if (d->watching)
 		be->xs.ops->unwatch(be->xs.h, d->state_path, d->token);
+	if (d->watching_name)
+		be->xs.ops->unwatch(be->xs.h, d->name_path, d->name_token);
 	free(d);
 }
 
-/* The domain is gone: its directories go with it. */
+/* The domain is gone: its directories go with it.  One that shut down
+ * for a suspend goes on elsewhere (xl save, xl migrate): its pages are
+ * parked for it (park.c); any other end frees them. */
 static void dom_release(struct xen_dom *d)
 {
 	struct tmemd_xen_backend *be = d->be;
 	char parent[TMEMD_XEN_DIR_MAX];
 
 	log_info("domain %u released", d->domid);
-	xen_conn_close(d);
+	d->released = true;
+	if (d->shutdown_reason == TMEMD_XEN_SHUTDOWN_SUSPEND)
+		xen_conn_close_park(d);
+	else
+		xen_conn_close(d);
 	be->xs.ops->rm(be->xs.h, TMEMD_XS_NO_TX, d->fe_path);
 	/* backend/tmem/<domid>, the directory above .../0 */
 	snprintf(parent, sizeof(parent), "%s", d->be_path);
@@ -310,6 +319,22 @@ static void read_name(struct tmemd_xen_backend *be, uint32_t domid,
 	if (!tmemd_check_client_name(v))
 		snprintf(out, TMEM_CLIENT_NAME_MAX, "%s", v);
 	free(v);
+}
+
+/* The toolstack renamed the domain (xl rename, or a migration's
+ * "--incoming" name dropped): its client's label and settings follow. */
+static void name_changed(struct xen_dom *d)
+{
+	char name[TMEM_CLIENT_NAME_MAX];
+
+	read_name(d->be, d->domid, name);
+	if (!strcmp(name, d->name))
+		return;
+	log_info("domain %u: renamed from %s to %s", d->domid, d->name[0] ? d->name : "?",
+		 name[0] ? name : "?");
+	memcpy(d->name, name, sizeof(name));
+	if (d->conn && d->conn->client)
+		tmemd_client_relabel(d->conn->client, name);
 }
 
 /* The allow-list in force: tmemd.conf's xen-domains, re-parsed when a
@@ -367,12 +392,19 @@ static int dom_add(struct tmemd_xen_backend *be, const struct tmemd_xen_dominfo 
 		 be->self, domid);
 	snprintf(d->state_path, sizeof(d->state_path), "%s/state", d->fe_path);
 	snprintf(d->token, sizeof(d->token), TOKEN_FE "%u", domid);
+	snprintf(d->name_path, sizeof(d->name_path), "/local/domain/%u/name", domid);
+	snprintf(d->name_token, sizeof(d->name_token), TOKEN_NAME "%u", domid);
+	d->shutdown_reason = info->shutdown ? (int)info->shutdown_reason : -1;
 	d->next = be->doms;
 	be->doms = d;
 	rc = offer_device(d);
 	if (!rc) {
 		rc = be->xs.ops->watch(be->xs.h, d->state_path, d->token);
 		d->watching = !rc;
+	}
+	if (!rc) {
+		rc = be->xs.ops->watch(be->xs.h, d->name_path, d->name_token);
+		d->watching_name = !rc;
 	}
 	if (rc) {
 		log_err("domain %u: cannot offer it a tmem device: %s", domid,
@@ -385,12 +417,13 @@ static int dom_add(struct tmemd_xen_backend *be, const struct tmemd_xen_dominfo 
 	return 0;
 }
 
-static bool listed(const struct tmemd_xen_dominfo *info, int n, uint32_t domid)
+static const struct tmemd_xen_dominfo *find_info(const struct tmemd_xen_dominfo *info,
+						 int n, uint32_t domid)
 {
 	for (int i = 0; i < n; i++)
 		if (info[i].domid == domid)
-			return !info[i].dying;
-	return false;
+			return &info[i];
+	return NULL;
 }
 
 /* Both domain watches land here: drop the dead, offer the new. */
@@ -406,8 +439,13 @@ static void scan_domains(struct tmemd_xen_backend *be)
 		return;
 	}
 	for (struct xen_dom *d = be->doms, *next; d; d = next) {
+		const struct tmemd_xen_dominfo *di = find_info(info, n, d->domid);
+
 		next = d->next;
-		if (!listed(info, n, d->domid)) {
+		/* Gone without a trace keeps the reason last seen. */
+		if (di)
+			d->shutdown_reason = di->shutdown ? (int)di->shutdown_reason : -1;
+		if (!di || di->dying) {
 			dom_unlink(be, d);
 			dom_release(d);
 		}
@@ -432,6 +470,12 @@ static void on_watch(struct tmemd_xen_backend *be, const char *path,
 
 	if (!strcmp(token, TOKEN_INTRO) || !strcmp(token, TOKEN_RELEASE)) {
 		scan_domains(be);
+		return;
+	}
+	if (!strncmp(token, TOKEN_NAME, strlen(TOKEN_NAME))) {
+		if (!tmemd_xen_parse_u32(token + strlen(TOKEN_NAME), UINT32_MAX, &domid) &&
+		    (d = dom_find(be, domid)))
+			name_changed(d);
 		return;
 	}
 	if (strncmp(token, TOKEN_FE, strlen(TOKEN_FE)) ||
@@ -464,6 +508,7 @@ void tmemd_xen_backend_poll(struct tmemd_xen_backend *be)
 		log_err("reading xenstore watches: %s", strerror(-rc));
 	handle_faults(be);
 	run_retries(be);
+	xen_expire_parked(be);
 }
 
 static void on_fd(struct tmemd_watch *w, uint32_t events)
@@ -506,11 +551,14 @@ static int add_to_loop(struct tmemd_xen_backend *be)
 					    .data = be };
 	be->retry_w = (struct tmemd_watch){ .fd = be->retry_fd, .fn = on_fd,
 					    .data = be };
+	be->park_w = (struct tmemd_watch){ .fd = be->park_fd, .fn = on_fd, .data = be };
 	rc = tmemd_loop_add(be->env.loop, &be->xs_w, EPOLLIN);
 	if (rc)
 		return rc;
 	rc = tmemd_loop_add(be->env.loop, &be->fault_w, EPOLLIN);
 	rc = rc ?: tmemd_loop_add(be->env.loop, &be->retry_w, EPOLLIN);
+	if (!rc && (rc = tmemd_loop_add(be->env.loop, &be->park_w, EPOLLIN)))
+		tmemd_loop_del(be->env.loop, &be->retry_w);
 	if (rc) {
 		tmemd_loop_del(be->env.loop, &be->fault_w);
 		tmemd_loop_del(be->env.loop, &be->xs_w);
@@ -539,9 +587,10 @@ int tmemd_xen_backend_create(const struct tmemd_env *env, struct tmemd_xs xs,
 	be->self = self_domid;
 	be->fault_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	be->retry_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	be->park_fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
 	rc = init_allow(be); /* logs */
 	if (!rc) {
-		rc = be->fault_fd < 0 || be->retry_fd < 0 ? -errno : 0;
+		rc = be->fault_fd < 0 || be->retry_fd < 0 || be->park_fd < 0 ? -errno : 0;
 		rc = rc ?: watch_domains(be);
 		if (!rc && env->loop)
 			rc = add_to_loop(be);
@@ -563,6 +612,7 @@ void tmemd_xen_backend_destroy(struct tmemd_xen_backend *be)
 {
 	if (!be)
 		return;
+	be->stopping = true;
 	while (be->doms) {
 		struct xen_dom *d = be->doms;
 
@@ -577,6 +627,7 @@ void tmemd_xen_backend_destroy(struct tmemd_xen_backend *be)
 		tmemd_loop_del(be->env.loop, &be->xs_w);
 		tmemd_loop_del(be->env.loop, &be->fault_w);
 		tmemd_loop_del(be->env.loop, &be->retry_w);
+		tmemd_loop_del(be->env.loop, &be->park_w);
 	}
 	if (be->watching) {
 		be->xs.ops->unwatch(be->xs.h, "@introduceDomain", TOKEN_INTRO);
@@ -586,6 +637,8 @@ void tmemd_xen_backend_destroy(struct tmemd_xen_backend *be)
 		close(be->fault_fd);
 	if (be->retry_fd >= 0)
 		close(be->retry_fd);
+	if (be->park_fd >= 0)
+		close(be->park_fd);
 	be->xs.ops->close(be->xs.h);
 	be->hyp.ops->close(be->hyp.h);
 	free(be->kept);

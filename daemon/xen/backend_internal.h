@@ -44,6 +44,11 @@ struct xen_dom {
 	int be_state;                /* XenbusState last written; -1 none */
 	bool watching;
 	bool cut;                    /* cut off: ignore it until it dies */
+	int shutdown_reason;         /* TMEMD_XEN_SHUTDOWN_* last seen; -1 running */
+	bool released;               /* dying or gone: being let go */
+	char name_path[TMEMD_XS_PATH_MAX]; /* /local/domain/N/name, watched */
+	char name_token[TMEMD_XS_TOKEN_MAX];
+	bool watching_name;
 	struct xen_conn *conn;       /* NULL unless connected */
 	int faulted;                 /* atomic: the worker saw a ring fault */
 	struct xen_dom *next;
@@ -56,8 +61,10 @@ struct tmemd_xen_backend {
 	uint32_t self;               /* our domid (0: dom0) */
 	int fault_fd;                /* eventfd: a worker saw a fault */
 	int retry_fd;                /* timerfd: a deferred connect is due */
-	struct tmemd_watch xs_w, fault_w, retry_w;
+	int park_fd;                 /* timerfd (CLOCK_REALTIME): a parked client expires */
+	struct tmemd_watch xs_w, fault_w, retry_w, park_w;
 	bool in_loop;
+	bool stopping;               /* tmemd stops: clients stay for the next run */
 	bool watching;               /* @introduceDomain/@releaseDomain set */
 	struct xen_dom *doms;
 	struct tmemd_xen_allow allow;
@@ -76,13 +83,39 @@ struct xen_kept {
 /* At start, before any domain connects: keeps the clients the last run
  * left for domains still there (same domid and handle), frees the rest. */
 void xen_sort_previous_domains(struct tmemd_xen_backend *be);
-/* The kept client of d, taken off the list: 0, or -ENOENT. */
-int xen_take_kept(struct tmemd_xen_backend *be, const struct xen_dom *d,
-		  struct xen_kept *out);
 /* A new client's identity for d, with a fresh nonce. */
 int xen_ident_new(const struct xen_dom *d, struct tmem_ident *out);
 /* The nonce: the backend's "session" node (never 0). */
 uint64_t xen_ident_nonce(const struct tmem_ident *id);
+
+/* A kept client of the last run whose domain is a live one; taken by
+ * handle, so a restored domain (new domid) finds it too. */
+int xen_take_kept_by_handle(struct tmemd_xen_backend *be, const struct xen_dom *d,
+			    struct xen_kept *out);
+/* A handle the toolstack gave (all zero: none; such a domain is known by
+ * its domid only, and never parked). */
+bool xen_handle_known(const uint8_t *handle);
+/* The domain's identity as the registry knows it. */
+void xen_dom_id(const struct xen_dom *d, struct tmemd_domain_id *out);
+
+/* park.c: save, restore and migration (man/tmemd.8). */
+#define XEN_PARKED_DIR "/tool/tmemd/parked"
+/* d ended for a suspend: parks its client (its connection is closed). */
+void xen_park(struct xen_dom *d);
+/* The client d's identity parked, claimed into d->conn: 0, -ENOENT none,
+ * or -errno. */
+int xen_claim_parked(struct xen_dom *d);
+/* Another domain with d's handle that only waits to end after a suspend
+ * (the source of a migration to this host): its client is parked now,
+ * so d can claim it. */
+void xen_park_twin(struct xen_dom *d);
+/* At start: was the detached client key parked (a marker in the
+ * xenstore)?  Then it is noted as parked: 1; 0 not parked. */
+int xen_note_parked_at_start(struct tmemd_xen_backend *be, const char *key,
+			     const struct tmem_ident *ident);
+/* Frees what is parked past parked-max-age and re-arms park_fd. */
+void xen_expire_parked(struct tmemd_xen_backend *be);
+void xen_arm_park_timer(struct tmemd_xen_backend *be);
 
 /* conn.c */
 /* Reads, checks and maps what the frontend published, binds its event
@@ -90,7 +123,10 @@ uint64_t xen_ident_nonce(const struct tmem_ident *id);
  * -errno with the reason in *why (the frontend's fault when -EINVAL,
  * -EPROTO or -EFAULT). */
 int xen_conn_open(struct xen_dom *d, const char **why);
-/* Undoes xen_conn_open; accepts a dom without a connection. */
+/* Undoes xen_conn_open; accepts a dom without a connection.  The client
+ * goes with it (its private pools freed), unless park: then its
+ * persistent pools are parked (xen_park). */
 void xen_conn_close(struct xen_dom *d);
+void xen_conn_close_park(struct xen_dom *d);
 
 #endif /* TMEMD_XEN_BACKEND_INTERNAL_H */

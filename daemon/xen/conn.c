@@ -55,42 +55,33 @@ static const struct tmemd_ring_ops xen_ring_ops = {
 
 /* ---- connect ---- */
 
-/* What list and stats show for the domain: its xenstore name (read_name
- * kept it only if valid), or dom<N>.  Its key is domid:N whatever. */
-static void domain_label(const struct xen_dom *d, char label[TMEM_CLIENT_NAME_MAX])
-{
-	if (d->name[0])
-		snprintf(label, TMEM_CLIENT_NAME_MAX, "%s", d->name);
-	else
-		snprintf(label, TMEM_CLIENT_NAME_MAX, "dom%u", d->domid);
-}
-
 static int add_new_client(struct xen_dom *d)
 {
-	char label[TMEM_CLIENT_NAME_MAX];
+	struct tmemd_domain_id id;
 	int rc = xen_ident_new(d, &d->conn->ident);
 
 	if (rc)
 		return rc;
-	domain_label(d, label);
-	return tmemd_client_attach(d->be->env.clients, label, "xen", (int)d->domid,
-				   &d->conn->ident, &d->conn->client, NULL);
+	xen_dom_id(d, &id);
+	return tmemd_client_attach_domain(d->be->env.clients, &id, &d->conn->ident,
+					  &d->conn->client, NULL);
 }
 
-/* The client the last run left for this very domain, if kept; else a
- * new one. */
+/* The client the last run left for this domain's identity, if kept;
+ * else what it parked when it suspended (park.c); else a new one. */
 static int add_client(struct xen_dom *d)
 {
 	struct tmemd_clients *reg = d->be->env.clients;
 	struct xen_conn *c = d->conn;
-	char label[TMEM_CLIENT_NAME_MAX];
+	struct tmemd_domain_id id;
 	struct xen_kept k;
 	int rc;
 
-	if (xen_take_kept(d->be, d, &k) == 0) {
-		domain_label(d, label);
-		rc = tmemd_client_attach(reg, label, "xen", (int)d->domid, &k.ident,
-					 &c->client, &c->resumed);
+	xen_park_twin(d);
+	if (xen_take_kept_by_handle(d->be, d, &k) == 0) {
+		xen_dom_id(d, &id);
+		id.key = k.name;
+		rc = tmemd_client_attach_domain(reg, &id, &k.ident, &c->client, &c->resumed);
 		if (rc == 0) {
 			c->ident = k.ident;
 			return 0;
@@ -98,7 +89,8 @@ static int add_client(struct xen_dom *d)
 		log_warn("domain %u: cannot take back client %s: %s; it starts afresh",
 			 d->domid, k.name, strerror(-rc));
 	}
-	return add_new_client(d);
+	rc = xen_claim_parked(d);
+	return rc == -ENOENT ? add_new_client(d) : rc;
 }
 
 /* Before Connected (man/tmem.7): the frontend takes its pools back only
@@ -199,7 +191,26 @@ out:
 	return rc;
 }
 
-void xen_conn_close(struct xen_dom *d)
+/* A domain that ends for good takes its pages with it: say so when it
+ * held persistent ones, which its guest can no longer have back. */
+static void warn_lost(const struct xen_dom *d, const struct tmemd_client *cl)
+{
+	static const char *const why[] = { "powered off", "rebooted", "suspended",
+					   "crashed", "stopped by its watchdog" };
+	struct tmem_page_counts pc;
+
+	store_client_page_counts(cl->sc, &pc);
+	if (!pc.persistent || d->be->stopping)
+		return;
+	log_warn("domain %u (%s): %s holding %llu persistent pages: freed",
+		 d->domid, cl->label,
+		 d->shutdown_reason >= 0 && d->shutdown_reason < 5 ?
+		 why[d->shutdown_reason] :
+		 d->released ? "destroyed" : "closed its tmem device",
+		 (unsigned long long)pc.persistent);
+}
+
+static void conn_close(struct xen_dom *d, bool park)
 {
 	const struct tmemd_hyp *hyp = &d->be->hyp;
 	struct xen_conn *c = d->conn;
@@ -212,12 +223,27 @@ void xen_conn_close(struct xen_dom *d)
 		log_info("domain %u: client %s disconnected after %llu requests",
 			 d->domid, c->client->label,
 			 (unsigned long long)c->ring.requests);
-	/* Frees the client's private pools (client_registry.h). */
-	tmemd_client_remove(c->client);
+	if (c->client && park) {
+		xen_park(d); /* takes c->client */
+	} else if (c->client) {
+		warn_lost(d, c->client);
+		/* Frees the client's private pools (client_registry.h). */
+		tmemd_client_remove(c->client);
+	}
 	hyp->ops->unbind(hyp->h, c->ch);
 	if (c->region)
 		hyp->ops->unmap(hyp->h, c->region, c->nr_pages);
 	free(c);
 	d->conn = NULL;
 	__atomic_store_n(&d->faulted, 0, __ATOMIC_RELAXED);
+}
+
+void xen_conn_close(struct xen_dom *d)
+{
+	conn_close(d, false);
+}
+
+void xen_conn_close_park(struct xen_dom *d)
+{
+	conn_close(d, true);
 }

@@ -17,11 +17,19 @@
 
 #define TMEMD_XEN_HANDLE_LEN 16  /* xen_domain_handle_t */
 
+/* SHUTDOWN_* of Xen's public/sched.h: why a domain shut down. */
+#define TMEMD_XEN_SHUTDOWN_POWEROFF 0
+#define TMEMD_XEN_SHUTDOWN_REBOOT 1
+#define TMEMD_XEN_SHUTDOWN_SUSPEND 2  /* xl save, xl migrate: it goes on elsewhere */
+#define TMEMD_XEN_SHUTDOWN_CRASH 3
+#define TMEMD_XEN_SHUTDOWN_WATCHDOG 4
+
 struct tmemd_xen_dominfo {
 	uint32_t domid;
 	uint8_t handle[TMEMD_XEN_HANDLE_LEN]; /* the toolstack's UUID for it */
 	bool dying;      /* being destroyed: tear down, do not connect */
 	bool shutdown;   /* shut down, not yet destroyed */
+	unsigned shutdown_reason; /* TMEMD_XEN_SHUTDOWN_*, when shutdown */
 };
 
 struct tmemd_evtchn; /* one bound port; the implementation's */

@@ -135,6 +135,8 @@ static int lib_list_domains(void *h, struct tmemd_xen_dominfo *out,
 				.domid = info[i].domain,
 				.dying = info[i].flags & XEN_DOMINF_dying,
 				.shutdown = info[i].flags & XEN_DOMINF_shutdown,
+				.shutdown_reason = info[i].flags >> XEN_DOMINF_shutdownshift &
+						   XEN_DOMINF_shutdownmask,
 			};
 			_Static_assert(sizeof(info[i].handle) == TMEMD_XEN_HANDLE_LEN,
 				       "xen_domain_handle_t");

@@ -1,22 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Xen domains across a tmemd restart.  A domain's client carries an
- * identity in the store: 'X', its domid, its domain handle (the
- * toolstack's UUID for it; a new domain that reuses the domid has
- * another) and a nonce drawn when the client was made.  At start, before
- * any domain connects, each client the last run left detached is kept
- * for its domain if that domain still lives with the same handle, and
- * freed otherwise: it died while tmemd was down, or its domid now
- * belongs to another domain.  A kept client is claimed, pools and pages,
- * when its domain connects again.  The nonce is the backend's "session"
- * node: a frontend takes its pools back only from the store that made
- * them (man/tmem.7).
+ * Xen domains across a tmemd restart.  A domain's client is stored under
+ * its key, uuid:U (client_registry.h), with an identity: 'X', the domid
+ * it had when the client was made, its domain handle (the toolstack's
+ * UUID) and a nonce drawn then.  At start, before any domain connects,
+ * each client the last run left detached is kept for its domain if a
+ * domain with that handle lives (whatever its domid now: it may have
+ * been restored meanwhile), kept as parked if it was parked (park.c),
+ * and freed otherwise: its domain ended while tmemd was down.  A kept
+ * client is claimed, pools and pages, when its domain connects again.
+ * The nonce is the backend's "session" node: a frontend takes its pools
+ * back only from the store that made them (man/tmem.7).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <endian.h>
 #include <sys/random.h>
 
 #include "log.h"
@@ -62,21 +63,18 @@ struct sort {
 	int nr_live;
 	struct xen_kept *kept;
 	unsigned nr_kept, cap;
-	char (*doomed)[TMEM_CLIENT_NAME_MAX];
-	unsigned nr_doomed, cap_doomed;
+	struct xen_kept *gone;       /* no live domain: parked, or freed */
+	unsigned nr_gone, cap_gone;
 };
 
 static bool still_there(const struct sort *st, const struct tmem_ident *id)
 {
-	uint32_t domid;
-
-	if (st->nr_live < 0)    /* unknown: xen_take_kept still checks */
+	if (st->nr_live < 0)    /* unknown: the claim still checks */
 		return true;
-	memcpy(&domid, id->b + ID_DOMID, sizeof(domid));
 	for (int i = 0; i < st->nr_live; i++)
-		if (st->live[i].domid == domid && !st->live[i].dying)
-			return !memcmp(st->live[i].handle, id->b + ID_HANDLE,
-				       TMEMD_XEN_HANDLE_LEN);
+		if (!st->live[i].dying &&
+		    !memcmp(st->live[i].handle, id->b + ID_HANDLE, TMEMD_XEN_HANDLE_LEN))
+			return true;
 	return false;
 }
 
@@ -103,15 +101,14 @@ static int note(const char *name, const struct tmem_ident *id, void *ctx)
 	if (id->b[0] != XEN_IDENT_MARK)
 		return 0;
 	if (!still_there(st, id)) {
-		if (grow((void **)&st->doomed, &st->cap_doomed, st->nr_doomed,
-			 sizeof(*st->doomed)))
+		if (grow((void **)&st->gone, &st->cap_gone, st->nr_gone, sizeof(*st->gone)))
 			return -ENOMEM;
-		snprintf(st->doomed[st->nr_doomed++], TMEM_CLIENT_NAME_MAX, "%s", name);
-		return 0;
+		k = &st->gone[st->nr_gone++];
+	} else {
+		if (grow((void **)&st->kept, &st->cap, st->nr_kept, sizeof(*st->kept)))
+			return -ENOMEM;
+		k = &st->kept[st->nr_kept++];
 	}
-	if (grow((void **)&st->kept, &st->cap, st->nr_kept, sizeof(*st->kept)))
-		return -ENOMEM;
-	k = &st->kept[st->nr_kept++];
 	memcpy(&k->domid, id->b + ID_DOMID, sizeof(k->domid));
 	snprintf(k->name, sizeof(k->name), "%s", name);
 	k->ident = *id;
@@ -123,7 +120,7 @@ void xen_sort_previous_domains(struct tmemd_xen_backend *be)
 	struct tmem_store *store = tmemd_clients_store(be->env.clients);
 	struct tmemd_xen_dominfo *live = calloc(TMEMD_XEN_MAX_DOMAINS, sizeof(*live));
 	struct sort st = { .live = live };
-	unsigned freed = 0;
+	unsigned freed = 0, parked = 0;
 	int rc = live ? be->hyp.ops->list_domains(be->hyp.h, live,
 						   TMEMD_XEN_MAX_DOMAINS) : -ENOMEM;
 
@@ -134,8 +131,12 @@ void xen_sort_previous_domains(struct tmemd_xen_backend *be)
 			 "reattach-grace", strerror(-rc));
 	st.nr_live = rc;
 	rc = store_for_each_detached(store, note, &st);
-	for (unsigned i = 0; rc >= 0 && i < st.nr_doomed; i++)
-		freed += store_drop_detached(store, st.doomed[i]) > 0;
+	for (unsigned i = 0; rc >= 0 && i < st.nr_gone; i++) {
+		if (xen_note_parked_at_start(be, st.gone[i].name, &st.gone[i].ident))
+			parked++;
+		else
+			freed += store_drop_detached(store, st.gone[i].name) > 0;
+	}
 	if (rc < 0)
 		log_warn("xen: cannot sort the domains of the last run: %s",
 			 strerror(-rc));
@@ -145,26 +146,47 @@ void xen_sort_previous_domains(struct tmemd_xen_backend *be)
 	if (st.nr_kept)
 		log_info("xen: kept the pages of %u domain%s for them to reconnect",
 			 st.nr_kept, st.nr_kept == 1 ? "" : "s");
+	if (parked)
+		log_info("xen: %u parked domain%s still wait%s to be restored",
+			 parked, parked == 1 ? "" : "s", parked == 1 ? "s" : "");
 	free(be->kept);
 	be->kept = st.kept;
 	be->nr_kept = st.nr_kept;
-	free(st.doomed);
+	free(st.gone);
 	free(live);
 }
 
-int xen_take_kept(struct tmemd_xen_backend *be, const struct xen_dom *d,
-		  struct xen_kept *out)
+bool xen_handle_known(const uint8_t *handle)
 {
-	struct tmem_ident want;
+	for (unsigned i = 0; i < TMEMD_XEN_HANDLE_LEN; i++)
+		if (handle[i])
+			return true;
+	return false;
+}
+
+int xen_take_kept_by_handle(struct tmemd_xen_backend *be, const struct xen_dom *d,
+			    struct xen_kept *out)
+{
+	bool known = xen_handle_known(d->handle);
 
 	for (unsigned i = 0; i < be->nr_kept; i++) {
-		ident_fill(d->domid, d->handle, xen_ident_nonce(&be->kept[i].ident),
-			   &want);
-		if (memcmp(&want, &be->kept[i].ident, sizeof(want)))
+		if (memcmp(be->kept[i].ident.b + ID_HANDLE, d->handle, TMEMD_XEN_HANDLE_LEN) ||
+		    (!known && be->kept[i].domid != d->domid))
 			continue;
 		*out = be->kept[i];
 		be->kept[i] = be->kept[--be->nr_kept];
 		return 0;
 	}
 	return -ENOENT;
+}
+
+void xen_dom_id(const struct xen_dom *d, struct tmemd_domain_id *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->domid = d->domid;
+	memcpy(&out->uuid.lo, d->handle, 8);
+	memcpy(&out->uuid.hi, d->handle + 8, 8);
+	out->uuid.lo = le64toh(out->uuid.lo);
+	out->uuid.hi = le64toh(out->uuid.hi);
+	out->name = d->name;
 }

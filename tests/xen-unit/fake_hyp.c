@@ -15,7 +15,8 @@
 #define GRANT_BASE 8    /* refs below are never handed out */
 
 struct fdom {
-	bool used, dying;
+	bool used, dying, shutdown;
+	unsigned shutdown_reason;
 	uint32_t domid;
 	uint8_t handle[TMEMD_XEN_HANDLE_LEN];
 	int memfd;
@@ -120,6 +121,24 @@ int fake_hyp_add_domain(struct fake_hyp *fh, uint32_t domid,
 void fake_hyp_set_dying(struct fake_hyp *fh, uint32_t domid)
 {
 	dom(fh, domid)->dying = true;
+}
+
+void fake_hyp_set_shutdown(struct fake_hyp *fh, uint32_t domid, unsigned reason)
+{
+	dom(fh, domid)->shutdown = true;
+	dom(fh, domid)->shutdown_reason = reason;
+}
+
+void fake_hyp_set_handle(struct fake_hyp *fh, uint32_t domid,
+			 const uint8_t handle[TMEMD_XEN_HANDLE_LEN])
+{
+	memcpy(dom(fh, domid)->handle, handle, TMEMD_XEN_HANDLE_LEN);
+}
+
+void fake_hyp_get_handle(struct fake_hyp *fh, uint32_t domid,
+			 uint8_t handle[TMEMD_XEN_HANDLE_LEN])
+{
+	memcpy(handle, dom(fh, domid)->handle, TMEMD_XEN_HANDLE_LEN);
 }
 
 void fake_hyp_remove_domain(struct fake_hyp *fh, uint32_t domid)
@@ -291,6 +310,8 @@ static int op_list_domains(void *h, struct tmemd_xen_dominfo *out,
 			out[n] = (struct tmemd_xen_dominfo){
 				.domid = fh->doms[i].domid,
 				.dying = fh->doms[i].dying,
+				.shutdown = fh->doms[i].shutdown,
+				.shutdown_reason = fh->doms[i].shutdown_reason,
 			};
 			memcpy(out[n++].handle, fh->doms[i].handle, TMEMD_XEN_HANDLE_LEN);
 		}

@@ -28,6 +28,13 @@ int fake_hyp_add_domain(struct fake_hyp *fh, uint32_t domid,
 			uint32_t nr_pages, void **mem);
 void fake_hyp_set_dying(struct fake_hyp *fh, uint32_t domid);
 void fake_hyp_remove_domain(struct fake_hyp *fh, uint32_t domid);
+/* The domain shut down for reason (TMEMD_XEN_SHUTDOWN_*). */
+void fake_hyp_set_shutdown(struct fake_hyp *fh, uint32_t domid, unsigned reason);
+/* Its handle (the toolstack's UUID): a restored domain keeps the old one. */
+void fake_hyp_set_handle(struct fake_hyp *fh, uint32_t domid,
+			 const uint8_t handle[TMEMD_XEN_HANDLE_LEN]);
+void fake_hyp_get_handle(struct fake_hyp *fh, uint32_t domid,
+			 uint8_t handle[TMEMD_XEN_HANDLE_LEN]);
 
 /* Grants domid's page to dom0; returns the reference. */
 uint32_t fake_hyp_grant(struct fake_hyp *fh, uint32_t domid, uint32_t page);
