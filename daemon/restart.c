@@ -69,14 +69,13 @@ struct doomed {
 	unsigned n, cap;
 };
 
-/* Under the store lock: only notes who goes. */
+/* Under the store lock: only notes who is detached (the spare check
+ * takes the registry's lock, which goes before the store's). */
 static int note_doomed(const char *name, const struct tmem_ident *ident, void *ctx)
 {
 	struct doomed *dm = ctx;
 
 	(void)ident;
-	if (dm->r->spare && dm->r->spare(dm->r->spare_ctx, name))
-		return 0;
 	if (dm->n == dm->cap) {
 		unsigned cap = dm->cap * 2 + 8;
 		void *bigger = realloc(dm->names, cap * sizeof(*dm->names));
@@ -100,7 +99,8 @@ static int drop_unclaimed(struct tmemd_restart *r)
 		return store_drop_detached(r->store, NULL);
 	rc = store_for_each_detached(r->store, note_doomed, &dm);
 	for (unsigned i = 0; rc >= 0 && i < dm.n; i++)
-		n += store_drop_detached(r->store, dm.names[i]) > 0;
+		if (!r->spare(r->spare_ctx, dm.names[i]))
+			n += store_drop_detached(r->store, dm.names[i]) > 0;
 	free(dm.names);
 	return rc < 0 ? rc : n;
 }
