@@ -140,12 +140,27 @@ static void round_trip(struct fake_front *f, uint8_t fill)
 	ck_assert(!memcmp(fake_front_slot(f, 1), fake_front_slot(f, 2), TMEM_PAGE_SIZE));
 }
 
+struct by_domid {
+	uint32_t domid;
+	struct tmemd_client *found;
+};
+
+static int match_domid(struct tmemd_client *c, void *ctx)
+{
+	struct by_domid *b = ctx;
+
+	if (c->domid >= 0 && (uint32_t)c->domid == b->domid)
+		b->found = c;
+	return b->found != NULL;
+}
+
+/* The client of the domain that has id domid now (its key is uuid:U). */
 static struct tmemd_client *client_of(uint32_t domid)
 {
-	char name[32];
+	struct by_domid b = { .domid = domid };
 
-	snprintf(name, sizeof(name), "domid:%u", domid); /* its principal */
-	return tmemd_clients_find(fx.reg, name);
+	tmemd_clients_for_each(fx.reg, match_domid, &b);
+	return b.found;
 }
 
 /* ---- parsers ---- */
@@ -285,7 +300,8 @@ START_TEST(handshake_connects)
 	c = client_of(5);
 	ck_assert_ptr_nonnull(c);
 	ck_assert_int_eq(c->domid, 5);
-	ck_assert_str_eq(c->name, "domid:5");   /* its principal: the key everywhere */
+	/* Its key everywhere: its handle, which a restore keeps. */
+	ck_assert_str_eq(c->name, "uuid:05000000-0100-0000-0000-000000000000");
 	ck_assert_str_eq(c->label, "web1");     /* its xenstore name: shown only */
 	ck_assert_str_eq(c->transport, "xen");
 	ck_assert_uint_eq(fake_hyp_mapped_pages(fx.hyp), f.nr_pages);
@@ -500,31 +516,27 @@ static void control_session(const char *dir, const char *const *reqs, int n,
  * matched domains by xenstore name) no longer applies to it; tmemd says
  * so when the domain attaches instead of dropping its settings silently.
  */
-START_TEST(name_section_for_domain_warned)
+/*
+ * Issue 25: a domain takes the settings of every principal that names
+ * it, the most specific last: [client domid:5], then its xl name, then
+ * its uuid:U.  (Before, [client web1] was the local client's only.)
+ */
+START_TEST(sections_by_id_name_and_uuid)
 {
-	char path[] = "/tmp/xen-unit-log.XXXXXX", text[1024];
+	static const char conf[] = "[client domid:5]\nweight = 9\nephemeral-max = 8M\n"
+				   "[client web1]\nweight = 11\npersistent-max = 4M\n"
+				   "[client uuid:05000000-0100-0000-0000-000000000000]\n"
+				   "persistent-max = 2M\n";
 	struct tmem_client_settings s;
 	struct fake_front f;
-	int fd = mkstemp(path), saved = dup(2);
-	ssize_t n;
+	char err[256];
 
-	ck_assert_int_ge(fd, 0);
-	unlink(path);
-	ck_assert_int_eq(tmemd_config_load_string(&fx.cfg, "t.conf", "[client web1]\nweight = 9\n",
-						  text, sizeof(text)), 0);
-	fflush(stderr);
-	dup2(fd, 2);
+	ck_assert_int_eq(tmemd_config_load_string(&fx.cfg, "t.conf", conf, err, sizeof(err)), 0);
 	connect_front(&f, 5, "web1");
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	n = pread(fd, text, sizeof(text) - 1, 0);
-	close(fd);
-	text[n > 0 ? n : 0] = '\0';
-	ck_assert_msg(strstr(text, "[client web1] is for the local client web1, not this domain") &&
-		      strstr(text, "[client domid:5]"), "log: %s", text);
 	tmem_policy_client_get(client_of(5)->pc, &s);
-	ck_assert_uint_ne(s.weight, 9);
+	ck_assert_uint_eq(s.ephemeral_max, 2048);   /* domid:5's */
+	ck_assert_uint_eq(s.weight, 11);            /* the name's over domid:5's */
+	ck_assert_uint_eq(s.persistent_max, 512);   /* the uuid's over the name's */
 }
 END_TEST
 
@@ -1107,7 +1119,7 @@ static Suite *suite(void)
 	tcase_add_test(h, domid_grant_reaches_named_domain);
 	tcase_add_test(h, local_client_cannot_take_domain_identity);
 	tcase_add_test(h, control_names_domains_by_domid);
-	tcase_add_test(h, name_section_for_domain_warned);
+	tcase_add_test(h, sections_by_id_name_and_uuid);
 	tcase_add_test(h, commit_retried);
 	tcase_add_loop_test(h, bad_value_cuts_off, 0,
 			    (int)(sizeof(bad_values) / sizeof(bad_values[0])));
