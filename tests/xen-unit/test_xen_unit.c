@@ -27,6 +27,7 @@
 #include "fake_hyp.h"
 #include "fake_xs.h"
 #include "log.h"
+#include "tmem_names.h"
 #include "workers.h"
 #include "xen/allow.h"
 #include "xen/backend.h"
@@ -1094,12 +1095,338 @@ START_TEST(restart_frees_gone_domains)
 }
 END_TEST
 
+
+/* ---- save, restore and migration (issue 25) ---- */
+
+/* Domain domid, connected as name, with one persistent pool holding a
+ * page of fill at index 3; returns its session. */
+static char *guest_with_page(struct fake_front *f, uint32_t domid, const char *name,
+			     uint8_t fill)
+{
+	connect_front(f, domid, name);
+	fake_front_set_state(f, CONNECTED);
+	ck_assert_int_eq(new_pool(f, tmem_pool_flags(TMEM_POOL_PERSIST)), 0);
+	ck_assert_int_eq(new_pool(f, tmem_pool_flags(0)), 1); /* an ephemeral one, dropped when parked */
+	memset(fake_front_slot(f, 1), fill, TMEM_PAGE_SIZE);
+	ck_assert_int_eq(page_op(f, TMEM_OP_PUT_PAGE, 0, 3, 1), 1);
+	ck_assert_int_eq(page_op(f, TMEM_OP_PUT_PAGE, 1, 3, 1), 1);
+	return be_node(domid, "session");
+}
+
+/* The toolstack ends domid after it shut down for reason: shut down
+ * first (xenstored fires @releaseDomain), then destroyed. */
+static void end_domain(uint32_t domid, unsigned reason)
+{
+	fake_hyp_set_shutdown(fx.hyp, domid, reason);
+	fake_xs_fire(fx.xs, "@releaseDomain");
+	poll_be();
+	ck_assert_ptr_nonnull(client_of(domid)); /* shut down, still there */
+	fake_hyp_set_dying(fx.hyp, domid);
+	fake_xs_fire(fx.xs, "@releaseDomain");
+	poll_be();
+	fake_hyp_remove_domain(fx.hyp, domid);
+	fake_xs_fire(fx.xs, "@releaseDomain");
+	poll_be();
+	ck_assert_ptr_null(client_of(domid));
+}
+
+/* A new domain domid with the handle of the domain that had old. */
+static void restored_domain(struct fake_front *f, uint32_t domid, const char *name,
+			    const uint8_t handle[TMEMD_XEN_HANDLE_LEN])
+{
+	fake_front_init(f, fx.xs, fx.hyp, domid, name, 8, 4);
+	fake_hyp_set_handle(fx.hyp, domid, handle);
+	fake_xs_fire(fx.xs, "@introduceDomain");
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(f), INITWAIT);
+	fake_front_publish(f);
+	poll_be();
+	ck_assert_int_eq(fake_front_backend_state(f), CONNECTED);
+}
+
+static struct tmemd_park_stats park_stats(void)
+{
+	struct tmemd_park_stats ps;
+
+	tmemd_clients_park_stats(fx.reg, &ps);
+	return ps;
+}
+
+static bool marker_exists(const uint8_t handle[TMEMD_XEN_HANDLE_LEN])
+{
+	struct tmem_uuid u;
+	char text[TMEM_UUID_TEXT], path[128], *v = NULL;
+	bool there;
+
+	memcpy(&u.lo, handle, 8);
+	memcpy(&u.hi, handle + 8, 8);
+	tmem_uuid_format(&u, text);
+	snprintf(path, sizeof(path), "/tool/tmemd/parked/%s", text);
+	there = fake_xs_read_as(fx.xs, 0, path, &v) == 0;
+	free(v);
+	return there;
+}
+
+/* The page at pool 0, index 3 must read fill (hit) or miss (fill 0). */
+static void expect_page(struct fake_front *f, uint8_t fill)
+{
+	memset(fake_front_slot(f, 2), 0, TMEM_PAGE_SIZE);
+	ck_assert_int_eq(page_op(f, TMEM_OP_GET_PAGE, 0, 3, 2), fill ? 1 : 0);
+	if (fill)
+		ck_assert_int_eq(((uint8_t *)fake_front_slot(f, 2))[77], fill);
+}
+
+/* xl save + xl restore: the suspended domain's persistent pool is
+ * parked, and the restored one (new domid, same UUID) gets it back with
+ * the same id, page and session; the ephemeral pool is dropped. */
+START_TEST(suspend_parks_restore_claims)
+{
+	uint8_t handle[TMEMD_XEN_HANDLE_LEN];
+	struct tmem_store_info si;
+	struct fake_front f, g;
+	char *session, *v;
+
+	session = guest_with_page(&f, 5, "web1", 0x5e);
+	fake_hyp_get_handle(fx.hyp, 5, handle);
+	end_domain(5, TMEMD_XEN_SHUTDOWN_SUSPEND);
+	store_info(fx.store, &si);
+	ck_assert_uint_eq(si.nr_detached, 1);
+	ck_assert_uint_eq(park_stats().parked, 1);
+	ck_assert_uint_eq(park_stats().pools_parked, 1);
+	ck_assert_uint_eq(park_stats().pages_parked, 1);
+	ck_assert(marker_exists(handle));
+
+	restored_domain(&g, 9, "web1", handle);
+	v = session_after(9, "0x1");
+	ck_assert_str_eq(v, session);
+	free(v);
+	expect_page(&g, 0x5e);
+	ck_assert_str_eq(client_of(9)->label, "web1");
+	ck_assert_uint_eq(park_stats().parked, 0);
+	ck_assert_uint_eq(park_stats().pools_claimed, 1);
+	ck_assert_uint_eq(park_stats().pages_claimed, 1);
+	ck_assert(!marker_exists(handle));
+	store_info(fx.store, &si);
+	ck_assert_uint_eq(si.nr_detached, 0);
+	free(session);
+}
+END_TEST
+
+/* A poweroff (or a crash, or xl destroy) ends the guest for good: its
+ * pages are freed at once, and a later domain with its UUID starts empty. */
+START_TEST(poweroff_frees)
+{
+	static const unsigned reasons[] = { TMEMD_XEN_SHUTDOWN_POWEROFF,
+					    TMEMD_XEN_SHUTDOWN_CRASH,
+					    TMEMD_XEN_SHUTDOWN_REBOOT };
+	uint8_t handle[TMEMD_XEN_HANDLE_LEN];
+	struct tmem_store_info si;
+	struct fake_front f, g;
+	char *session, *v;
+
+	session = guest_with_page(&f, 5, "web1", 0x11);
+	fake_hyp_get_handle(fx.hyp, 5, handle);
+	end_domain(5, reasons[_i]);
+	store_info(fx.store, &si);
+	ck_assert_uint_eq(si.nr_detached, 0);
+	ck_assert_uint_eq(park_stats().parked, 0);
+	ck_assert(!marker_exists(handle));
+	restored_domain(&g, 9, "web1", handle);
+	v = session_after(9, "0");
+	ck_assert_str_ne(v, session);
+	free(v);
+	ck_assert_int_eq(new_pool(&g, tmem_pool_flags(TMEM_POOL_PERSIST)), 0);
+	expect_page(&g, 0);
+	free(session);
+}
+END_TEST
+
+/* xl destroy of a running domain: no shutdown at all, freed. */
+START_TEST(destroy_frees)
+{
+	struct tmem_store_info si;
+	struct fake_front f;
+	char *session = guest_with_page(&f, 5, "web1", 0x12);
+
+	fake_hyp_set_dying(fx.hyp, 5);
+	fake_xs_fire(fx.xs, "@releaseDomain");
+	poll_be();
+	store_info(fx.store, &si);
+	ck_assert_uint_eq(si.nr_detached, 0);
+	ck_assert_uint_eq(park_stats().parked, 0);
+	free(session);
+}
+END_TEST
+
+/* Pages parked for one UUID go to no other domain: not to one with
+ * another UUID (nor to a new domain that reuses the domid). */
+START_TEST(parked_refused_to_other_uuid)
+{
+	uint8_t handle[TMEMD_XEN_HANDLE_LEN], other[TMEMD_XEN_HANDLE_LEN];
+	struct fake_front f, g, h;
+	char *session, *v;
+
+	session = guest_with_page(&f, 5, "web1", 0x21);
+	fake_hyp_get_handle(fx.hyp, 5, handle);
+	end_domain(5, TMEMD_XEN_SHUTDOWN_SUSPEND);
+	memcpy(other, handle, sizeof(other));
+	other[15] ^= 1;
+	restored_domain(&g, 9, "web1", other);        /* same name, other UUID */
+	v = session_after(9, "0");
+	ck_assert_str_ne(v, session);
+	free(v);
+	ck_assert_int_eq(new_pool(&g, tmem_pool_flags(TMEM_POOL_PERSIST)), 0);
+	expect_page(&g, 0);
+	connect_front(&h, 5, "web1");                  /* domid 5 reused, new UUID */
+	v = session_after(5, "0");
+	ck_assert_str_ne(v, session);
+	free(v);
+	ck_assert_int_eq(new_pool(&h, tmem_pool_flags(TMEM_POOL_PERSIST)), 0);
+	expect_page(&h, 0);
+	ck_assert_uint_eq(park_stats().parked, 1);      /* still waits for its own */
+	ck_assert(marker_exists(handle));
+	free(session);
+}
+END_TEST
+
+/* xl migrate to this host: the new domain (same UUID) connects while the
+ * old one is suspended and not yet destroyed; it gets the pages. */
+START_TEST(migration_here_claims_from_suspended_twin)
+{
+	uint8_t handle[TMEMD_XEN_HANDLE_LEN];
+	struct fake_front f, g;
+	char *session, *v;
+
+	session = guest_with_page(&f, 5, "web1", 0x31);
+	fake_hyp_get_handle(fx.hyp, 5, handle);
+	fake_hyp_set_shutdown(fx.hyp, 5, TMEMD_XEN_SHUTDOWN_SUSPEND);
+	fake_xs_fire(fx.xs, "@releaseDomain");
+	poll_be();
+	restored_domain(&g, 9, "web1--incoming", handle);
+	v = session_after(9, "0x1");
+	ck_assert_str_eq(v, session);
+	free(v);
+	expect_page(&g, 0x31);
+	ck_assert_uint_eq(park_stats().pools_claimed, 1);
+	/* The source goes; the destination keeps its pages. */
+	fake_hyp_set_dying(fx.hyp, 5);
+	fake_xs_fire(fx.xs, "@releaseDomain");
+	poll_be();
+	fake_hyp_remove_domain(fx.hyp, 5);
+	fake_xs_fire(fx.xs, "@releaseDomain");
+	poll_be();
+	expect_page(&g, 0x31);
+	/* xl drops "--incoming": the label follows the rename. */
+	ck_assert_int_eq(fake_xs_write_as(fx.xs, 0, "/local/domain/9/name", "web1"), 0);
+	fake_xs_fire(fx.xs, "/local/domain/9/name");
+	poll_be();
+	ck_assert_str_eq(client_of(9)->label, "web1");
+	free(session);
+}
+END_TEST
+
+/* A running domain with the same UUID (a clone) gets nothing of it. */
+START_TEST(running_twin_keeps_its_pages)
+{
+	uint8_t handle[TMEMD_XEN_HANDLE_LEN];
+	struct fake_front f, g;
+	char *session;
+
+	session = guest_with_page(&f, 5, "web1", 0x41);
+	fake_hyp_get_handle(fx.hyp, 5, handle);
+	fake_front_init(&g, fx.xs, fx.hyp, 9, "clone", 8, 4);
+	fake_hyp_set_handle(fx.hyp, 9, handle);
+	fake_xs_fire(fx.xs, "@introduceDomain");
+	poll_be();
+	fake_front_publish(&g);
+	poll_be();
+	ck_assert_int_ne(fake_front_backend_state(&g), CONNECTED);
+	expect_page(&f, 0x41);
+	free(session);
+}
+END_TEST
+
+/* Parked pages survive a tmemd restart (a stop, or kill -9 with a kept
+ * arena): the marker tells the start they wait for a restore. */
+START_TEST(parked_survives_restart)
+{
+	uint8_t handle[TMEMD_XEN_HANDLE_LEN];
+	struct tmem_store_info si;
+	struct fake_front f, g;
+	char *session, *v;
+
+	session = guest_with_page(&f, 5, "web1", 0x51);
+	fake_hyp_get_handle(fx.hyp, 5, handle);
+	end_domain(5, TMEMD_XEN_SHUTDOWN_SUSPEND);
+	restart_keeping();
+	start_backend();
+	store_info(fx.store, &si);
+	ck_assert_uint_eq(si.nr_detached, 1);
+	ck_assert_uint_eq(park_stats().parked, 1);
+	ck_assert(tmemd_clients_is_parked(fx.reg, "uuid:05000000-0100-0000-0000-000000000000"));
+	restored_domain(&g, 9, "web1", handle);
+	v = session_after(9, "0x1");
+	ck_assert_str_eq(v, session);
+	free(v);
+	expect_page(&g, 0x51);
+	free(session);
+}
+END_TEST
+
+/* Without its marker a detached client whose domain is gone was not
+ * parked: the restart frees it, as before. */
+START_TEST(restart_without_marker_frees)
+{
+	uint8_t handle[TMEMD_XEN_HANDLE_LEN];
+	struct tmem_store_info si;
+	struct fake_front f;
+	char *session;
+
+	session = guest_with_page(&f, 5, "web1", 0x61);
+	fake_hyp_get_handle(fx.hyp, 5, handle);
+	end_domain(5, TMEMD_XEN_SHUTDOWN_SUSPEND);
+	restart_keeping();
+	ck_assert_int_eq(fake_xs_rm_as(fx.xs, 0, "/tool/tmemd/parked"), 0);
+	start_backend();
+	store_info(fx.store, &si);
+	ck_assert_uint_eq(si.nr_detached, 0);
+	ck_assert_uint_eq(park_stats().parked, 0);
+	free(session);
+}
+END_TEST
+
+/* Past parked-max-age the pages go, and the marker with them. */
+START_TEST(parked_expires)
+{
+	uint8_t handle[TMEMD_XEN_HANDLE_LEN];
+	struct tmem_store_info si;
+	struct fake_front f;
+	char *session;
+
+	fx.cfg.parked_max_age_sec = 1;
+	session = guest_with_page(&f, 5, "web1", 0x71);
+	fake_hyp_get_handle(fx.hyp, 5, handle);
+	end_domain(5, TMEMD_XEN_SHUTDOWN_SUSPEND);
+	ck_assert_uint_eq(park_stats().parked, 1);
+	usleep(2100 * 1000);
+	poll_be();
+	store_info(fx.store, &si);
+	ck_assert_uint_eq(si.nr_detached, 0);
+	ck_assert_uint_eq(park_stats().parked, 0);
+	ck_assert_uint_eq(park_stats().pools_expired, 1);
+	ck_assert_uint_eq(park_stats().pages_expired, 1);
+	ck_assert(!marker_exists(handle));
+	free(session);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("xen-backend");
 	TCase *p = tcase_create("parsers");
 	TCase *h = tcase_create("handshake");
 	TCase *t = tcase_create("teardown");
+	TCase *pk = tcase_create("park");
 
 	tcase_add_checked_fixture(p, setup, teardown);
 	tcase_add_test(p, parse_u32_strict);
@@ -1144,6 +1471,19 @@ static Suite *suite(void)
 	tcase_add_test(t, restart_frees_gone_domains);
 	tcase_add_test(t, restart_local_name_cannot_take_kept_domain);
 	suite_add_tcase(s, t);
+
+	tcase_add_checked_fixture(pk, setup, teardown);
+	tcase_set_timeout(pk, 30);
+	tcase_add_test(pk, suspend_parks_restore_claims);
+	tcase_add_loop_test(pk, poweroff_frees, 0, 3);
+	tcase_add_test(pk, destroy_frees);
+	tcase_add_test(pk, parked_refused_to_other_uuid);
+	tcase_add_test(pk, migration_here_claims_from_suspended_twin);
+	tcase_add_test(pk, running_twin_keeps_its_pages);
+	tcase_add_test(pk, parked_survives_restart);
+	tcase_add_test(pk, restart_without_marker_frees);
+	tcase_add_test(pk, parked_expires);
+	suite_add_tcase(s, pk);
 	return s;
 }
 
