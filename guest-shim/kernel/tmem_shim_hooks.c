@@ -139,9 +139,21 @@ static int tmem_fs_store(unsigned int type, pgoff_t offset, struct page *page)
 	return shim_fs_store(&tmem_shim.ops, type, offset, page);
 }
 
+/*
+ * frontswap skipped the disk write when the store succeeded, so a load
+ * that fails (the page was lost with tmemd's pool, or tmemd stayed away
+ * past persist_wait_ms) makes the kernel read a stale swap slot.
+ * frontswap has no way to fail a load; say it loudly.
+ */
 static int tmem_fs_load(unsigned int type, pgoff_t offset, struct page *page)
 {
-	return shim_fs_load(&tmem_shim.ops, type, offset, page);
+	int ret = shim_fs_load(&tmem_shim.ops, type, offset, page);
+
+	if (ret)
+		pr_err_ratelimited("swap page %u:%lu stored in tmem could not be loaded back; the guest reads a stale swap slot instead (lost pages: %llu)\n",
+				   type, (unsigned long)offset,
+				   (unsigned long long)tmem_shim.ops.fs.failed_loads);
+	return ret;
 }
 
 static void tmem_fs_invalidate_page(unsigned int type, pgoff_t offset)

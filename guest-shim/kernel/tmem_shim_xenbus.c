@@ -24,6 +24,19 @@
  * never races the frontend's gnttab_end_foreign_access; they are ended
  * (and the pages handed back to the grant code to free once unmapped)
  * only when the device goes away.
+ *
+ * Save, restore and migration (xl save/restore/migrate; man/tmem_shim.4):
+ * the guest goes on in a new domain, whose grant table and event
+ * channels start empty, served by tmemd there, which hands it the pools
+ * the old domain parked.  As blkfront does, resume grants the region
+ * again (the same refs, the frames' new gfns) and binds a new event
+ * channel; the handshake then runs as after a backend restart, the
+ * pools are taken back under the session they were made in, and the
+ * requests cut off by the suspend are repeated (persist_wait_ms).
+ * xenbus resumes a device only if its backend nodes are already there;
+ * tmemd writes them when the new domain appears, which may be just after
+ * it runs, so a suspend also starts a watch that resumes the device
+ * itself once they are (tmem_front_watch_resume).
  */
 #include <linux/err.h>
 #include <linux/interrupt.h>
@@ -31,6 +44,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 #include <xen/events.h>
 #include <xen/grant_table.h>
 #include <xen/page.h>
@@ -51,6 +65,12 @@ struct tmem_front {
 	evtchn_port_t port;
 	int irq;
 	char session[24];	/* the backend's "session" our pools are in */
+	/* A suspend not yet followed by a resume; the domid it left. */
+	bool suspended;
+	unsigned int suspend_domid;
+	unsigned int resume_tries;
+	struct delayed_work resume_work;
+	u64 resumes;		/* restores and migrations seen */
 };
 
 static irqreturn_t tmem_front_irq(int irq, void *dev_id)
@@ -75,6 +95,7 @@ static void tmem_front_free(struct tmem_front *f)
 
 	if (!f)
 		return;
+	cancel_delayed_work_sync(&f->resume_work);
 	shim_ring_detach(&tmem_shim.ring);
 	if (f->irq > 0) {
 		WRITE_ONCE(tmem_shim.irq, 0);
@@ -114,6 +135,8 @@ static int tmem_front_grant(struct tmem_front *f)
 	return 0;
 }
 
+static void tmem_front_watch_resume(struct work_struct *w);
+
 static struct tmem_front *tmem_front_alloc(struct xenbus_device *dev)
 {
 	struct tmem_front *f = kzalloc(sizeof(*f), GFP_KERNEL);
@@ -138,6 +161,7 @@ static struct tmem_front *tmem_front_alloc(struct xenbus_device *dev)
 	}
 	for (i = 0; i < f->nr_pages; i++)
 		f->refs[i] = INVALID_GRANT_REF;
+	INIT_DELAYED_WORK(&f->resume_work, tmem_front_watch_resume);
 	return f;
 }
 
@@ -203,7 +227,7 @@ static void tmem_front_publish_ring(struct tmem_front *f)
  * trusted only under the session our pools were made in, since a
  * backend on another store could hold other pages under those ids.
  */
-static void tmem_front_resume(struct tmem_front *f)
+static void tmem_front_take_pools(struct tmem_front *f)
 {
 	struct xenbus_device *dev = f->dev;
 	unsigned int listed = 0, kept = 0;
@@ -241,7 +265,7 @@ static void tmem_front_connected(struct tmem_front *f)
 		xenbus_dev_fatal(f->dev, err, "attaching the tmem ring");
 		return;
 	}
-	tmem_front_resume(f);
+	tmem_front_take_pools(f);
 	xenbus_switch_state(f->dev, XenbusStateConnected);
 	dev_info(&f->dev->dev, "connected to tmem backend in domain %d\n",
 		 f->dev->otherend_id);
@@ -277,6 +301,107 @@ static void tmem_backend_changed(struct xenbus_device *dev,
 	}
 }
 
+/* A new event channel to the backend, bound to our handler. */
+static int tmem_front_bind(struct tmem_front *f)
+{
+	int err = xenbus_alloc_evtchn(f->dev, &f->port);
+
+	if (err)
+		return err;
+	err = bind_evtchn_to_irqhandler(f->port, tmem_front_irq, 0, "tmem_shim", f);
+	if (err < 0) {
+		xenbus_free_evtchn(f->dev, f->port);
+		f->port = 0;
+		return err;
+	}
+	f->irq = err;
+	WRITE_ONCE(tmem_shim.irq, f->irq);
+	return 0;
+}
+
+/*
+ * Exported (GPL) by every kernel with xenbus, but declared only in
+ * drivers/xen/xenbus/xenbus.h: what xenbus runs for each device at a
+ * resume, run again by tmem_front_watch_resume when it failed.
+ */
+int xenbus_dev_resume(struct device *dev);
+
+static unsigned int tmem_own_domid(void)
+{
+	return xenbus_read_unsigned("domid", "", DOMID_INVALID);
+}
+
+static int tmem_front_suspend(struct xenbus_device *dev)
+{
+	struct tmem_front *f = dev_get_drvdata(&dev->dev);
+
+	if (!f)
+		return 0;
+	f->suspended = true;
+	f->suspend_domid = tmem_own_domid();
+	f->resume_tries = 0;
+	/* Runs once the domain runs again, wherever that is. */
+	schedule_delayed_work(&f->resume_work, HZ);
+	return 0;
+}
+
+/*
+ * In a new domain: the old grants and event channel are gone.  Requests
+ * in flight lose their answers (persistent ones wait and are repeated);
+ * the region is granted again under the same refs, now pointing at the
+ * frames' gfns here, and a new channel is bound.  xenbus then watches the
+ * backend, whose InitWait starts the handshake (tmem_backend_changed).
+ */
+static int tmem_front_resume(struct xenbus_device *dev)
+{
+	struct tmem_front *f = dev_get_drvdata(&dev->dev);
+	unsigned int i;
+
+	if (!f)
+		return 0;
+	f->suspended = false;
+	f->resumes++;
+	shim_ring_detach(&tmem_shim.ring);
+	if (f->irq > 0) {
+		WRITE_ONCE(tmem_shim.irq, 0);
+		unbind_from_irqhandler(f->irq, f);
+	}
+	f->irq = 0;
+	f->port = 0;
+	for (i = 0; i < f->nr_granted; i++)
+		gnttab_grant_foreign_access_ref(f->refs[i], tmem_param_backend_domid,
+			virt_to_gfn(f->region + i * PAGE_SIZE), 0);
+	dev_info(&dev->dev, "resumed in domain %u (restore or migration): reconnecting\n",
+		 tmem_own_domid());
+	return tmem_front_bind(f);
+}
+
+/*
+ * After a suspend: if xenbus could not resume the device (its backend
+ * nodes were not there yet), resume it once they are.  Same domid: the
+ * suspend was cancelled (xl save -c, a failed save) and the old ring
+ * goes on; nothing to do.
+ */
+static void tmem_front_watch_resume(struct work_struct *w)
+{
+	struct tmem_front *f = container_of(to_delayed_work(w), struct tmem_front,
+					    resume_work);
+	int err;
+
+	if (!f->suspended)
+		return;
+	if (tmem_own_domid() == f->suspend_domid) {
+		f->suspended = false;
+		return;
+	}
+	err = xenbus_dev_resume(&f->dev->dev);
+	if (!err || !f->suspended)
+		return;
+	if (++f->resume_tries % 30 == 1)
+		dev_warn(&f->dev->dev, "no tmem backend in this domain yet (%d); waiting\n", err);
+	schedule_delayed_work(&f->resume_work, HZ);
+}
+
 static int tmem_front_probe(struct xenbus_device *dev,
 			    const struct xenbus_device_id *id)
 {
@@ -294,15 +419,9 @@ static int tmem_front_probe(struct xenbus_device *dev,
 		return -ENOMEM;
 	dev_set_drvdata(&dev->dev, f);
 	err = tmem_front_grant(f);
-	err = err ?: xenbus_alloc_evtchn(dev, &f->port);
+	err = err ?: tmem_front_bind(f);
 	if (err)
 		goto fail;
-	err = bind_evtchn_to_irqhandler(f->port, tmem_front_irq, 0,
-					"tmem_shim", f);
-	if (err < 0)
-		goto fail;
-	f->irq = err;
-	WRITE_ONCE(tmem_shim.irq, f->irq);
 	return 0;
 fail:
 	xenbus_dev_fatal(dev, err, "setting up the tmem ring");
@@ -333,6 +452,8 @@ static struct xenbus_driver tmem_front_driver = {
 	.ids = tmem_front_ids,
 	.probe = tmem_front_probe,
 	.remove = tmem_front_remove,
+	.suspend = tmem_front_suspend,
+	.resume = tmem_front_resume,
 	.otherend_changed = tmem_backend_changed,
 };
 

@@ -135,6 +135,35 @@ check_kills() {
 	kills+=("$name:$plan")
 }
 
+# check_moves: at each of the guest's move points dom0 saved and restored
+# it, or migrated it to this host (issue 25): both xl steps succeeded, the
+# guest came back as a new domain, tmemd parked exactly as many persistent
+# pages as the new domain claimed, and (save-kill) a kill -9 of tmemd
+# while they were parked lost none.  The workload's checksums are checked
+# above.
+check_moves() {
+	local plan k line op parked claimed
+	plan=$(grep -a "^E2E-DOM0 MOVE-PLAN $name " <<<"$lines" | tail -1 | awk '{print $4}')
+	[[ ${plan:-0} =~ ^[0-9]+$ ]] && (( plan > 0 )) || return 0
+	for ((k = 1; k <= plan; k++)); do
+		line=$(grep -a "^E2E-DOM0 MOVE $name n=$k " <<<"$lines" | tail -1)
+		check "move #$k (${line#E2E-DOM0 MOVE $name })" test -n "$line"
+		op=$(grep -oE ' op=[a-z-]+' <<<"$line" | cut -d= -f2)
+		parked=$(grep -oE ' parked=[0-9a-z]+' <<<"$line" | cut -d= -f2)
+		claimed=$(grep -oE ' claimed=[0-9a-z]+' <<<"$line" | cut -d= -f2)
+		check "  xl ${op:-?} succeeded" grep -q ' rc=0/0 ' <<<"$line"
+		check "  a new domain went on with the guest" \
+			bash -c '[[ $1 =~ old=([0-9]+)\ new=([0-9]+) ]] && [[ ${BASH_REMATCH[1]} != "${BASH_REMATCH[2]}" ]]' _ "$line"
+		check "  tmemd parked ${parked:-?} persistent pages and the new domain claimed ${claimed:-?}: all" \
+			test "${parked:-x}" -gt 0 -a "${parked:-x}" = "${claimed:-y}"
+		[[ $op == save-kill ]] && check "  tmemd killed with SIGKILL while they were parked, and back" \
+			grep -q "^E2E-DOM0 KILLED-WHILE-PARKED $name " <<<"$lines"
+		moves+=("$name#$k:$op:took=$(grep -oE 'took=[0-9.]+' <<<"$line" | cut -d= -f2)s,waited=$(grep -oE 'waited=[0-9.]+' <<<"$line" | cut -d= -f2)s,pages=${claimed:-?}")
+	done
+	check "the guest took its pools back after every move (resumes ${res:-none} >= $plan)" \
+		test "$(counter "$name" "${phases##* }" pools_resumed)" -ge "$(( plan + ${kplan:-0} ))"
+}
+
 # check_compression: what tmemd's stats said of the guest's pages while it
 # held them (issue 16): its compress setting (the default, lz4) and the
 # compression ratio, which must reach 1.5 when its workload wrote
@@ -156,7 +185,7 @@ check_compression() {
 # it shares with check_readcache.
 . "$(dirname "$0")/check-cleancache.sh"
 
-sum_stores=0 sum_loads=0 sum_errors=0 nguests=0 summary=() kills=()
+sum_stores=0 sum_loads=0 sum_errors=0 nguests=0 summary=() kills=() moves=()
 while read -r name type kernel mode quota disk; do
 	[[ -n $name ]] || continue
 	nguests=$((nguests + 1))
@@ -216,6 +245,9 @@ while read -r name type kernel mode quota disk; do
 		check "guest $fkey grew under the quota (${g1:-?} -> ${g2:-?})" test "${g2:-0}" -gt "${g1:-0}" 2>/dev/null
 	fi
 	check_kills
+	kplan=$(grep -a "^E2E-DOM0 KILL-PLAN $name " <<<"$lines" | tail -1 | awk '{print $4}')
+	res=$(counter "$name" "${phases##* }" pools_resumed)
+	check_moves
 	st2=$(counter "$name" "${phases##* }" $skey) ld2=$(counter "$name" "${phases##* }" $lkey)
 	# Doorbells per request: what each ring op costs in VM exits.
 	kicks=$(counter "$name" "${phases##* }" ring_kicks) posted=$(counter "$name" "${phases##* }" ring_posted)

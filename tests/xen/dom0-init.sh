@@ -7,8 +7,12 @@
 # `tmemctl stats --json` while it runs, apply the quota case, xl destroy,
 # check that its client is gone.  At the guest's kill points (kill_points)
 # tmemd is killed with SIGKILL and started again on its arena, the guest
-# working on.  Everything the host checks is printed on the serial console
-# as E2E-* lines; the host (run-e2e.sh) judges.
+# working on.  At the guest's move points (move_points) the guest is saved
+# and restored (xl save, xl restore: a new domid, the same UUID) or
+# migrated to this host (xl migrate to "xl migrate-receive"), its workload
+# working on; tmemd must park its pages and hand them to the new domain.
+# Everything the host checks is printed on the serial console as E2E-*
+# lines; the host (run-e2e.sh) judges.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin
 export LD_LIBRARY_PATH=/usr/lib/xen-4.17/lib
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
@@ -32,6 +36,10 @@ for d in $disks; do
 	[ -b $d ] || { say "NO-DISK $d"; ls /sys/bus/pci/devices; dmesg | grep -iE 'virtio|pci|blk' | tail -20; }
 done
 say "DISKS $(echo $disks)"
+# xl save's image goes to the scratch disk no guest uses (run-e2e.sh).
+SAVE_DEV=
+for d in /dev/vd?; do grep -q "target=$d\"" /guest/*.cfg || SAVE_DEV=$d; done
+say "SAVE-DEV ${SAVE_DEV:-none}"
 xenstored --pid-file /var/run/xenstored.pid || say "xenstored FAILED"
 xenstore-write /local/domain/0/name Domain-0
 xen-init-dom0 >/dev/null || say "xen-init-dom0 FAILED"
@@ -84,11 +92,15 @@ live_stats() {
 		grep -E '^(persistent_pages|puts|gets|failed_gets):' | head -4 | tr '\n' ' ')
 	say "LIVE-STATS $1 uptime=$(up) $v"
 }
+# conlog GUEST: its console as xenconsoled logged it: a migration here
+# gives the new domain the name GUEST--incoming, and xenconsoled keeps
+# that file for it after the rename.
+conlog() { cat $CON/guest-$1.log $CON/guest-$1--incoming.log 2>/dev/null; }
 # relay GUEST: its new E2E lines, live on the serial console (uses $shown).
 relay() {
-	n=$(wc -l <$CON/guest-$1.log 2>/dev/null || echo 0)
+	n=$(conlog $1 | wc -l)
 	[ "$n" -gt "$shown" ] || return 0
-	sed -n "$((shown + 1)),${n}p" $CON/guest-$1.log | tr -d '\r' |
+	conlog $1 | sed -n "$((shown + 1)),${n}p" | tr -d '\r' |
 		grep -E '^E2E-(GUEST|WORKLOAD)' | sed "s/^/E2E-LIVE $1 /"
 	shown=$n
 }
@@ -97,11 +109,12 @@ wait_marker() {
 	j=0 miss=0
 	while [ $j -lt $(($3 * 2)) ]; do
 		relay $1
-		grep -q "$2" $CON/guest-$1.log 2>/dev/null && return 0
+		conlog $1 | grep -q "$2" && return 0
 		# A guest that said DONE (a FAIL says it too) prints nothing more.
-		grep -q "E2E-GUEST $1 DONE" $CON/guest-$1.log 2>/dev/null && return 1
+		conlog $1 | grep -q "E2E-GUEST $1 DONE" && return 1
 		tmemd_alive || return 1
-		if xl domid $1 >/dev/null 2>&1; then miss=0; else miss=$((miss + 1)); fi
+		if xl domid $1 >/dev/null 2>&1 || [ -f /run/e2e/moving-$1 ]; then miss=0
+		else miss=$((miss + 1)); fi
 		if [ $miss -ge 3 ]; then   # gone for good, not one failed xl call
 			relay $1; say "GUEST-GONE $1"
 			xl dmesg | grep -E "d[0-9]+v[0-9]+ (Triple|.*crash)" | tail -3 | sed "s/^/E2E-DOM0 XEN /"
@@ -123,7 +136,8 @@ kill_points() {
 	esac
 }
 # kill_tmemd GUEST DOMID N: kill -9 now, start again on the arena, wait for
-# the guest to be back; prints what it saw.
+# the guest to be back; prints what it saw.  DOMID is the guest's now (a
+# restore or a migration gives it a new one).
 kill_tmemd() {
 	snapshot pre-kill-$3 $1 $2
 	back_re="domain $2: client .* reconnected with its pages"
@@ -144,13 +158,79 @@ kill_tmemd() {
 killer() {
 	n=0
 	kill_points $1 | while read -r point; do
-		j=0; while [ $j -lt 1800 ] && ! grep -q "tag=$1-$point" $CON/guest-$1.log 2>/dev/null; do
+		j=0; while [ $j -lt 1800 ] && ! conlog $1 | grep -q "tag=$1-$point"; do
 			sleep 0.2; j=$((j+1)); done
 		n=$((n + 1))
-		if grep -q "tag=$1-$point" $CON/guest-$1.log 2>/dev/null; then
-			kill_tmemd $1 $2 $n
+		if conlog $1 | grep -q "tag=$1-$point"; then
+			kill_tmemd $1 $(xl domid $1) $n
 		else
 			say "KILL-MISSED $1 n=$n point=$point"
+		fi
+	done
+}
+
+# move_points GUEST: "POINT OP" lines: at the workload's progress POINT
+# the guest is saved and restored (save; save-kill: with tmemd killed
+# with SIGKILL and started again while the pages are parked) or migrated
+# to this host (migrate).  e2e.moves=0 on the dom0 command line: none.
+move_points() {
+	grep -q 'e2e.moves=0' /proc/cmdline && return 0
+	case $1 in
+	pv-frontswap) printf '%s\n' "p1 verify 128 MiB|save-kill" "p1 verify 384 MiB|migrate" ;;
+	pv-stock) echo "p1 verify 256 MiB|save" ;;
+	esac
+}
+# logged_pages PATTERN: the page count of tmemd's last log line matching
+# "PATTERN N persistent pages" (its park and claim lines), or "none".
+logged_pages() {
+	v=$(sed -n "s/.*$1 \([0-9]*\) persistent pages.*/\1/p" /run/tmemd.log | tail -1)
+	echo "${v:-none}"
+}
+# move_guest GUEST N OP: one move; prints what it saw, the times in
+# seconds: took (save and restore, or the migration), waited (from the
+# new domain running to tmemd handing it the parked pages).
+move_guest() {
+	old=$(xl domid $1) t0=$(up) rc2=0
+	snapshot pre-move-$2 $1 $old
+	touch /run/e2e/moving-$1
+	case $3 in
+	save|save-kill)
+		xl save $1 $SAVE_DEV >/tmp/move-$1.log 2>&1; rc1=$?
+		if [ $3 = save-kill ]; then   # kill -9 while the pages are parked
+			touch /run/e2e/restarting
+			pid=$(cat /run/e2e/tmemd.pid); kill -9 $pid
+			while kill -0 $pid 2>/dev/null; do sleep 0.05; done
+			start_tmemd && say "KILLED-WHILE-PARKED $1 $($TMEMCTL status 2>&1 | grep -i parked | tr -s ' \n' ' ')"
+			rm -f /run/e2e/restarting
+		fi
+		xl restore $SAVE_DEV >>/tmp/move-$1.log 2>&1; rc2=$?
+		;;
+	migrate)
+		xl migrate -s "" $1 "xl migrate-receive" >/tmp/move-$1.log 2>&1; rc1=$?
+		;;
+	esac
+	t1=$(up)
+	new=$(xl domid $1 2>/dev/null || echo none)
+	rm -f /run/e2e/moving-$1
+	j=0; while [ $j -lt 1200 ] && [ "$(logged_pages "domain $new ([^)]*): claimed")" = none ]; do
+		sleep 0.1; j=$((j+1)); done
+	t2=$(up)
+	snapshot post-move-$2 $1 $new
+	say "NEWDOMID $1 $new"
+	say "MOVE $1 n=$2 op=$3 old=$old new=$new rc=$rc1/$rc2 took=$(echo "$t1 $t0" | awk '{printf "%.1f", $1 - $2}') waited=$(echo "$t2 $t1" | awk '{printf "%.1f", $1 - $2}') parked=$(logged_pages "domain $old ([^)]*) suspended:") claimed=$(logged_pages "domain $new ([^)]*): claimed")"
+	[ "$rc1/$rc2" = 0/0 ] || sed "s/^/E2E-XL /" /tmp/move-$1.log
+}
+# mover GUEST: move_guest at each of the guest's move points.
+mover() {
+	n=0
+	move_points $1 | while IFS='|' read -r point op; do
+		j=0; while [ $j -lt 1800 ] && ! conlog $1 | grep -q "tag=$1-$point"; do
+			sleep 0.2; j=$((j+1)); done
+		n=$((n + 1))
+		if conlog $1 | grep -q "tag=$1-$point"; then
+			move_guest $1 $n $op
+		else
+			say "MOVE-MISSED $1 n=$n point=$point"
 		fi
 	done
 }
@@ -183,9 +263,13 @@ run_guest() {
 	say "KILL-PLAN $name $(kill_points $name | grep -c .)"
 	killer $name $domid &
 	killer_pid=$!
+	say "MOVE-PLAN $name $(move_points $name | grep -c .)"
+	mover $name &
+	mover_pid=$!
 	if [ "$quota" != 0 ]; then   # 1: persistent cap, eph: ephemeral cap
 		cap="--persistent-max 4M"; [ "$quota" = eph ] && cap="--ephemeral-max 16M"
 		wait_marker $name "E2E-GUEST $name WAIT-QUOTA" 900 || say "TIMEOUT $name WAIT-QUOTA"
+		domid=$(xl domid $name)   # a move gave it a new one
 		snapshot pre-quota $name $domid
 		$TMEMCTL set $domid $cap >/tmp/set-$name.log 2>&1
 		say "QUOTA $name domid=$domid rc=$? $(tr '\n' ' ' </tmp/set-$name.log)"
@@ -195,7 +279,10 @@ run_guest() {
 	fi
 	wait_marker $name "E2E-GUEST $name DONE" 1200 || say "TIMEOUT $name DONE"
 	kill $killer_pid 2>/dev/null; wait $killer_pid 2>/dev/null
+	while [ -f /run/e2e/moving-$name ]; do sleep 1; done
+	kill $mover_pid 2>/dev/null; wait $mover_pid 2>/dev/null
 	kill $poller; wait $poller 2>/dev/null
+	domid=$(xl domid $name)
 	cat /run/e2e/stats-$name.log || say "NO-STATS-LOG $name"
 	snapshot hold $name $domid
 	if [ "$(kill_points $name | grep -c .)" = 1 ]; then
@@ -213,7 +300,7 @@ run_guest() {
 	j=0; while [ $j -lt 20 ] && $TMEMCTL list 2>/dev/null | grep -qw "$name"; do sleep 0.5; j=$((j+1)); done
 	snapshot destroyed $name $domid
 	echo "E2E-CONSOLE-BEGIN $name"
-	sed "s/^/E2E-CON $name /" $CON/guest-$name.log
+	conlog $name | sed "s/^/E2E-CON $name /"
 	echo "E2E-CONSOLE-END $name"
 }
 

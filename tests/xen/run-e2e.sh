@@ -12,6 +12,7 @@
 #           E2E_PARALLEL=1 (all guests at once instead of one at a time),
 #           E2E_PVH=0 (leave the PVH guest out; see GUESTS below),
 #           E2E_CLEANCACHE=0 (leave pv-cleancache out),
+#           E2E_DOM0_EXTRA=e2e.moves=0 (no xl save/restore, no xl migrate),
 #           E2E_CPU (QEMU -cpu; default $CPU_DEFAULT below),
 #           E2E_QEMU (QEMU command instead of qemu-system-x86_64),
 #           E2E_XLCFG_EXTRA (more xl.cfg lines for every guest),
@@ -118,6 +119,10 @@ while read -r name _ _ mode _ disk; do
 	truncate -s ${size}M "$img"
 	drives+=(-drive "file=$img,if=virtio,format=raw,cache=unsafe")
 done <<<"$GUESTS"
+# dom0's scratch disk for xl save's image (a guest's 256 MiB): dom0's RAM
+# holds tmemd's arena; the disk after the guests' is the one no xl.cfg names.
+truncate -s 512M "$E2E_WORK/disk-save.img"
+drives+=(-drive "file=$E2E_WORK/disk-save.img,if=virtio,format=raw,cache=unsafe")
 zcat /boot/xen-4.17-amd64.gz >"$E2E_WORK/xen.elf"   # QEMU's multiboot loader wants the ELF
 stamp "dom0 initramfs packed; booting Xen under QEMU"
 
