@@ -1325,6 +1325,57 @@ START_TEST(migration_here_claims_from_suspended_twin)
 }
 END_TEST
 
+/* xl rename: the client is shown by the new name and takes its
+ * settings; a name no section names takes the defaults again. */
+START_TEST(renamed_domain_follows)
+{
+	static const char conf[] = "[client web1]\nweight = 7\n[client db]\nweight = 9\n";
+	struct tmem_client_settings s;
+	struct fake_front f;
+	char err[256];
+
+	ck_assert_int_eq(tmemd_config_load_string(&fx.cfg, "t.conf", conf, err, sizeof(err)), 0);
+	connect_front(&f, 5, "web1");
+	tmem_policy_client_get(client_of(5)->pc, &s);
+	ck_assert_uint_eq(s.weight, 7);
+	ck_assert_int_eq(fake_xs_write_as(fx.xs, 0, "/local/domain/5/name", "db"), 0);
+	fake_xs_fire(fx.xs, "/local/domain/5/name");
+	poll_be();
+	ck_assert_str_eq(client_of(5)->label, "db");
+	tmem_policy_client_get(client_of(5)->pc, &s);
+	ck_assert_uint_eq(s.weight, 9);
+	ck_assert_int_eq(fake_xs_write_as(fx.xs, 0, "/local/domain/5/name", "other"), 0);
+	fake_xs_fire(fx.xs, "/local/domain/5/name");
+	poll_be();
+	tmem_policy_client_get(client_of(5)->pc, &s);
+	ck_assert_uint_eq(s.weight, fx.cfg.defaults.weight);
+}
+END_TEST
+
+/* A new domain that reuses a domid gets none of the old one's settings
+ * given by name or UUID (only [client domid:N], which names the id). */
+START_TEST(reused_domid_gets_no_settings)
+{
+	static const char conf[] = "[client uuid:05000000-0100-0000-0000-000000000000]\n"
+				   "weight = 7\n";
+	struct tmem_client_settings s;
+	struct fake_front f, g;
+	char err[256];
+
+	ck_assert_int_eq(tmemd_config_load_string(&fx.cfg, "t.conf", conf, err, sizeof(err)), 0);
+	connect_front(&f, 5, "web1");
+	tmem_policy_client_get(client_of(5)->pc, &s);
+	ck_assert_uint_eq(s.weight, 7);
+	fake_hyp_set_dying(fx.hyp, 5);
+	fake_xs_fire(fx.xs, "@releaseDomain");
+	poll_be();
+	fake_hyp_remove_domain(fx.hyp, 5);
+	connect_front(&g, 5, "db");
+	tmem_policy_client_get(client_of(5)->pc, &s);
+	ck_assert_uint_eq(s.weight, fx.cfg.defaults.weight);
+}
+END_TEST
+
 /* A running domain with the same UUID (a clone) gets nothing of it. */
 START_TEST(running_twin_keeps_its_pages)
 {
@@ -1480,6 +1531,8 @@ static Suite *suite(void)
 	tcase_add_test(pk, parked_refused_to_other_uuid);
 	tcase_add_test(pk, migration_here_claims_from_suspended_twin);
 	tcase_add_test(pk, running_twin_keeps_its_pages);
+	tcase_add_test(pk, renamed_domain_follows);
+	tcase_add_test(pk, reused_domid_gets_no_settings);
 	tcase_add_test(pk, parked_survives_restart);
 	tcase_add_test(pk, restart_without_marker_frees);
 	tcase_add_test(pk, parked_expires);
