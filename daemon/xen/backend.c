@@ -328,7 +328,9 @@ static void name_changed(struct xen_dom *d)
 	char name[TMEM_CLIENT_NAME_MAX];
 
 	read_name(d->be, d->domid, name);
-	if (!strcmp(name, d->name))
+	/* Gone (the toolstack tears the domain's directory down as it
+	 * destroys it) or unusable: keep the name it had. */
+	if (!name[0] || !strcmp(name, d->name))
 		return;
 	log_info("domain %u: renamed from %s to %s", d->domid, d->name[0] ? d->name : "?",
 		 name[0] ? name : "?");

@@ -160,7 +160,7 @@ check_moves() {
 			grep -q "^E2E-DOM0 KILLED-WHILE-PARKED $name " <<<"$lines"
 		moves+=("$name#$k:$op:took=$(grep -oE 'took=[0-9.]+' <<<"$line" | cut -d= -f2)s,waited=$(grep -oE 'waited=[0-9.]+' <<<"$line" | cut -d= -f2)s,pages=${claimed:-?}")
 	done
-	check "the guest took its pools back after every move (resumes ${res:-none} >= $plan)" \
+	check "the guest took its pools back after every kill and move (pools_resumed ${res:-none} >= $(( plan + ${kplan:-0} )))" \
 		test "$(counter "$name" "${phases##* }" pools_resumed)" -ge "$(( plan + ${kplan:-0} ))"
 }
 
