@@ -394,6 +394,8 @@ static void tmem_front_watch_resume(struct work_struct *w)
 		f->suspended = false;
 		return;
 	}
+	/* The old ring is nobody's now: requests wait for the new one. */
+	shim_ring_detach(&tmem_shim.ring);
 	err = xenbus_dev_resume(&f->dev->dev);
 	if (!err || !f->suspended)
 		return;
