@@ -170,6 +170,8 @@ int tmemd_client_attach(struct tmemd_clients *reg, const char *name,
 		free(c);
 		return rc;
 	}
+	if (reg->attach_hook)
+		reg->attach_hook(reg->attach_ctx, c);
 	*out = c;
 	return 0;
 }
@@ -206,6 +208,8 @@ int tmemd_client_attach_domain(struct tmemd_clients *reg,
 		free(c);
 		return rc;
 	}
+	if (reg->attach_hook)
+		reg->attach_hook(reg->attach_ctx, c);
 	*out = c;
 	return 0;
 }
@@ -284,6 +288,13 @@ void tmemd_clients_set_settings_hook(struct tmemd_clients *reg,
 {
 	reg->hook = hook;
 	reg->hook_ctx = ctx;
+}
+
+void tmemd_clients_set_attach_hook(struct tmemd_clients *reg,
+				   tmemd_attach_hook hook, void *ctx)
+{
+	reg->attach_hook = hook;
+	reg->attach_ctx = ctx;
 }
 
 int tmemd_clients_reapply(struct tmemd_clients *reg)

@@ -40,10 +40,11 @@ struct tmemd_client {
 	struct tmemd_clients *reg;
 	struct tmem_pclient *pc;      /* policy/ client; owns the store client */
 	struct tmem_client *sc;       /* tmem_pclient_store_client(pc) */
-	/* The client's principal in canonical text (proto/tmem_names.h):
-	 * "domid:N" for a Xen domain, else the local client's name.  The
-	 * registry, the store, tmemd.conf, tmemctl and state.json all key
-	 * clients by it, so a local client and a domain never share a key. */
+	/* The client's key, a principal in canonical text
+	 * (proto/tmem_names.h): a Xen domain's "uuid:U" ("domid:N" when it
+	 * has no handle), else the local client's name.  The registry and
+	 * the store key clients by it, so a local client and a domain never
+	 * share a key; tmemd_client_names() gives every principal naming it. */
 	char name[TMEM_CLIENT_NAME_MAX];
 	/* What "list" and "stats" show as the name: a local client's name,
 	 * a domain's xenstore name (or dom<N>).  Never matched. */
@@ -168,6 +169,16 @@ typedef void (*tmemd_settings_hook)(void *ctx, const struct tmemd_client_names *
 				    struct tmem_client_settings *settings);
 void tmemd_clients_set_settings_hook(struct tmemd_clients *reg,
 				     tmemd_settings_hook hook, void *ctx);
+
+/*
+ * A hook called after a client was registered (tmemd_client_add() and
+ * the attach calls), without the registry lock, on the thread that
+ * added it, before the transport serves it: the control server hands
+ * on the shared-pool authorisations given to its names.  NULL removes it.
+ */
+typedef void (*tmemd_attach_hook)(void *ctx, struct tmemd_client *c);
+void tmemd_clients_set_attach_hook(struct tmemd_clients *reg,
+				   tmemd_attach_hook hook, void *ctx);
 
 /*
  * After the config was reloaded: gives every attached client its

@@ -13,6 +13,8 @@ struct tmemd_clients {
 	const struct tmemd_config *cfg;
 	tmemd_settings_hook hook;     /* main thread only */
 	void *hook_ctx;
+	tmemd_attach_hook attach_hook; /* main thread only */
+	void *attach_ctx;
 	bool keep;                    /* stopping: detach, do not destroy */
 	struct tmemd_parked *parked;  /* client_park.c */
 	unsigned nr_parked, cap_parked;

@@ -9,8 +9,9 @@
  *                compress-threshold
  *   [defaults]   ephemeral-max, persistent-max, weight, compress
  *   [client X]   the same keys as [defaults] for the client X, a
- *                principal (proto/tmem_names.h: domid:N or N for a Xen
- *                domain, else a local client's name), plus shared-auth =
+ *                principal (proto/tmem_names.h: uuid:U, domid:N or N for a
+ *                Xen domain, else a name: a domain's xl name or a local
+ *                client's), plus shared-auth =
  *                UUID (repeatable): X may join that shared pool.  Sections
  *                are kept under X's canonical text (tmemd_client_conf.name).
  *

@@ -11,6 +11,14 @@
 #include "control/ctl_proto.h"
 #include "control_glue.h"
 #include "log.h"
+#include "tmem_names.h"
+
+/* A shared-pool authorisation the glue gave a client's key because it
+ * is granted to another principal naming the client (sync_grants()). */
+struct derived_grant {
+	struct tmem_uuid uuid;
+	char key[TMEM_CLIENT_NAME_MAX];
+};
 
 struct tmemd_ctl_glue {
 	struct tmemd_control *ctl;
@@ -18,11 +26,14 @@ struct tmemd_ctl_glue {
 	struct tmemd_loop *loop;
 	struct tmemd_clients *reg;
 	const struct tmemd_config *cfg;  /* main's; reloads change it in place */
+	struct derived_grant *derived;   /* TMEM_MAX_SHARED_AUTH of them */
+	unsigned nr_derived;
 };
 
 struct each_ctx {
 	tmemd_control_client_fn fn;
 	void *arg;
+	struct tmem_principal who;  /* with_client: whom spec names */
 	const char *spec;   /* with_client: canonical principal text */
 	bool found;
 	int rc;             /* with_client: fn's return */
@@ -51,12 +62,33 @@ static int for_each_client(void *ctx, tmemd_control_client_fn fn, void *arg)
 	return tmemd_clients_for_each(g->reg, each_adapter, &e);
 }
 
+/*
+ * Whether spec (parsed into who) names c: "uuid:U" the client keyed so,
+ * "domid:N" the domain whose id is N now, a NAME the domain whose xl
+ * name (label) is NAME or the local client NAME.  tmemd serves one
+ * transport at a time, so a NAME never finds both.
+ */
+static bool names_client(const struct tmemd_client *c, const struct tmem_principal *who,
+			 const char *spec)
+{
+	switch (who->kind) {
+	case TMEM_PRINCIPAL_UUID:
+		return !strcmp(c->name, spec);
+	case TMEM_PRINCIPAL_XEN:
+		return c->domid >= 0 && (unsigned)c->domid == who->domid;
+	case TMEM_PRINCIPAL_LOCAL:
+		return !strcmp(c->domid >= 0 ? c->label : c->name, spec);
+	default:
+		return false;
+	}
+}
+
 static int match_adapter(struct tmemd_client *c, void *arg)
 {
 	struct each_ctx *e = arg;
 	struct tmemd_control_client cc;
 
-	if (strcmp(c->name, e->spec) != 0)
+	if (!names_client(c, &e->who, e->spec))
 		return 0;
 	cc = view(c);
 	e->found = true;
@@ -71,11 +103,206 @@ static int with_client(void *ctx, const char *spec,
 	char key[TMEM_CLIENT_NAME_MAX];
 	struct each_ctx e = { .fn = fn, .arg = arg, .spec = key };
 
-	/* Registry names are canonical principals: "5" finds "domid:5". */
-	if (!spec || ctl_principal_canon(spec, 0, key))
+	/* "5" finds what "domid:5" does. */
+	if (!spec || ctl_principal_canon(spec, 0, key) ||
+	    tmem_principal_parse(key, TMEM_PRINCIPAL_CANONICAL, &e.who))
 		return -ENOENT;
 	tmemd_clients_for_each(g->reg, match_adapter, &e);
 	return e.found ? e.rc : -ENOENT;
+}
+
+static int reapply(void *ctx)
+{
+	return tmemd_clients_reapply(((struct tmemd_ctl_glue *)ctx)->reg);
+}
+
+/*
+ * Shared-pool authorisations by name.  The store lets a client join a
+ * shared pool when (uuid, its key) is authorised; an admin grants to
+ * any principal (tmemd.conf's [client X] shared-auth, tmemctl
+ * shared-auth X): a domain's xl name, its uuid:U, domid:N.  So for
+ * every attached client the glue authorises its key for what each of
+ * its other names is granted, and takes back what it gave once that no
+ * longer holds (the grant was revoked, the client went, a domid moved
+ * on) unless the key is granted itself.  Run when a client attaches
+ * (before it is served), when tmemctl changes grants and after a
+ * reload; a client that went keeps what was derived for it until the
+ * next run, harmless, since its key joins nothing while it is away and
+ * is checked again when it attaches.  A local client's only name is its
+ * key, so it never gets a domain's grants.
+ */
+struct grant_walk {
+	struct tmemd_ctl_glue *g;
+	struct derived_grant *want;
+	unsigned nr, lost;
+};
+
+static void want_grant(struct grant_walk *w, const struct tmem_uuid *u, const char *key)
+{
+	for (unsigned i = 0; i < w->nr; i++)
+		if (w->want[i].uuid.lo == u->lo && w->want[i].uuid.hi == u->hi &&
+		    !strcmp(w->want[i].key, key))
+			return;
+	if (w->nr == TMEM_MAX_SHARED_AUTH) {
+		w->lost++;
+		return;
+	}
+	w->want[w->nr].uuid = *u;
+	snprintf(w->want[w->nr].key, sizeof(w->want[w->nr].key), "%s", key);
+	w->nr++;
+}
+
+static int grant_cb(struct tmemd_client *c, void *arg)
+{
+	struct grant_walk *w = arg;
+	char bufs[2][TMEM_CLIENT_NAME_MAX];
+	struct tmemd_client_names names;
+	struct tmem_uuid stored[TMEM_MAX_SHARED_AUTH];
+
+	tmemd_client_names(c, &names, bufs);
+	for (unsigned i = 0; names.by[i]; i++) {
+		const struct tmemd_client_conf *cc;
+		unsigned n;
+
+		if (!strcmp(names.by[i], names.key))
+			continue;  /* granted to the key itself: in the store already */
+		cc = w->g->cfg ? tmemd_config_client(w->g->cfg, names.by[i]) : NULL;
+		for (unsigned j = 0; cc && j < cc->nr_auth; j++)
+			want_grant(w, &cc->auth[j], names.key);
+		n = tmemd_control_stored_auths(w->g->ctl, names.by[i], stored,
+					       TMEM_MAX_SHARED_AUTH);
+		for (unsigned j = 0; j < n && j < TMEM_MAX_SHARED_AUTH; j++)
+			want_grant(w, &stored[j], names.key);
+	}
+	return 0;
+}
+
+static bool granted_directly(struct tmemd_ctl_glue *g, const struct derived_grant *d)
+{
+	return (g->cfg && tmemd_config_grants(g->cfg, d->key, &d->uuid)) ||
+	       tmemd_control_auth_stored(g->ctl, &d->uuid, d->key);
+}
+
+static void sync_grants(struct tmemd_ctl_glue *g)
+{
+	struct tmem_store *store = tmemd_clients_store(g->reg);
+	struct grant_walk w = { .g = g };
+	unsigned failed = 0;
+
+	w.want = calloc(TMEM_MAX_SHARED_AUTH, sizeof(*w.want));
+	if (!w.want) {
+		log_err("shared-pool authorisations by name: out of memory");
+		return;
+	}
+	tmemd_clients_for_each(g->reg, grant_cb, &w);
+	/* Revoke what no longer holds first: it makes room for the rest. */
+	for (unsigned i = 0; i < g->nr_derived; i++) {
+		const struct derived_grant *d = &g->derived[i];
+		bool keep = false;
+
+		for (unsigned j = 0; j < w.nr && !keep; j++)
+			keep = w.want[j].uuid.lo == d->uuid.lo && w.want[j].uuid.hi == d->uuid.hi &&
+			       !strcmp(w.want[j].key, d->key);
+		if (!keep && !granted_directly(g, d))
+			store_shared_auth(store, &d->uuid, d->key, false);
+	}
+	for (unsigned i = 0; i < w.nr; i++)
+		if (store_shared_auth(store, &w.want[i].uuid, w.want[i].key, true))
+			failed++;
+	if (failed || w.lost)
+		log_warn("shared-pool authorisations by name: %u could not be given to the "
+			 "clients they name: more than tmemd holds (%u)", failed + w.lost,
+			 (unsigned)TMEM_MAX_SHARED_AUTH);
+	free(g->derived);
+	g->derived = w.want;
+	g->nr_derived = w.nr;
+}
+
+static void grants_changed(void *ctx)
+{
+	sync_grants(ctx);
+}
+
+static void on_attach(void *ctx, struct tmemd_client *c)
+{
+	struct tmemd_ctl_glue *g = ctx;
+
+	/* A local client has no other name and nothing derived to go stale. */
+	if (c->domid >= 0 || g->nr_derived)
+		sync_grants(g);
+}
+
+/* Parked clients, for list --all, the stats and forget. */
+struct parked_ctx {
+	tmemd_control_parked_fn fn;
+	void *arg;
+	const char *spec;       /* forget_parked */
+	struct tmem_principal who;
+	struct tmemd_parked found;
+	bool hit;
+};
+
+static int parked_adapter(const struct tmemd_parked *p, void *arg)
+{
+	struct parked_ctx *pc = arg;
+	struct tmemd_control_parked cp = { .key = p->key, .label = p->label,
+					   .parked_at = p->parked_at, .pages = p->pages,
+					   .pools = p->pools };
+
+	return pc->fn(&cp, pc->arg);
+}
+
+static int for_each_parked(void *ctx, tmemd_control_parked_fn fn, void *arg)
+{
+	struct parked_ctx pc = { .fn = fn, .arg = arg };
+
+	return tmemd_clients_for_each_parked(((struct tmemd_ctl_glue *)ctx)->reg,
+					     parked_adapter, &pc);
+}
+
+static void park_stats(void *ctx, struct tmemd_control_park_stats *out)
+{
+	struct tmemd_park_stats ps;
+
+	tmemd_clients_park_stats(((struct tmemd_ctl_glue *)ctx)->reg, &ps);
+	*out = (struct tmemd_control_park_stats){
+		.pools_parked = ps.pools_parked, .pools_claimed = ps.pools_claimed,
+		.pools_expired = ps.pools_expired, .pages_parked = ps.pages_parked,
+		.pages_claimed = ps.pages_claimed, .pages_expired = ps.pages_expired,
+		.parked = ps.parked,
+	};
+}
+
+/* A parked client is named by its key, or by the xl name it had. */
+static int find_parked(const struct tmemd_parked *p, void *arg)
+{
+	struct parked_ctx *pc = arg;
+
+	if (strcmp(p->key, pc->spec) &&
+	    (pc->who.kind != TMEM_PRINCIPAL_LOCAL || strcmp(p->label, pc->spec)))
+		return 0;
+	pc->found = *p;
+	pc->hit = true;
+	return 1;
+}
+
+static int forget_parked(void *ctx, const char *spec, char key[TMEM_CLIENT_NAME_MAX],
+			 uint64_t *pages)
+{
+	struct tmemd_ctl_glue *g = ctx;
+	struct parked_ctx pc = { .spec = spec };
+
+	if (tmem_principal_parse(spec, TMEM_PRINCIPAL_CANONICAL, &pc.who))
+		return -ENOENT;
+	tmemd_clients_for_each_parked(g->reg, find_parked, &pc);
+	if (!pc.hit || tmemd_clients_forget_parked(g->reg, pc.found.key))
+		return -ENOENT;
+	store_drop_detached(tmemd_clients_store(g->reg), pc.found.key);
+	snprintf(key, TMEM_CLIENT_NAME_MAX, "%s", pc.found.key);
+	*pages = pc.found.pages;
+	log_notice("parked client %s (%s) forgotten: %llu persistent pages freed",
+		   pc.found.key, pc.found.label, (unsigned long long)pc.found.pages);
+	return 0;
 }
 
 static bool file_grants(void *ctx, const struct tmem_uuid *uuid, const char *principal)
@@ -140,6 +367,11 @@ int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 		.policy = tmemd_clients_policy(reg),
 		.for_each_client = for_each_client,
 		.with_client = with_client,
+		.reapply = reapply,
+		.grants_changed = grants_changed,
+		.for_each_parked = for_each_parked,
+		.park_stats = park_stats,
+		.forget_parked = forget_parked,
 		.log = glue_log,
 		.file_grants = file_grants,
 		.audit = glue_audit,
@@ -172,6 +404,8 @@ int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 		goto fail;
 	}
 	tmemd_clients_set_settings_hook(reg, settings_hook, g);
+	tmemd_clients_set_attach_hook(reg, on_attach, g);
+	sync_grants(g);
 	*out = g;
 	return 0;
 fail:
@@ -193,6 +427,7 @@ bool tmemd_ctl_glue_auth_stored(void *g, const struct tmem_uuid *uuid, const cha
 void tmemd_ctl_glue_note_reload(struct tmemd_ctl_glue *g, int rc, const char *message)
 {
 	tmemd_control_note_reload(g->ctl, rc, message);
+	sync_grants(g);  /* the file's grants by name may have changed */
 }
 
 void tmemd_ctl_glue_stop(struct tmemd_ctl_glue *g)
@@ -200,7 +435,9 @@ void tmemd_ctl_glue_stop(struct tmemd_ctl_glue *g)
 	if (!g)
 		return;
 	tmemd_clients_set_settings_hook(g->reg, NULL, NULL);
+	tmemd_clients_set_attach_hook(g->reg, NULL, NULL);
 	tmemd_loop_del(g->loop, &g->w);
 	tmemd_control_stop(g->ctl);
+	free(g->derived);
 	free(g);
 }

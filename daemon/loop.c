@@ -121,6 +121,7 @@ int tmemd_loop_run(struct tmemd_loop *loop)
 {
 	struct epoll_event evs[32];
 
+	loop->stop = false;  /* it may run again after a handler stopped it */
 	while (!loop->stop) {
 		int timeout = loop->timer.timeout_ms ?
 			      loop->timer.timeout_ms(loop->timer.ctx) : -1;

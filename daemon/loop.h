@@ -62,7 +62,8 @@ void tmemd_loop_set_timer(struct tmemd_loop *loop,
  * and spin windows. */
 uint64_t tmemd_now_ns(void);
 
-/* Runs until a signal handler returns true.  0 or -errno. */
+/* Runs until a signal handler returns true (and may then run again).
+ * 0 or -errno. */
 int tmemd_loop_run(struct tmemd_loop *loop);
 
 #endif /* TMEMD_LOOP_H */

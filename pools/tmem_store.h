@@ -238,9 +238,11 @@ int store_flush_object(struct tmem_client *c, int32_t pool_id,
 
 /*
  * Shared-pool authorisation, deny by default.  principal is canonical
- * principal text (proto/tmem_names.h: "domid:N" or a local name); the
- * client whose name is that principal may join, matched by kind and
- * domid or name.  Revoking stops future joins; a client that already
+ * principal text (proto/tmem_names.h: "uuid:U", "domid:N" or a name);
+ * the client whose name (its key) is that principal may join, matched by
+ * kind and uuid, domid or name.  A grant to another of a domain's names
+ * (its xl name, its domid) reaches it because the daemon authorises its
+ * key as well (daemon/control_glue.c).  Revoking stops future joins; a client that already
  * joined keeps its reference until it leaves.  Returns 0, -EINVAL for a
  * text that is not a canonical principal, or -ENOSPC when the
  * authorisation table is full.

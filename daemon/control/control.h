@@ -64,14 +64,39 @@ struct tmemd_control_config {
 
 /* One client as the daemon knows it. */
 struct tmemd_control_client {
-	const char *name;          /* its principal, canonical text ("domid:5", "vm1") */
-	const char *label;         /* shown as its name (a domain's xenstore name) */
+	/* Its key, canonical principal text: a domain's "uuid:U" ("domid:N"
+	 * when it has no handle), a local client's name. */
+	const char *name;
+	const char *label;         /* shown as its name (a domain's xl name, or dom<N>) */
 	int domid;                 /* Xen domain id, or -1 for a local client */
 	struct tmem_pclient *pc;
 };
 
 typedef int (*tmemd_control_client_fn)(const struct tmemd_control_client *,
 				       void *arg);
+
+/*
+ * A parked client (man/tmemd.8, "Save, restore and migration"): a domain
+ * that suspended for xl save or migrate, its persistent pages kept under
+ * its key until the domain that goes on with its identity claims them.
+ */
+struct tmemd_control_parked {
+	const char *key;           /* the store's name for it: "uuid:U" */
+	const char *label;         /* what it was called (its xl name) */
+	uint64_t parked_at;        /* CLOCK_REALTIME, seconds */
+	uint64_t pages;            /* persistent pages kept */
+	uint32_t pools;            /* persistent pools kept */
+};
+
+/* Parking since start: pools and pages parked, claimed by the domain
+ * that went on, and expired (freed unclaimed); clients parked now. */
+struct tmemd_control_park_stats {
+	uint64_t pools_parked, pools_claimed, pools_expired;
+	uint64_t pages_parked, pages_claimed, pages_expired;
+	uint32_t parked;
+};
+
+typedef int (*tmemd_control_parked_fn)(const struct tmemd_control_parked *, void *arg);
 
 /*
  * What the daemon gives the control server.  store and policy are the
@@ -87,12 +112,32 @@ struct tmemd_control_hooks {
 	/* Calls fn for every connected client; stops at and returns fn's
 	 * first non-zero return. */
 	int (*for_each_client)(void *ctx, tmemd_control_client_fn fn, void *arg);
-	/* Finds the client whose principal is spec (proto/tmem_names.h:
-	 * "domid:5", "5" or a local name; never a domain's xenstore name)
-	 * and calls fn on it; returns fn's return, or -ENOENT when no
-	 * client matches. */
+	/* Finds the attached client spec (canonical principal text,
+	 * proto/tmem_names.h) names and calls fn on it: "uuid:U" the one
+	 * keyed so, "domid:N" the domain whose id is N now, a NAME the
+	 * domain whose xl name is NAME or the local client NAME.  Returns
+	 * fn's return, or -ENOENT when no attached client matches. */
 	int (*with_client)(void *ctx, const char *spec, tmemd_control_client_fn fn,
 			   void *arg);
+	/* Optional (NULL: "set" changes the named client's running
+	 * settings directly): gives every attached client its settings
+	 * again (the config's, then tmemd_control_settings_for()), after
+	 * the stored ones changed.  0 or the policy's -errno. */
+	int (*reapply)(void *ctx);
+	/* Optional: the stored shared-pool authorisations changed; the
+	 * daemon grants each attached client's key what is granted to any
+	 * principal naming it (tmemd_control_stored_auths()). */
+	void (*grants_changed)(void *ctx);
+	/* Optional (NULL: none parked): calls fn on each parked client;
+	 * stops at and returns fn's first non-zero. */
+	int (*for_each_parked)(void *ctx, tmemd_control_parked_fn fn, void *arg);
+	/* Optional (NULL: zeros). */
+	void (*park_stats)(void *ctx, struct tmemd_control_park_stats *out);
+	/* Optional: frees the parked client spec names (its key, or for a
+	 * NAME its xl name) with its pages; key gets its key, *pages how
+	 * many pages went.  0, or -ENOENT when spec names none parked. */
+	int (*forget_parked)(void *ctx, const char *spec, char key[TMEM_CLIENT_NAME_MAX],
+			     uint64_t *pages);
 	/* Optional (NULL = silent): one log line, priority as syslog(3).
 	 * Used for refused connections and peers dropped for bad input. */
 	void (*log)(void *ctx, int priority, const char *fmt, va_list ap);
@@ -142,6 +187,14 @@ int tmemd_control_handle_event(struct tmemd_control *ctl, uint32_t events);
 int tmemd_control_settings_for(const struct tmemd_control *ctl,
 			       const char *const *names,
 			       struct tmem_client_settings *out);
+
+/*
+ * The shared pools an admin authorised principal for (tmemctl
+ * shared-auth), up to max of them into out.  Returns how many there are
+ * (may exceed max).
+ */
+unsigned tmemd_control_stored_auths(const struct tmemd_control *ctl, const char *principal,
+				    struct tmem_uuid *out, unsigned max);
 
 /*
  * Writes the "stats" document (the schema man/tmemctl.8 documents, the

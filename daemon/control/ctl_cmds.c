@@ -56,36 +56,103 @@ static int apply_cb(const struct tmemd_control_client *cl, void *arg)
 	return tmem_policy_client_set(cl->pc, &cur);
 }
 
-/* set/freeze/thaw: apply s to the client if connected, then store it. */
-static int change_settings(struct tmemd_control *ctl, const char *spec,
-			   const struct ctl_settings *s, json_t **result,
-			   struct ctl_err *err)
+/* The live commands' answer for a name no attached client has. */
+static int not_attached(struct ctl_err *err, const char *spec)
 {
-	struct client_op op = { .s = s };
-	const char *key = spec; /* canonical (ctl_proto.c): one key per principal */
-	int rc, found;
+	return ctl_err_set(err, ENOENT, "no attached client \"%s\" (not a running domain's "
+			   "xl name, uuid:U or domid, nor a local client)", spec);
+}
 
-	found = ctl->hooks.with_client(ctl->ctx, spec, apply_cb, &op);
-	if (found && found != -ENOENT)
-		return ctl_err_set(err, -found, "client %s: the policy refused "
-				   "these settings: %s", key, strerror(-found));
-	rc = ctl_state_update(&ctl->state, key, s);
+/* Merges s into what is stored under key (not saved yet). */
+static int record(struct tmemd_control *ctl, const char *key, const struct ctl_settings *s,
+		  struct ctl_err *err)
+{
+	int rc = ctl_state_update(&ctl->state, key, s);
+
 	if (rc)
-		return ctl_err_set(err, -rc, "client %s: cannot record settings: %s",
-				   key, strerror(-rc));
-	rc = save(ctl, err);
-	if (rc)
-		return rc;
-	*result = json_pack("{s:s, s:b}", "client", key, "connected", found == 0);
+		return ctl_err_set(err, -rc, "client %s: cannot record settings: %s", key,
+				   strerror(-rc));
 	return 0;
 }
 
+static bool is_domid(const char *spec)
+{
+	return !strncmp(spec, TMEM_DOMID_PREFIX, TMEM_DOMID_PREFIX_LEN);
+}
+
+/*
+ * The principal a setting or an authorisation for spec is stored under:
+ * spec itself, except that a domid names a domain only while it runs
+ * (xl save, restore and migrate give it a new one, and another domain
+ * may take it next), so "domid:N" is stored under the attached domain
+ * N's own key (its uuid:U).  -ENOENT with err when no domain N is.
+ */
+static int store_key(struct tmemd_control *ctl, const char *spec,
+		     char key[TMEM_CLIENT_NAME_MAX], struct ctl_err *err)
+{
+	struct client_op op = { 0 };
+
+	snprintf(key, TMEM_CLIENT_NAME_MAX, "%s", spec);
+	if (!is_domid(spec))
+		return 0;
+	if (ctl->hooks.with_client(ctl->ctx, spec, name_cb, &op) == -ENOENT)
+		return ctl_err_set(err, ENOENT, "no Xen domain %s is attached; a domain that "
+				   "is not running is named by its xl name or uuid:U",
+				   spec + TMEM_DOMID_PREFIX_LEN);
+	snprintf(key, TMEM_CLIENT_NAME_MAX, "%s", op.name);
+	return 0;
+}
+
+/*
+ * set: stores s under spec's key (store_key()), then gives every
+ * attached client it names its settings again, so the most specific
+ * principal's entry stays in force (a domain's uuid:U over its xl name
+ * over domid:N).  Stored whether or not such a client is attached now:
+ * a name or uuid:U given before the domain exists applies when it
+ * appears.  A policy that refuses the settings leaves nothing stored.
+ */
 static int ctl_cmd_set(struct tmemd_control *ctl, const struct ctl_request *req,
 		       json_t **result, struct ctl_err *err)
 {
-	return change_settings(ctl, req->client, &req->s, result, err);
+	struct client_op op = { .s = &req->s };
+	const struct ctl_settings *cur;
+	struct ctl_settings old;
+	char key[TMEM_CLIENT_NAME_MAX];
+	bool had;
+	int rc = store_key(ctl, req->client, key, err);
+
+	if (rc)
+		return rc;
+	cur = ctl_state_lookup(&ctl->state, key);
+	had = cur != NULL;
+	if (had)
+		old = *cur;
+	rc = record(ctl, key, &req->s, err);
+	if (rc)
+		return rc;
+	if (ctl->hooks.reapply)
+		rc = ctl->hooks.reapply(ctl->ctx);
+	else
+		rc = ctl->hooks.with_client(ctl->ctx, key, apply_cb, &op);
+	if (rc && rc != -ENOENT) {
+		ctl_state_restore(&ctl->state, key, had ? &old : NULL);
+		if (ctl->hooks.reapply)
+			ctl->hooks.reapply(ctl->ctx);
+		return ctl_err_set(err, -rc, "client %s: the policy refused these settings: "
+				   "%s", key, strerror(-rc));
+	}
+	rc = save(ctl, err);
+	if (rc)
+		return rc;
+	*result = json_pack("{s:s, s:b}", "client", key, "connected", ctl_attached(ctl, key));
+	return 0;
 }
 
+/*
+ * freeze/thaw: a live command, for an attached client only; the flag is
+ * stored under the client's own key, so it holds across a restart of
+ * tmemd and follows a domain across save, restore and migration.
+ */
 static int ctl_cmd_freeze_thaw(struct tmemd_control *ctl, const struct ctl_request *req,
 			       json_t **result, struct ctl_err *err)
 {
@@ -93,8 +160,22 @@ static int ctl_cmd_freeze_thaw(struct tmemd_control *ctl, const struct ctl_reque
 		.has = CTL_HAS_FROZEN,
 		.v.frozen = req->cmd == CTL_FREEZE,
 	};
+	struct client_op op = { .s = &s };
+	int rc = ctl->hooks.with_client(ctl->ctx, req->client, apply_cb, &op);
 
-	return change_settings(ctl, req->client, &s, result, err);
+	if (rc == -ENOENT)
+		return not_attached(err, req->client);
+	if (rc)
+		return ctl_err_set(err, -rc, "client %s: the policy refused: %s", op.name,
+				   strerror(-rc));
+	rc = record(ctl, op.name, &s, err);
+	if (rc)
+		return rc;
+	rc = save(ctl, err);
+	if (rc)
+		return rc;
+	*result = json_pack("{s:s, s:b}", "client", op.name, "connected", true);
+	return 0;
 }
 
 /*
@@ -125,7 +206,7 @@ static int ctl_cmd_flush(struct tmemd_control *ctl, const struct ctl_request *re
 	int rc = ctl->hooks.with_client(ctl->ctx, req->client, flush_cb, &op);
 
 	if (rc == -ENOENT)
-		return ctl_err_set(err, ENOENT, "no connected client \"%s\"", req->client);
+		return not_attached(err, req->client);
 	if (rc)
 		return ctl_err_set(err, -rc, "flush %s: %s", op.name, strerror(-rc));
 	*result = json_pack("{s:s, s:I, s:I, s:I}", "client", op.name,
@@ -135,13 +216,24 @@ static int ctl_cmd_flush(struct tmemd_control *ctl, const struct ctl_request *re
 	return 0;
 }
 
+/*
+ * shared-auth: stored, and given to the store, under spec's key
+ * (store_key()); the daemon then hands it on to each attached client
+ * spec names (grants_changed).  A revoke of domid:N also takes back an
+ * authorisation an older tmemd stored under "domid:N" itself.
+ */
 static int ctl_cmd_shared_auth(struct tmemd_control *ctl, const struct ctl_request *req,
 			       json_t **result, struct ctl_err *err)
 {
-	const char *key = req->client; /* canonical: "domid:5" reaches domain 5 only */
-	char uuid[TMEM_UUID_TEXT];
-	int rc;
+	char uuid[TMEM_UUID_TEXT], key[TMEM_CLIENT_NAME_MAX];
+	bool legacy = req->revoke && is_domid(req->client) &&
+		      tmemd_control_stored_auths(ctl, req->client, NULL, 0) > 0;
+	int rc = store_key(ctl, req->client, key, err);
 
+	if (rc && !legacy)
+		return rc;
+	if (rc)  /* only the old entry to take back */
+		snprintf(key, sizeof(key), "%s", req->client);
 	tmem_uuid_format(&req->uuid, uuid);
 	rc = store_shared_auth(ctl->hooks.store, &req->uuid, key, !req->revoke);
 	if (rc)
@@ -149,6 +241,12 @@ static int ctl_cmd_shared_auth(struct tmemd_control *ctl, const struct ctl_reque
 				   rc == -ENOSPC ? "tmemd holds " CTL_AUTH_LIMIT_TEXT
 				   "; revoke one first" : strerror(-rc));
 	rc = ctl_state_auth(&ctl->state, &req->uuid, key, !req->revoke);
+	if (rc == 0 && legacy && strcmp(key, req->client)) {
+		store_shared_auth(ctl->hooks.store, &req->uuid, req->client, false);
+		rc = ctl_state_auth(&ctl->state, &req->uuid, req->client, false);
+	}
+	if (ctl->hooks.grants_changed)
+		ctl->hooks.grants_changed(ctl->ctx);
 	if (rc)
 		return ctl_err_set(err, -rc, "shared-auth: cannot record: %s", strerror(-rc));
 	rc = save(ctl, err);
@@ -192,6 +290,7 @@ static int count_client(const struct tmemd_control_client *cl, void *arg)
 static int ctl_cmd_status(struct tmemd_control *ctl, const struct ctl_request *req,
 			  json_t **result, struct ctl_err *err)
 {
+	struct tmemd_control_park_stats park = { 0 };
 	struct timespec now;
 	unsigned clients = 0;
 
@@ -199,8 +298,10 @@ static int ctl_cmd_status(struct tmemd_control *ctl, const struct ctl_request *r
 	(void)err;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ctl->hooks.for_each_client(ctl->ctx, count_client, &clients);
+	if (ctl->hooks.park_stats)
+		ctl->hooks.park_stats(ctl->ctx, &park);
 	*result = json_pack(
-		"{s:i, s:{s:s, s:i, s:I, s:I, s:s, s:s, s:s, s:s, s:o}, s:o, s:i, s:i, s:o}",
+		"{s:i, s:{s:s, s:i, s:I, s:I, s:s, s:s, s:s, s:s, s:o}, s:o, s:i, s:i, s:i, s:o}",
 		"version", TMEMD_CONTROL_PROTO_VERSION,
 		"daemon", "version", ctl->version, "pid", (int)getpid(),
 		"uptime_seconds", (json_int_t)(now.tv_sec - ctl->started.tv_sec),
@@ -209,7 +310,8 @@ static int ctl_cmd_status(struct tmemd_control *ctl, const struct ctl_request *r
 		"state_dir", ctl->state_dir, "control_socket", ctl->sock_path,
 		"last_reload", ctl_reload_json(ctl),
 		"pool", ctl_pool_json(ctl),
-		"clients", (int)clients, "control_connections", (int)ctl->nr_conns,
+		"clients", (int)clients, "parked_clients", (int)park.parked,
+		"control_connections", (int)ctl->nr_conns,
 		"restart", ctl_restart_json(ctl));
 	return 0;
 }
@@ -225,7 +327,7 @@ static int only_client(struct tmemd_control *ctl, const struct ctl_request *req,
 	if (!(req->has & CTL_HAS_CLIENT))
 		return 0;
 	if (ctl->hooks.with_client(ctl->ctx, req->client, name_cb, &op) == -ENOENT)
-		return ctl_err_set(err, ENOENT, "no connected client \"%s\"", req->client);
+		return not_attached(err, req->client);
 	*only = req->client;
 	return 0;
 }
@@ -250,7 +352,8 @@ static int ctl_cmd_list(struct tmemd_control *ctl, const struct ctl_request *req
 	if (rc)
 		return rc;
 	*result = ctl_list_document(ctl, only);
-	if (*result && req->all && json_object_set_new(*result, "stored", ctl_stored_json(ctl))) {
+	if (*result && req->all && (json_object_set_new(*result, "stored", ctl_stored_json(ctl)) ||
+				    json_object_set_new(*result, "parked", ctl_parked_json(ctl)))) {
 		json_decref(*result);
 		*result = NULL;
 	}

@@ -79,8 +79,12 @@ int ctl_cmd_run(struct tmemd_control *ctl, const struct ctl_request *req,
 int ctl_claim_state_dir(const char *dir, int *lock_fd);
 int ctl_socket_in_use(const char *path);
 
-/* ctl_stored.c: "list"'s stored array (--all) and "forget". */
+/* ctl_stored.c: "list"'s stored array (--all), the parked clients
+ * ("list --all", the stats document) and "forget". */
 json_t *ctl_stored_json(struct tmemd_control *ctl);
+/* Whether an attached client is named by spec (canonical principal). */
+bool ctl_attached(struct tmemd_control *ctl, const char *spec);
+json_t *ctl_parked_json(struct tmemd_control *ctl);
 int ctl_cmd_forget(struct tmemd_control *ctl, const struct ctl_request *req,
 		   json_t **result, struct ctl_err *err);
 

@@ -480,8 +480,8 @@ static int do_start(struct tmemd_control *ctl, const struct tmemd_control_config
 		return err_out(errbuf, errlen, rc, "control: %s", err.msg);
 	if (ctl->state.legacy_names)
 		ctl_log(ctl, LOG_NOTICE, "%s was written by an older tmemd: its entries "
-			"by name (%u) now apply to local clients of that name only; a Xen "
-			"domain is named by its domid now (tmemctl set domid:N ...)",
+			"by name (%u) apply to the Xen domain of that xl name, or under "
+			"the local transport to the local client of that name",
 			ctl->state_path, ctl->state.legacy_names);
 	rc = apply_auths(ctl);
 	if (rc)
@@ -575,6 +575,21 @@ int tmemd_control_settings_for(const struct tmemd_control *ctl,
 		}
 	}
 	return found;
+}
+
+unsigned tmemd_control_stored_auths(const struct tmemd_control *ctl, const char *principal,
+				    struct tmem_uuid *out, unsigned max)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < ctl->state.nr_auths; i++) {
+		if (strcmp(ctl->state.auths[i].principal, principal))
+			continue;
+		if (n < max)
+			out[n] = ctl->state.auths[i].uuid;
+		n++;
+	}
+	return n;
 }
 
 int tmemd_control_default_state_dir(char *buf, size_t len)

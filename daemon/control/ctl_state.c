@@ -119,6 +119,20 @@ int ctl_state_auth(struct ctl_state *st, const struct tmem_uuid *uuid,
 	return 0;
 }
 
+void ctl_state_restore(struct ctl_state *st, const char *name,
+		       const struct ctl_settings *old)
+{
+	for (size_t i = 0; i < st->nr_clients; i++) {
+		if (strcmp(st->clients[i].name, name))
+			continue;
+		if (old)
+			st->clients[i].s = *old;
+		else
+			st->clients[i] = st->clients[--st->nr_clients];
+		return;
+	}
+}
+
 int ctl_state_forget(struct ctl_state *st, const char *name)
 {
 	bool found = false;

@@ -2,8 +2,8 @@
 /*
  * The admin state that must survive a restart: per-client settings and
  * shared-pool authorisations, keyed by principal in canonical text
- * (proto/tmem_names.h: "domid:N" for Xen domain N, else a local client's
- * name).  Kept in memory here and in <state_dir>/state.json:
+ * (proto/tmem_names.h: "uuid:U" for the Xen domain with UUID U, a NAME
+ * for the domain of that xl name or the local client of that name).  Kept in memory here and in <state_dir>/state.json:
  *
  *   {"version":2,
  *    "clients":{"NAME":{"weight":200,"ephemeral_max_pages":null,...}},
@@ -14,10 +14,14 @@
  * unknown key, a wrong type or a value out of range, is an error: the
  * daemon refuses to start rather than silently forget an admin's quota.
  * A key that is not canonical principal text (a bare "5", "domid:05",
- * "domid:x") is such an error.  Version 1 files (tmemd before principals)
- * load as they are: their "domid:N" meant domain N then too, but a name
- * may have been a Xen domain's xenstore name, which now names no domain;
- * legacy_names counts those names for the daemon's notice.
+ * "domid:x") is such an error.  Since issue 25 tmemd stores a domain
+ * by its name or "uuid:U", never by "domid:N"; a "domid:N" entry an
+ * older tmemd wrote still loads and applies to whatever domain has that
+ * id now, as tmemd.conf's [client domid:N] does.  Version 1 files
+ * (tmemd before principals) load as they are: their "domid:N" meant
+ * domain N then too, and a name, a Xen domain's xl name or a local
+ * client's, means the same again; legacy_names counts those names for
+ * the daemon's notice.
  */
 #ifndef TMEMD_CTL_STATE_H
 #define TMEMD_CTL_STATE_H
@@ -84,6 +88,10 @@ void ctl_settings_apply(const struct ctl_settings *s,
 /* Merges the fields set in delta into name's entry (created if new). */
 int ctl_state_update(struct ctl_state *st, const char *name,
 		     const struct ctl_settings *delta);
+/* Puts name's stored settings back to old (NULL: none stored), undoing
+ * a ctl_state_update() the daemon could not apply. */
+void ctl_state_restore(struct ctl_state *st, const char *name,
+		       const struct ctl_settings *old);
 /* Removes name's stored settings and every authorisation stored for it
  * as principal.  0, or -ENOENT when nothing was stored for name. */
 int ctl_state_forget(struct ctl_state *st, const char *name);

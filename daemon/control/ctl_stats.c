@@ -321,11 +321,30 @@ json_t *ctl_pool_json(struct tmemd_control *ctl)
 	return doc;
 }
 
+/* Parking (xl save, restore, migrate): the counters since start, and
+ * who is parked now. */
+static json_t *parked_json(struct tmemd_control *ctl)
+{
+	struct tmemd_control_park_stats p = { 0 };
+
+	if (ctl->hooks.park_stats)
+		ctl->hooks.park_stats(ctl->ctx, &p);
+	return json_pack("{s:i, s:{s:o, s:o, s:o}, s:{s:o, s:o, s:o}, s:o}",
+			 "clients", (int)p.parked,
+			 "pools", "parked", jint(p.pools_parked), "claimed", jint(p.pools_claimed),
+			 "expired", jint(p.pools_expired),
+			 "pages", "parked", jint(p.pages_parked), "claimed", jint(p.pages_claimed),
+			 "expired", jint(p.pages_expired),
+			 "list", ctl_parked_json(ctl));
+}
+
 json_t *ctl_stats_document(struct tmemd_control *ctl, const char *only)
 {
-	return json_pack("{s:i, s:o, s:o, s:o, s:o}", "version", TMEMD_CONTROL_PROTO_VERSION,
-			 "pool", ctl_pool_json(ctl), "clients", clients_json(ctl, true, only),
-			 "shared_pools", shared_json(ctl, only), "restart", ctl_restart_json(ctl));
+	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "version",
+			 TMEMD_CONTROL_PROTO_VERSION, "pool", ctl_pool_json(ctl),
+			 "clients", clients_json(ctl, true, only),
+			 "shared_pools", shared_json(ctl, only), "parked", parked_json(ctl),
+			 "restart", ctl_restart_json(ctl));
 }
 
 json_t *ctl_list_document(struct tmemd_control *ctl, const char *only)

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The settings stored for clients, attached or not: "list --all" shows
- * them (a typo in a client name would otherwise sit in state.json
- * forever, invisible), and "forget CLIENT" removes them.
+ * The settings stored for clients, attached or not, and the parked
+ * clients: "list --all" shows them (a typo in a client name would
+ * otherwise sit in state.json forever, invisible), and "forget CLIENT"
+ * removes them.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctl_internal.h"
 
@@ -17,8 +19,7 @@ static int noop_cb(const struct tmemd_control_client *cl, void *arg)
 	return 0;
 }
 
-/* Is the client a stored key (a canonical principal) names attached? */
-static bool attached(struct tmemd_control *ctl, const char *key)
+bool ctl_attached(struct tmemd_control *ctl, const char *key)
 {
 	return ctl->hooks.with_client(ctl->ctx, key, noop_cb, NULL) == 0;
 }
@@ -51,7 +52,7 @@ static int add_entry(struct tmemd_control *ctl, json_t *arr, const char *name,
 		return -ENOMEM;
 	}
 	return json_array_append_new(arr, json_pack("{s:s, s:b, s:o, s:o}", "name", name,
-						     "attached", attached(ctl, name),
+						     "attached", ctl_attached(ctl, name),
 						     "settings", settings,
 						     "shared_auth", auths_of(&ctl->state, name)));
 }
@@ -99,23 +100,74 @@ static int revoke_stored(struct tmemd_control *ctl, const char *key)
 	return 0;
 }
 
+/*
+ * forget: the stored settings and authorisations of exactly the
+ * principal given (a "domid:N" an older tmemd stored included), and the
+ * parked client it names with its pages.  Refused while a client it
+ * names is attached: its settings are in force.
+ */
 int ctl_cmd_forget(struct tmemd_control *ctl, const struct ctl_request *req,
 		   json_t **result, struct ctl_err *err)
 {
 	const char *key = req->client; /* canonical (ctl_proto.c) */
+	char parked_key[TMEM_CLIENT_NAME_MAX] = "";
+	uint64_t parked_pages = 0;
+	bool stored, parked = false;
 	int rc;
 
-	if (attached(ctl, key))
+	if (ctl_attached(ctl, key))
 		return ctl_err_set(err, EBUSY, "client %s is attached and its settings are in "
 				   "force; forget it once it has gone", key);
 	rc = revoke_stored(ctl, key);
 	if (rc)
 		return ctl_err_set(err, -rc, "forget %s: %s", key, strerror(-rc));
-	if (ctl_state_forget(&ctl->state, key) == -ENOENT)
-		return ctl_err_set(err, ENOENT, "nothing is stored for client \"%s\"", key);
-	rc = ctl_state_save(&ctl->state, ctl->state_path, err);
-	if (rc)
-		return ctl_err_prefix(err, "forgotten until the next restart, not saved");
-	*result = json_pack("{s:s}", "client", key);
+	stored = ctl_state_forget(&ctl->state, key) == 0;
+	if (stored && ctl->hooks.grants_changed)
+		ctl->hooks.grants_changed(ctl->ctx);
+	if (ctl->hooks.forget_parked)
+		parked = ctl->hooks.forget_parked(ctl->ctx, key, parked_key, &parked_pages) == 0;
+	if (!stored && !parked)
+		return ctl_err_set(err, ENOENT, "nothing is stored or parked for client \"%s\"",
+				   key);
+	if (stored) {
+		rc = ctl_state_save(&ctl->state, ctl->state_path, err);
+		if (rc)
+			return ctl_err_prefix(err, "forgotten until the next restart, not saved");
+	}
+	*result = json_pack("{s:s, s:b, s:o, s:I}", "client", key, "stored", stored,
+			    "parked", parked ? json_string(parked_key) : json_null(),
+			    "parked_pages_dropped", (json_int_t)parked_pages);
 	return 0;
+}
+
+/* The parked clients, for "list --all" and the stats document. */
+struct parked_walk {
+	json_t *arr;
+	uint64_t now;
+};
+
+static int parked_cb(const struct tmemd_control_parked *p, void *arg)
+{
+	struct parked_walk *w = arg;
+
+	return json_array_append_new(w->arr, json_pack(
+		"{s:s, s:s, s:I, s:i, s:I, s:I}", "client", p->key, "name", p->label,
+		"pages", (json_int_t)p->pages, "pools", (int)p->pools,
+		"parked_at_seconds", (json_int_t)p->parked_at,
+		"age_seconds", (json_int_t)(w->now > p->parked_at ? w->now - p->parked_at : 0)));
+}
+
+json_t *ctl_parked_json(struct tmemd_control *ctl)
+{
+	struct parked_walk w = { .arr = json_array() };
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	w.now = (uint64_t)now.tv_sec;
+	if (w.arr && ctl->hooks.for_each_parked &&
+	    ctl->hooks.for_each_parked(ctl->ctx, parked_cb, &w)) {
+		json_decref(w.arr);
+		return NULL;
+	}
+	return w.arr;
 }

@@ -321,8 +321,10 @@ START_TEST(test_malformed_args_exit_2)
 	expect(ctl(&H, "shared-auth", UUID1, "bad name!", NULL), 2, "[A-Za-z0-9._:-]");
 	expect(ctl(&H, "set", "bad name!", "--weight", "5", NULL), 2, "[A-Za-z0-9._:-]");
 	expect(ctl(&H, "freeze", "x/y", NULL), 2, "[A-Za-z0-9._:-]");
-	/* A valid name is still fine ("domid:5" included). */
-	expect(ctl(&H, "set", "domid:5", "--weight", "5", NULL), 0, NULL);
+	/* A valid name is still fine, and "domid:5" reaches tmemd, which
+	 * refuses it while no domain 5 is attached (issue 25): exit 1. */
+	expect(ctl(&H, "set", "web1", "--weight", "5", NULL), 0, NULL);
+	expect(ctl(&H, "set", "domid:5", "--weight", "5", NULL), 1, "no Xen domain 5");
 }
 END_TEST
 

@@ -119,9 +119,22 @@ static const struct key restart_keys[] = {
 	K("clients_reattached", INT), K("clients_expired", INT), K("clients_detached", INT),
 	{ NULL },
 };
+/* Issue 25: domains parked by xl save/migrate. */
+static const struct key park_event_keys[] = {
+	K("parked", INT), K("claimed", INT), K("expired", INT), { NULL },
+};
+static const struct key parked_entry_keys[] = {
+	K("client", STR), K("name", STR), K("pages", INT), K("pools", INT),
+	K("parked_at_seconds", INT), K("age_seconds", INT), { NULL },
+};
+static const struct key parked_keys[] = {
+	K("clients", INT), KS("pools", OBJ, park_event_keys), KS("pages", OBJ, park_event_keys),
+	KS("list", ARR, parked_entry_keys), { NULL },
+};
 static const struct key stats_keys[] = {
 	K("version", INT), KS("pool", OBJ, pool_keys), KS("clients", ARR, client_keys),
-	KS("shared_pools", ARR, shared_keys), KS("restart", OBJ, restart_keys), { NULL },
+	KS("shared_pools", ARR, shared_keys), KS("parked", OBJ, parked_keys),
+	KS("restart", OBJ, restart_keys), { NULL },
 };
 
 static void check_value(json_t *v, const struct key *k, const char *where);
@@ -285,10 +298,11 @@ START_TEST(test_human_and_json_outputs)
 	populate();
 	r = ctl(&H, "status", NULL);
 	ck_assert_int_eq(r.status, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, "clients: 2"));
+	ck_assert_ptr_nonnull(strstr(r.out, "clients: 2, parked: 0\n"));  /* issue 25 */
 	run_free(&r);
 	doc = ctl_json(&H, "status", NULL);
 	ck_assert_int_eq(num(doc, "clients", NULL), 2);
+	ck_assert_int_eq(num(doc, "parked_clients", NULL), 0);
 	ck_assert_int_eq(num(doc, "pool", "used_pages"), 0); /* 10 same-filled pages */
 	ck_assert_int_eq(num(doc, "daemon", "pid"), H.pid);
 	json_decref(doc);
@@ -472,21 +486,40 @@ START_TEST(test_help_version_socket_selection)
 }
 END_TEST
 
+/*
+ * set stores for a name before its client exists; issue 25: a domid is
+ * no one's once its domain is gone, so "set 12" with no domain 12 is
+ * refused, naming the forms that last, and the live commands (freeze,
+ * thaw, flush) refuse a name no attached client has instead of
+ * answering "done" and doing nothing.
+ */
 START_TEST(test_settings_before_connect)
 {
 	json_t *doc;
+	char *text;
 
 	start();
 	expect_exit(ctl(&H, "set", "vm9", "--weight", "77", NULL), 0, "when it connects");
-	expect_exit(ctl(&H, "set", "12", "--weight", "55", NULL), 0, NULL); /* a domid */
+	expect_exit(ctl(&H, "set", "12", "--weight", "55", NULL), 1,
+		    "no Xen domain 12 is attached; a domain that is not running is named by "
+		    "its xl name or uuid:U");
 	expect_exit(ctl(&H, "set", "other", "--weight", "55", NULL), 0, NULL);
-	expect_exit(ctl(&H, "freeze", "vm9", NULL), 0, NULL);
+	expect_exit(ctl(&H, "freeze", "vm9", NULL), 1, "no attached client \"vm9\"");
+	expect_exit(ctl(&H, "thaw", "vm9", NULL), 1, "no attached client \"vm9\"");
+	expect_exit(ctl(&H, "flush", "vm9", NULL), 1, "no attached client \"vm9\"");
+	expect_exit(ctl(&H, "stats", "vm9", NULL), 1, "no attached client \"vm9\"");
+	expect_exit(ctl(&H, "list", "vm9", NULL), 1, "no attached client \"vm9\"");
 	ck_assert_int_eq(host_cmd(&H, "add vm9"), 0);
 	ck_assert_int_eq(host_cmd(&H, "add other"), 0);
 	doc = ctl_json(&H, "list", NULL);
 	ck_assert_int_eq(num(client_of(doc, "vm9"), "weight", NULL), 77);
-	ck_assert(json_is_true(json_object_get(client_of(doc, "vm9"), "frozen")));
+	ck_assert(json_is_false(json_object_get(client_of(doc, "vm9"), "frozen")));
 	ck_assert_int_eq(num(client_of(doc, "other"), "weight", NULL), 55);
+	json_decref(doc);
+	doc = ctl_json(&H, "list", "--all", NULL);
+	text = json_dumps(doc, 0);
+	ck_assert_ptr_null(strstr(text, "domid:12"));
+	free(text);
 	json_decref(doc);
 }
 END_TEST
@@ -542,7 +575,7 @@ START_TEST(test_flush_keeps_persistent)
 	doc = ctl_json(&H, "flush", "vm1", NULL);
 	ck_assert_int_eq(num(doc, "evicted_pages", NULL), 0);
 	json_decref(doc);
-	expect_exit(ctl(&H, "flush", "nosuch", NULL), 1, "no connected client");
+	expect_exit(ctl(&H, "flush", "nosuch", NULL), 1, "no attached client \"nosuch\"");
 }
 END_TEST
 

@@ -487,7 +487,11 @@ static const char *stats_doc =
 	"\"pages_recovered\":5,\"persistent_pages_recovered\":4,"
 	"\"ephemeral_pages_recovered\":1,\"pages_dropped\":0,\"clients_recovered\":2,"
 	"\"pools_recovered\":2,\"clients_reattached\":1,\"clients_expired\":1,"
-	"\"clients_detached\":0}}";
+	"\"clients_detached\":0},"
+	"\"parked\":{\"clients\":1,\"pools\":{\"parked\":3,\"claimed\":2,\"expired\":0},"
+	"\"pages\":{\"parked\":7,\"claimed\":5,\"expired\":0},\"list\":[{\"client\":"
+	"\"uuid:00112233-4455-6677-8899-aabbccddeeff\",\"name\":\"web1\",\"pages\":2,"
+	"\"pools\":1,\"parked_at_seconds\":1796400000,\"age_seconds\":30}]}}";
 
 /*
  * A strict reader of the text format: every line is a HELP, a TYPE or a
@@ -574,6 +578,11 @@ START_TEST(test_prometheus)
 	ck_assert_ptr_nonnull(strstr(text, "tmem_restart_survives 1\n"));
 	ck_assert_ptr_nonnull(strstr(text, "tmem_restart_recovered_bytes 20480\n"));
 	ck_assert_ptr_nonnull(strstr(text, "tmem_restart_clients_reattached_total 1\n"));
+	/* Issue 25: parked domains (xl save, restore, migrate). */
+	ck_assert_ptr_nonnull(strstr(text, "tmem_parked_clients 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "tmem_parked_pools_total{event=\"claimed\"} 2\n"));
+	ck_assert_ptr_nonnull(strstr(text, "tmem_parked_bytes_total{event=\"parked\"} 28672\n"));
+	ck_assert_ptr_nonnull(strstr(text, "tmem_parked_bytes_total{event=\"expired\"} 0\n"));
 	check_exposition(text);
 	free(text);
 	json_decref(doc);
@@ -594,6 +603,9 @@ START_TEST(test_prometheus_rejects_bad_doc)
 	json_object_set_new(json_object_get(doc, "restart"), "pages_recovered", json_integer(5));
 	json_object_set_new(json_object_get(doc, "pool"), "total_pages", json_string("x"));
 	ck_assert_int_eq(prom_write(null, doc, status), -EINVAL);
+	json_object_set_new(json_object_get(doc, "pool"), "total_pages", json_integer(100));
+	json_object_del(doc, "parked");
+	ck_assert_int_eq(prom_write(null, doc, status), -EINVAL); /* issue 25: parked */
 	json_object_set_new(doc, "version", json_integer(2));
 	ck_assert_int_eq(prom_write(null, doc, status), -EINVAL);
 	fclose(null);

@@ -25,9 +25,14 @@ static void human_pool_and_clients(struct hout *o, json_t *doc)
 #define POOL_JSON "{\"total_pages\":1024,\"used_pages\":5,\"free_pages\":1019," \
 	"\"ephemeral_pages\":3,\"persistent_pages\":2,\"evictions\":7}"
 
-/* print_reply() on text, with stdout captured: its exit code, and the
- * bytes it printed in out. */
-static int print_captured(const char *text, char *out, size_t len)
+static void human_parked(struct hout *o, json_t *doc)
+{
+	print_parked(o, harray(o, doc, "parked"));
+}
+
+/* print_reply() with human on text, with stdout captured: its exit
+ * code, and the bytes it printed in out. */
+static int print_captured_with(const char *text, human_fn human, char *out, size_t len)
 {
 	char path[] = "/tmp/tmemctl-print-XXXXXX";
 	int fd = mkstemp(path), saved = dup(1), rc;
@@ -39,7 +44,7 @@ static int print_captured(const char *text, char *out, size_t len)
 	unlink(path);
 	fflush(stdout);
 	dup2(fd, 1);
-	rc = print_reply("test", doc, human_pool_and_clients);
+	rc = print_reply("test", doc, human);
 	fflush(stdout);
 	dup2(saved, 1);
 	close(saved);
@@ -49,6 +54,37 @@ static int print_captured(const char *text, char *out, size_t len)
 	json_decref(doc);
 	return rc;
 }
+
+static int print_captured(const char *text, char *out, size_t len)
+{
+	return print_captured_with(text, human_pool_and_clients, out, len);
+}
+
+#define PARKED_JSON "{\"client\":\"uuid:00112233-4455-6677-8899-aabbccddeeff\"," \
+	"\"name\":\"web1\",\"pages\":2,\"pools\":1,\"parked_at_seconds\":1796400000," \
+	"\"age_seconds\":150}"
+
+/* Issue 25: list --all and stats show the parked clients: key, xl name,
+ * pages, pools and age; a reply lacking a figure prints nothing. */
+START_TEST(test_print_parked)
+{
+	char out[4096];
+
+	ck_assert_int_eq(print_captured_with("{\"parked\":[" PARKED_JSON "]}", human_parked, out,
+					     sizeof(out)), EXIT_OK);
+	ck_assert_ptr_nonnull(strstr(out, "PARKED"));
+	ck_assert_ptr_nonnull(strstr(out, "uuid:00112233-4455-6677-8899-aabbccddeeff web1"));
+	ck_assert_ptr_nonnull(strstr(out, "8.0K     1     2m\n"));
+	ck_assert_int_eq(print_captured_with("{\"parked\":[]}", human_parked, out, sizeof(out)),
+			 EXIT_OK);
+	ck_assert_str_eq(out, "");
+	ck_assert_int_eq(print_captured_with("{\"parked\":[{\"client\":\"uuid:00112233-4455-"
+					     "6677-8899-aabbccddeeff\",\"name\":\"web1\","
+					     "\"pages\":2,\"pools\":1}]}", human_parked, out,
+					     sizeof(out)), EXIT_FAILED);
+	ck_assert_str_eq(out, "");
+}
+END_TEST
 
 START_TEST(test_print_complete_reply)
 {
@@ -99,6 +135,7 @@ static Suite *tmemctl_suite(void)
 	tcase_add_test(tc, test_print_complete_reply);
 	tcase_add_test(tc, test_print_missing_pool_key_is_an_error);
 	tcase_add_test(tc, test_print_missing_client_key_is_an_error);
+	tcase_add_test(tc, test_print_parked);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -111,7 +111,7 @@ START_TEST(test_list_and_stats_of_one_client)
 	ck_assert_uint_eq(json_array_size(json_object_get(doc, "clients")), 1);
 	json_decref(doc);
 	expect(ctl(&H, "stats", "vm1", NULL), 0, "vm1", NULL);
-	expect(ctl(&H, "stats", "nosuch", NULL), 1, NULL, "no connected client");
+	expect(ctl(&H, "stats", "nosuch", NULL), 1, NULL, "no attached client \"nosuch\"");
 }
 END_TEST
 
@@ -224,8 +224,14 @@ START_TEST(test_client_is_one_syntax)
 {
 	json_t *doc;
 
-	doc = ctl_json(&H, "freeze", "4242", NULL);
-	ck_assert_str_eq(json_string_value(json_object_get(doc, "client")), "domid:4242");
+	/* Issue 25: a live command on a domain that is not attached fails. */
+	expect(ctl(&H, "freeze", "4242", NULL), 1, NULL, "no attached client \"domid:4242\"");
+	expect(ctl(&H, "freeze", "uuid:0123456789ABCDEF0123456789abcdef", NULL), 2, NULL,
+	       "not a UUID");
+	doc = ctl_json(&H, "set", "uuid:01234567-89AB-cdef-0123-456789abcdef", "--weight", "4",
+		       NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "client")),
+			 "uuid:01234567-89ab-cdef-0123-456789abcdef");
 	ck_assert(json_is_false(json_object_get(doc, "connected")));
 	json_decref(doc);
 	expect(ctl(&H, "freeze", "05", NULL), 2, NULL, "bad client \"05\": not a domid");

@@ -1,4 +1,5 @@
-# tests/daemon/: daemon unit tests (parsers, validation, ring + dispatch),
+# tests/daemon/: daemon unit tests (parsers, validation, ring + dispatch;
+# test_ctl_names: the control server naming domains by identity),
 # integration tests against a real tmemd, the hostile-client test and
 # issue 19's attacks (test_attacks; both also against an ASan+UBSan and a
 # TSan tmemd), and libFuzzer targets for the request
@@ -11,7 +12,8 @@ TEST_HOSTILE := $(BUILD)/tests/daemon/test_hostile
 TEST_ATTACKS := $(BUILD)/tests/daemon/test_attacks
 DAEMON_TEST_HARNESS := $(BUILD)/tests/daemon/harness.o $(BUILD)/tests/daemon/rawclient.o
 
-UNIT_TESTS += $(TEST_DAEMON_UNIT)
+TEST_CTL_NAMES := $(BUILD)/tests/daemon/test_ctl_names
+UNIT_TESTS += $(TEST_DAEMON_UNIT) $(TEST_CTL_NAMES)
 INTEGRATION_TESTS += $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS)
 
 $(BUILD)/tests/daemon/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson inih) \
@@ -22,6 +24,14 @@ $(BUILD)/tests/daemon/harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$(TMEMD)"
 # control_glue.c drives the control server.
 $(TEST_DAEMON_UNIT): $(BUILD)/tests/daemon/test_daemon_unit.o $(BUILD)/tests/daemon/fake_ring.o \
 		$(TEST_COMMON_LIB) $(DAEMON_CORE) $(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) \
+		$(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
+
+# Issue 25: the control server names domains by identity (its glue over
+# a real registry, policy and store; no Xen backend).
+$(TEST_CTL_NAMES): $(BUILD)/tests/daemon/test_ctl_names.o $(TEST_COMMON_LIB) $(DAEMON_CORE) \
+		$(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) \
 		$(LIBTMEMD_SYSTEMD_LDLIBS) -o $@

@@ -9,6 +9,7 @@ script=${1:-tools/tmemctl/tmemctl.bash}
 source "$script" || { echo "completion: cannot source $script"; exit 1; }
 tmemctl() {
 	printf 'ID   CLIENT   NAME   WEIGHT\n1    vm1      vm1    100\n2    domid:5  web1   100\n'
+	printf '3    uuid:00112233-4455-6677-8899-aabbccddeeff  db   100\n'
 }
 fail=0
 # expect "WORDS..." WANT...: completing the last word offers every WANT.
@@ -33,7 +34,7 @@ expect "tmemctl " status list set forget freeable top
 expect "tmemctl --" --socket --runtime-dir --json
 expect "tmemctl set vm1 --c" --compress
 expect "tmemctl set vm1 --compress " off lz4 zstd
-expect "tmemctl freeze " vm1 domid:5
+expect "tmemctl freeze " vm1 domid:5 web1 uuid:00112233-4455-6677-8899-aabbccddeeff db
 expect "tmemctl --runtime-dir /tmp freeze v" vm1
 expect "tmemctl freeze -" --all -a
 expect "tmemctl top --sort " name eph pers puts gets hit evict

@@ -364,12 +364,13 @@ static int32_t new_shared_pool(struct fake_front *f, const struct tmem_uuid *u)
 }
 
 /*
- * Issue 19 item 11: a grant to domain 5 ("tmemctl shared-auth U 5", a
- * [client domid:5] section) reaches domain 5 whatever its xenstore name;
- * one to the name reaches no domain.  Before, domain 5 registered as
- * "web1" and authorisations matched by name: domid:5 was refused.
+ * The store matches a shared pool's grants against a client's key, a
+ * domain's uuid:U (issue 25): a grant under the key reaches domain 5
+ * whatever its xenstore name, one under a name alone does not.  The
+ * control glue turns grants to an xl name or domid:N into grants to the
+ * key when the domain attaches (tests/daemon/test_ctl_names.c).
  */
-START_TEST(domid_grant_reaches_named_domain)
+START_TEST(key_grant_reaches_domain)
 {
 	const struct tmem_uuid by_id = { 0x55, 1 }, by_name = { 0x66, 1 };
 	struct tmem_client_settings s;
@@ -378,7 +379,7 @@ START_TEST(domid_grant_reaches_named_domain)
 
 	ck_assert_int_eq(tmemd_config_load_string(&fx.cfg, "t.conf", "[client domid:5]\nweight = 7\n",
 						  err, sizeof(err)), 0);
-	ck_assert_int_eq(store_shared_auth(fx.store, &by_id, "domid:5", true), 0);
+	ck_assert_int_eq(store_shared_auth(fx.store, &by_id, "uuid:05000000-0100-0000-0000-000000000000", true), 0);
 	ck_assert_int_eq(store_shared_auth(fx.store, &by_name, "web1", true), 0);
 	connect_front(&f, 5, "web1");
 	ck_assert_int_ge(new_shared_pool(&f, &by_id), 0);
@@ -402,9 +403,9 @@ START_TEST(local_client_cannot_take_domain_identity)
 
 	ck_assert_int_eq(tmemd_client_add(fx.reg, "dom9", "local", -1, &dom9), 0);
 	ck_assert_int_eq(tmemd_client_add(fx.reg, "web1", "local", -1, &web1), 0);
-	ck_assert_int_eq(store_shared_auth(fx.store, &u, "domid:5", true), 0);
 	connect_front(&f, 9, NULL);
 	connect_front(&g, 5, "web1");
+	ck_assert_int_eq(store_shared_auth(fx.store, &u, client_of(5)->name, true), 0);
 	ck_assert_ptr_nonnull(client_of(9));
 	ck_assert_ptr_ne(client_of(9), dom9);
 	ck_assert_str_eq(client_of(5)->label, "web1");
@@ -506,18 +507,6 @@ static void control_session(const char *dir, const char *const *reqs, int n,
 #define REPLY_HAS(r, s) ck_assert_msg(strstr((r), (s)), "reply lacks %s: %s", (s), (r))
 
 /*
- * Issue 19 item 11, through the control server: CLIENT "5" is domain 5,
- * stored as domid:5; a name is a local client's, never a domain's.
- * Before, "set 5" stored the setting under the domain's xenstore name
- * "web1" (a local client called web1 got it later), and "freeze web1"
- * froze domain 5.
- */
-/*
- * Upgrading: a [client web1] section meant for domain web1 (older tmemd
- * matched domains by xenstore name) no longer applies to it; tmemd says
- * so when the domain attaches instead of dropping its settings silently.
- */
-/*
  * Issue 25: a domain takes the settings of every principal that names
  * it, the most specific last: [client domid:5], then its xl name, then
  * its uuid:U.  (Before, [client web1] was the local client's only.)
@@ -541,6 +530,12 @@ START_TEST(sections_by_id_name_and_uuid)
 }
 END_TEST
 
+/*
+ * Through the control server: CLIENT "5" is domain 5 (issue 19 item 11)
+ * and, since issue 25, "web1" is the domain whose xl name is web1, as
+ * xl tmem-* took it.  What is set for it by domid is stored under its
+ * key, uuid:U, so it never reaches a later domain 5.
+ */
 START_TEST(control_names_domains_by_domid)
 {
 	static const char *const reqs[] = {
@@ -560,23 +555,24 @@ START_TEST(control_names_domains_by_domid)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	connect_front(&f, 5, "web1");
 	control_session(dir, reqs, 5, reply);
-	REPLY_HAS(reply[0], "\"client\":\"domid:5\"");
+	REPLY_HAS(reply[0], "\"client\":\"uuid:05000000-0100-0000-0000-000000000000\"");
 	REPLY_HAS(reply[0], "\"connected\":true");
-	REPLY_HAS(reply[1], "\"client\":\"web1\"");
-	REPLY_HAS(reply[1], "\"connected\":false");
-	REPLY_HAS(reply[2], "\"client\":\"domid:5\",\"name\":\"web1\",\"domid\":5");
+	REPLY_HAS(reply[1], "\"client\":\"uuid:05000000-0100-0000-0000-000000000000\"");
+	REPLY_HAS(reply[1], "\"connected\":true");
+	REPLY_HAS(reply[2], "\"client\":\"uuid:05000000-0100-0000-0000-000000000000\",\"name\":\"web1\",\"domid\":5");
 	REPLY_HAS(reply[3], "\"authorised\":true");
-	REPLY_HAS(reply[4], "no connected client \\\"web1\\\"");
+	REPLY_HAS(reply[4], "\"client\":\"uuid:05000000-0100-0000-0000-000000000000\",\"evicted_pages\":0");
 	tmem_policy_client_get(client_of(5)->pc, &s);
 	ck_assert_uint_eq(s.weight, 7);
-	ck_assert(!s.frozen);
+	ck_assert(s.frozen);
 	ck_assert_int_ge(new_shared_pool(&f, &u), 0);
 	snprintf(path, sizeof(path), "%s/state/state.json", dir);
 	st = fopen(path, "r");
 	ck_assert_ptr_nonnull(st);
 	text[fread(text, 1, sizeof(text) - 1, st)] = '\0';
 	fclose(st);
-	ck_assert_msg(strstr(text, "\"domid:5\": {") && strstr(text, "\"web1\": {"), "%s", text);
+	ck_assert_msg(strstr(text, "\"uuid:05000000-0100-0000-0000-000000000000\": {") && !strstr(text, "\"web1\"") &&
+		      !strstr(text, "\"domid:5\""), "%s", text);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/state", dir);
 	rmdir(path);
@@ -1494,7 +1490,7 @@ static Suite *suite(void)
 	tcase_add_test(h, unnamed_domain_gets_domid_name);
 	tcase_add_test(h, bad_name_falls_back);
 	tcase_add_test(h, domid_like_name_falls_back);
-	tcase_add_test(h, domid_grant_reaches_named_domain);
+	tcase_add_test(h, key_grant_reaches_domain);
 	tcase_add_test(h, local_client_cannot_take_domain_identity);
 	tcase_add_test(h, control_names_domains_by_domid);
 	tcase_add_test(h, sections_by_id_name_and_uuid);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tmemctl freeze|thaw|flush CLIENT|-a and forget CLIENT: the verbs that
- * take only a client (-a/--all: every connected one).  flush drops the client's ephemeral pages only; persistent
+ * take only a client (-a/--all: every connected one).  freeze, thaw and
+ * flush act on an attached client only (tmemd refuses any other name);
+ * forget drops what is stored for a client and a parked one.  flush drops the client's ephemeral pages only; persistent
  * pages are never dropped by an admin (tmemctl(8)).
  */
 #include "args.h"
@@ -64,7 +66,15 @@ int cmd_flush(const struct tmemctl_opts *opts, int argc, char **argv)
 
 static void human_forget(struct hout *o, json_t *r)
 {
-	fprintf(o->f, "%s: stored settings and authorisations removed\n", hstr(o, r, "client"));
+	json_t *parked = json_object_get(r, "parked");
+
+	if (hbool(o, r, "stored"))
+		fprintf(o->f, "%s: stored settings and authorisations removed\n",
+			hstr(o, r, "client"));
+	if (json_is_string(parked))
+		fprintf(o->f, "%s: parked client %s dropped with its %llu persistent pages\n",
+			hstr(o, r, "client"), json_string_value(parked),
+			(unsigned long long)hu64(o, r, "parked_pages_dropped"));
 }
 
 int cmd_forget(const struct tmemctl_opts *opts, int argc, char **argv)

@@ -2,7 +2,8 @@
 /*
  * tmemctl list [--all] [CLIENT]: the connected clients (or one) and
  * their settings; with --all also the settings stored for clients that
- * are not attached (tmemctl forget removes those).
+ * are not attached and the parked clients (tmemctl forget removes
+ * those).
  */
 #include <string.h>
 
@@ -55,6 +56,8 @@ static void human(struct hout *o, json_t *r)
 	print_clients_table(o, harray(o, r, "clients"));
 	if (json_object_get(r, "stored"))
 		print_stored(o, harray(o, r, "stored"));
+	if (json_object_get(r, "stored"))
+		print_parked(o, harray(o, r, "parked"));
 }
 
 int cmd_list(const struct tmemctl_opts *gopts, int argc, char **argv)

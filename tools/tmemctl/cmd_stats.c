@@ -56,6 +56,7 @@ static void human(struct hout *o, json_t *r)
 	print_clients_table(o, clients);
 	print_ops_table(o, clients);
 	print_shared(o, harray(o, r, "shared_pools"));
+	print_parked(o, harray(o, r, "parked.list"));
 }
 
 /* Both replies on one connection: --prometheus needs the daemon's version

@@ -12,7 +12,7 @@ static const struct tmemctl_cmd commands[] = {
 	{ "stats", cmd_stats, "[--json|--prometheus] [CLIENT]",
 	  "the full statistics (of one client)" },
 	{ "list", cmd_list, "[-a|--all] [--json] [CLIENT]",
-	  "connected clients and their settings; --all: stored ones too" },
+	  "connected clients and their settings; --all: stored and parked ones too" },
 	{ "set", cmd_set, "CLIENT|-a [--weight N] [--ephemeral-max SIZE] "
 	  "[--persistent-max SIZE] [--compress off|lz4|zstd[:LEVEL]]", "change a client's settings" },
 	{ "freeze", cmd_freeze, "CLIENT|-a", "refuse the client's puts (-a: every client's)" },
@@ -22,7 +22,8 @@ static const struct tmemctl_cmd commands[] = {
 	  "allow (or stop) CLIENT joining shared pool UUID" },
 	{ "pool-size", cmd_pool_size, "SIZE", "resize the pool" },
 	{ "freeable", cmd_freeable, "[--json]", "memory tmemd could give back (free + ephemeral)" },
-	{ "forget", cmd_forget, "CLIENT", "remove what is stored for a client not attached" },
+	{ "forget", cmd_forget, "CLIENT",
+	  "remove what is stored for a client not attached, and drop it if parked" },
 	{ "top", cmd_top, "[--delay S] [--sort name|eph|pers|puts|gets|hit|evict] "
 	  "[--iterations N] [--json]", "live per-client view, like xentop" },
 };
@@ -47,8 +48,11 @@ static void usage(FILE *out)
 			commands[i].usage, "", commands[i].help);
 	fprintf(out, "\nSIZE: bytes with K/M/G/T (powers of 1024) making whole 4 KiB pages,\n"
 		"or pages as Np (tmemd.conf's grammar); set also takes \"none\".\n"
-		"CLIENT: a Xen domain as domid:N (or N), or a local client's name\n"
-		"(A-Za-z0-9._:-, not all digits, not starting with domid:).\n"
+		"CLIENT: a Xen domain by its xl name, as uuid:U (its UUID, which xl\n"
+		"save, restore and migrate keep) or as domid:N (or N) while it runs;\n"
+		"or a local client's name (A-Za-z0-9._:-, not all digits, not starting\n"
+		"with domid: or uuid:).  set and shared-auth store what they are given\n"
+		"by name or uuid:U, and domid:N under that domain's uuid:U.\n"
 		"The socket: --socket, DIR/control.sock for --runtime-dir DIR,\n"
 		"$TMEMCTL_SOCKET, /run/tmemd/control.sock as root, else\n"
 		"$XDG_RUNTIME_DIR/tmemd/control.sock.  The global options may also\n"

@@ -220,3 +220,34 @@ void print_pool_summary(struct hout *o, json_t *doc)
 		"evictions %llu\n", total, used, freep, eph, pers,
 		(unsigned long long)hu64(o, doc, "pool.evictions"));
 }
+
+/* "45s", "12m", "5h", "3d": an age, roughly. */
+static void fmt_age(char *buf, size_t len, uint64_t s)
+{
+	if (s < 120)
+		snprintf(buf, len, "%llus", (unsigned long long)s);
+	else if (s < 120 * 60)
+		snprintf(buf, len, "%llum", (unsigned long long)(s / 60));
+	else if (s < 48 * 3600)
+		snprintf(buf, len, "%lluh", (unsigned long long)(s / 3600));
+	else
+		snprintf(buf, len, "%llud", (unsigned long long)(s / 86400));
+}
+
+void print_parked(struct hout *o, json_t *parked)
+{
+	size_t i;
+	json_t *p;
+
+	if (json_array_size(parked) == 0)
+		return;
+	fprintf(o->f, "\n%-41s %-20s %9s %5s %6s\n", "PARKED", "NAME", "PAGES", "POOLS", "AGE");
+	json_array_foreach(parked, i, p) {
+		char pages[16], age[24];
+
+		hpages(o, pages, sizeof(pages), p, "pages");
+		fmt_age(age, sizeof(age), hu64(o, p, "age_seconds"));
+		fprintf(o->f, "%-41s %-20s %9s %5llu %6s\n", hstr(o, p, "client"),
+			hstr(o, p, "name"), pages, (unsigned long long)hu64(o, p, "pools"), age);
+	}
+}

@@ -163,6 +163,25 @@ static const struct metric shared_metrics[] = {
 	{ NULL },
 };
 
+/* From the stats' parked object: domains parked for xl save, restore
+ * and migrate (tmemd(8)), and what became of their persistent pools. */
+static const struct metric parked_metrics[] = {
+	M("tmem_parked_clients", "gauge",
+	  "Clients parked now: suspended domains whose persistent pages wait for their restore.",
+	  "clients", NULL, 1),
+	M("tmem_parked_pools_total", "counter",
+	  "Persistent pools parked, claimed by the restored domain, or expired unclaimed.",
+	  "pools.parked", "event=\"parked\"", 1),
+	MORE("tmem_parked_pools_total", "pools.claimed", "event=\"claimed\"", 1),
+	MORE("tmem_parked_pools_total", "pools.expired", "event=\"expired\"", 1),
+	M("tmem_parked_bytes_total", "counter",
+	  "Bytes of persistent pages parked, claimed by the restored domain, or expired unclaimed.",
+	  "pages.parked", "event=\"parked\"", PAGE),
+	MORE("tmem_parked_bytes_total", "pages.claimed", "event=\"claimed\"", PAGE),
+	MORE("tmem_parked_bytes_total", "pages.expired", "event=\"expired\"", PAGE),
+	{ NULL },
+};
+
 /* Label value escaping: backslash, double quote and newline. */
 static void put_escaped(FILE *out, const char *s)
 {
@@ -270,13 +289,16 @@ int prom_write(FILE *out, json_t *stats, json_t *status)
 	json_t *clients = json_object_get(stats, "clients");
 	json_t *shared = json_object_get(stats, "shared_pools");
 	json_t *restart = json_object_get(stats, "restart");
+	json_t *parked = json_object_get(stats, "parked");
 	json_t *ver = json_object_get(stats, "version");
 
 	if (!json_is_integer(ver) || json_integer_value(ver) != 1 || !json_is_object(pool) ||
-	    !json_is_array(clients) || !json_is_array(shared) || !json_is_object(restart))
+	    !json_is_array(clients) || !json_is_array(shared) || !json_is_object(restart) ||
+	    !json_is_object(parked))
 		return -EINVAL;
 	if (daemon_families(out, status) || families(out, pool_metrics, pool, NULL) ||
 	    families(out, restart_metrics, restart, NULL) ||
+	    families(out, parked_metrics, parked, NULL) ||
 	    families(out, client_metrics, clients, client_labels) ||
 	    families(out, shared_metrics, shared, uuid_labels))
 		return -EINVAL;

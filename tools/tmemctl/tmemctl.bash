@@ -1,9 +1,9 @@
 # bash completion for tmemctl(8); installed as
 # /usr/share/bash-completion/completions/tmemctl.
 # Completes the commands, each command's options, top's sort keys, and
-# CLIENT from the connected clients (the CLIENT column of "tmemctl list",
-# "domid:N" or a local name, on the socket the line names with --socket or
-# --runtime-dir).
+# CLIENT from the connected clients (the CLIENT and NAME columns of
+# "tmemctl list": a domain's uuid:U and xl name, a local client's name, on
+# the socket the line names with --socket or --runtime-dir).
 
 _tmemctl_clients()
 {
@@ -14,7 +14,7 @@ _tmemctl_clients()
 		--socket | --runtime-dir) where+=("${COMP_WORDS[i]}" "${COMP_WORDS[i + 1]}") ;;
 		esac
 	done
-	tmemctl "${where[@]}" list 2>/dev/null | awk 'NR > 1 { print $2 }'
+	tmemctl "${where[@]}" list 2>/dev/null | awk 'NR > 1 { print $2; if ($3 != $2) print $3 }'
 }
 
 _tmemctl()

@@ -121,6 +121,9 @@ int print_reply_ctx(const char *cmd, json_t *result, human_fn human, void *ctx);
 /* Human size of pages: "12.0M" etc. */
 void fmt_pages(char *buf, size_t len, uint64_t pages);
 void print_clients_table(struct hout *o, json_t *clients);
+/* The parked clients (list --all's "parked", stats' "parked.list"):
+ * key, xl name, pages, pools and age; nothing when there are none. */
+void print_parked(struct hout *o, json_t *parked);
 /* The "pool" object of a status or stats reply. */
 void print_pool_summary(struct hout *o, json_t *doc);
 
