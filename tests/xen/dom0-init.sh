@@ -171,13 +171,18 @@ killer() {
 
 # move_points GUEST: "POINT OP" lines: at the workload's progress POINT
 # the guest is saved and restored (save; save-kill: with tmemd killed
-# with SIGKILL and started again while the pages are parked) or migrated
-# to this host (migrate).  e2e.moves=0 on the dom0 command line: none.
+# with SIGKILL and started again while the pages are parked) or live
+# migrated to this host (migrate).  e2e.moves=0 on the dom0 command line:
+# none.  Only the PVH guest is live migrated: a PV guest's live migration
+# needs log-dirty shadow paging, which Debian builds Xen 4.17 without
+# (CONFIG_SHADOW_PAGING unset: "Failed to enable logdirty: 95"); PVH's
+# uses HAP.  xl save needs no log-dirty mode.
 move_points() {
 	grep -q 'e2e.moves=0' /proc/cmdline && return 0
 	case $1 in
-	pv-frontswap) printf '%s\n' "p1 verify 128 MiB|save-kill" "p1 verify 384 MiB|migrate" ;;
+	pv-frontswap) echo "p1 verify 128 MiB|save-kill" ;;
 	pv-stock) echo "p1 verify 256 MiB|save" ;;
+	pvh-stock) echo "p1 verify 256 MiB|migrate" ;;
 	esac
 }
 # logged_pages PATTERN: the page count of tmemd's last log line matching
