@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/magic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,14 @@ static bool is_eventfd(int fd)
 		return false;
 	link[n] = '\0';
 	return !strcmp(link, "anon_inode:[eventfd]");
+}
+
+/* Whether the first n bytes received are not a hello of this handshake
+ * version: too short to say, another magic or another version. */
+static bool hello_version_wrong(const struct tmem_local_hello *h, ssize_t n)
+{
+	return n < (ssize_t)(offsetof(struct tmem_local_hello, version) + sizeof(h->version)) ||
+	       h->magic != TMEM_LOCAL_MAGIC || h->version != TMEM_LOCAL_VERSION;
 }
 
 static int32_t check_hello(const struct tmem_local_hello *h)
@@ -358,7 +367,12 @@ static void on_hello(struct local_conn *c)
 		conn_free(c);
 		return;
 	}
-	if (!rc && (n != (ssize_t)sizeof(buf.h) || (msg.msg_flags & MSG_TRUNC)))
+	/* The handshake version before anything else, the descriptors
+	 * included: a client of another version (version 1 sent three) is
+	 * told -EPROTO, as tmemd(8) says, whatever else it sent. */
+	if (hello_version_wrong(&buf.h, n))
+		rc = -TMEM_EPROTO;
+	else if (!rc && (n != (ssize_t)sizeof(buf.h) || (msg.msg_flags & MSG_TRUNC)))
 		rc = -TMEM_EPROTO;
 	if (!rc)
 		rc = check_hello(&buf.h);
