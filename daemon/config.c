@@ -6,13 +6,16 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
+#include "io_util.h"
 #include "size.h"
 #include "tmem_names.h"
 
@@ -377,9 +380,39 @@ int tmemd_config_load_file(struct tmemd_config *cfg, const char *path,
 			   char *err, size_t errlen)
 {
 	struct parse_ctx ctx = { .cfg = cfg };
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len;
+	char *text;
+	int rc;
 
-	errno = 0;
-	return finish(&ctx, ini_parse(path, handler, &ctx), path, err, errlen);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(-rc));
+		return rc;
+	}
+	/* Read whole, in large reads, and parsed from memory: ini_parse()
+	 * would read a file of any size line by line. */
+	rc = io_read_capped(fd, TMEMD_CONFIG_MAX_BYTES, &text, &len, NULL, NULL);
+	close(fd);
+	if (rc == -EFBIG) {
+		snprintf(err, errlen, "%s: over the %s cap, so not a tmemd.conf; fix the "
+			 "path or the file (man tmemd.conf(5))", path, TMEMD_CONFIG_MAX_TEXT);
+		return rc;
+	}
+	if (rc) {
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (memchr(text, '\0', len)) {
+		snprintf(err, errlen, "%s: holds a NUL byte at offset %zu, so it is damaged "
+			 "or not text; fix it (man tmemd.conf(5))", path,
+			 (size_t)((char *)memchr(text, '\0', len) - text));
+		free(text);
+		return -EINVAL;
+	}
+	rc = finish(&ctx, ini_parse_string(text, handler, &ctx), path, err, errlen);
+	free(text);
+	return rc;
 }
 
 int tmemd_config_load_string(struct tmemd_config *cfg, const char *path,

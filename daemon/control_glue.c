@@ -134,6 +134,7 @@ int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 		.admin_group = cfg->admin_group,
 		.socket_mode = cfg->socket_mode,
 		.max_conns_per_uid = cfg->max_conns_per_uid,
+		.should_stop = cfg->should_stop,
 	};
 	struct tmemd_control_hooks hooks = {
 		.store = tmemd_clients_store(reg),
@@ -160,6 +161,8 @@ int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 		cc.state_dir = state_dir;
 	}
 	rc = tmemd_control_start(&cc, &hooks, g, &g->ctl, err, sizeof(err));
+	if (rc == -ECANCELED)
+		goto fail; /* stopping: main() says so */
 	if (rc) {
 		log_err("control server: %s", err[0] ? err : strerror(-rc));
 		goto fail;

@@ -60,6 +60,10 @@ struct tmemd_control_config {
 	unsigned max_conns;        /* 0 = TMEMD_CONTROL_DEFAULT_MAX_CONNS */
 	const char *transport;     /* shown by "status": "local", "xen", ... */
 	const char *version;       /* shown by "status": the daemon's version */
+	/* Optional: asked while the state file is read; true cuts the start
+	 * short (-ECANCELED), as a SIGTERM during tmemd's start must. */
+	bool (*should_stop)(void *ctx);
+	void *stop_ctx;
 };
 
 /* One client as the daemon knows it. */

@@ -475,7 +475,8 @@ static int do_start(struct tmemd_control *ctl, const struct tmemd_control_config
 	if (rc)
 		return err_out(errbuf, errlen, rc, "control: state dir %s: %s",
 			       ctl->state_dir, strerror(-rc));
-	rc = ctl_state_load(&ctl->state, ctl->state_path, &err);
+	rc = ctl_state_load_stoppable(&ctl->state, ctl->state_path, cfg->should_stop,
+				      cfg->stop_ctx, &err);
 	if (rc)
 		return err_out(errbuf, errlen, rc, "control: %s", err.msg);
 	if (ctl->state.legacy_names)

@@ -9,10 +9,11 @@ TEST_DAEMON_UNIT := $(BUILD)/tests/daemon/test_daemon_unit
 TEST_TMEMD := $(BUILD)/tests/daemon/test_tmemd
 TEST_HOSTILE := $(BUILD)/tests/daemon/test_hostile
 TEST_ATTACKS := $(BUILD)/tests/daemon/test_attacks
+TEST_START_STOP := $(BUILD)/tests/daemon/test_start_stop
 DAEMON_TEST_HARNESS := $(BUILD)/tests/daemon/harness.o $(BUILD)/tests/daemon/rawclient.o
 
 UNIT_TESTS += $(TEST_DAEMON_UNIT)
-INTEGRATION_TESTS += $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS)
+INTEGRATION_TESTS += $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_START_STOP)
 
 $(BUILD)/tests/daemon/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson inih) \
 	$(TSAN_NO_FENCE_WARNING)
@@ -28,6 +29,14 @@ $(TEST_DAEMON_UNIT): $(BUILD)/tests/daemon/test_daemon_unit.o $(BUILD)/tests/dae
 
 $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS): $(BUILD)/tests/daemon/%: $(BUILD)/tests/daemon/%.o \
 		$(DAEMON_TEST_HARNESS) $(TEST_COMMON_LIB) $(LIBTMEM_A) | $(TMEMD)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
+
+# Issue 32's bounded start: tmemd restarted on one --arena file
+# (restart_harness.c), with state files at and over their cap.
+$(TEST_START_STOP): $(BUILD)/tests/daemon/test_start_stop.o $(BUILD)/tests/daemon/start_files.o \
+		$(BUILD)/tests/daemon/restart_harness.o $(DAEMON_TEST_HARNESS) $(TEST_COMMON_LIB) \
+		$(LIBTMEM_A) | $(TMEMD)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
 
@@ -70,6 +79,8 @@ $(FUZZ_DISPATCH): $(call fuzz_objs,tests/daemon/fuzz_dispatch.c tests/daemon/fak
 FUZZ_CONFIG := build/fuzz/fuzz_config
 FUZZ_TARGETS += fuzz-config
 FUZZ_BIN_fuzz-config := $(FUZZ_CONFIG)
+# Inputs up to one byte over tmemd.conf's cap (TMEMD_CONFIG_MAX_BYTES, 1 MiB).
+FUZZ_FLAGS_fuzz-config := -max_len=1048577
 fuzz-config: $(FUZZ_CONFIG)
 	$(call fuzz_run,fuzz-config)
 
