@@ -25,7 +25,7 @@ static void xen_notify(struct tmemd_ring *ring)
 	int rc = d->be->hyp.ops->notify(d->conn->ch);
 
 	if (rc)
-		log_debug("domain %u: notify: %s", d->domid, strerror(-rc));
+		log_dom(TMEMD_LOG_DEBUG, d->domid, "domain %u: notify: %s", d->domid, strerror(-rc));
 }
 
 static void xen_ack(struct tmemd_ring *ring)
@@ -44,7 +44,7 @@ static void xen_fault(struct tmemd_ring *ring, const char *reason)
 	d->conn->fault_why = reason;
 	__atomic_store_n(&d->faulted, 1, __ATOMIC_RELEASE);
 	if (write(d->be->fault_fd, &one, sizeof(one)) < 0)
-		log_debug("domain %u: fault doorbell: %m", d->domid);
+		log_dom(TMEMD_LOG_DEBUG, d->domid, "domain %u: fault doorbell: %m", d->domid);
 }
 
 static const struct tmemd_ring_ops xen_ring_ops = {
@@ -95,7 +95,7 @@ static int add_client(struct xen_dom *d)
 			c->ident = k.ident;
 			return 0;
 		}
-		log_warn("domain %u: cannot take back client %s: %s; it starts afresh",
+		log_dom(TMEMD_LOG_WARNING, d->domid, "domain %u: cannot take back client %s: %s; it starts afresh",
 			 d->domid, k.name, strerror(-rc));
 	}
 	return add_new_client(d);
@@ -128,7 +128,7 @@ static int map_and_bind(struct xen_dom *d, const struct tmemd_xen_front *f,
 	rc = hyp->ops->map(hyp->h, d->domid, f->refs, f->nr_pages, &c->region);
 	if (rc) {
 		/* Bad refs, almost always; the errno says if not. */
-		log_debug("domain %u: mapping %u grants: %s", d->domid,
+		log_dom(TMEMD_LOG_DEBUG, d->domid, "domain %u: mapping %u grants: %s", d->domid,
 			  f->nr_pages, strerror(-rc));
 		*why = "cannot map its ring-ref grants";
 		return -EFAULT;
@@ -140,7 +140,7 @@ static int map_and_bind(struct xen_dom *d, const struct tmemd_xen_front *f,
 	}
 	rc = hyp->ops->bind(hyp->h, d->domid, f->port, &c->ch);
 	if (rc) {
-		log_debug("domain %u: binding port %u: %s", d->domid, f->port,
+		log_dom(TMEMD_LOG_DEBUG, d->domid, "domain %u: binding port %u: %s", d->domid, f->port,
 			  strerror(-rc));
 		*why = "cannot bind its event-channel";
 		return -EFAULT;
@@ -188,7 +188,7 @@ int xen_conn_open(struct xen_dom *d, const char **why)
 		goto out;
 	}
 	c->attached = true;
-	log_info("domain %u: client %s %s: %u entries, %u slots, %u pages",
+	log_dom(TMEMD_LOG_INFO, d->domid, "domain %u: client %s %s: %u entries, %u slots, %u pages",
 		 d->domid, c->client->label,
 		 c->resumed ? "reconnected with its pages" : "connected",
 		 f->nr_entries, f->nr_slots, f->nr_pages);
@@ -209,7 +209,7 @@ void xen_conn_close(struct xen_dom *d)
 	if (c->attached)
 		tmemd_workers_detach(d->be->env.workers, &c->ring);
 	if (c->client)
-		log_info("domain %u: client %s disconnected after %llu requests",
+		log_dom(TMEMD_LOG_INFO, d->domid, "domain %u: client %s disconnected after %llu requests",
 			 d->domid, c->client->label,
 			 (unsigned long long)c->ring.requests);
 	/* Frees the client's private pools (client_registry.h). */

@@ -9,11 +9,13 @@ TEST_DAEMON_UNIT := $(BUILD)/tests/daemon/test_daemon_unit
 TEST_TMEMD := $(BUILD)/tests/daemon/test_tmemd
 TEST_HOSTILE := $(BUILD)/tests/daemon/test_hostile
 TEST_ATTACKS := $(BUILD)/tests/daemon/test_attacks
+TEST_REFUSALS := $(BUILD)/tests/daemon/test_refusals
 TEST_START_STOP := $(BUILD)/tests/daemon/test_start_stop
 DAEMON_TEST_HARNESS := $(BUILD)/tests/daemon/harness.o $(BUILD)/tests/daemon/rawclient.o
 
 UNIT_TESTS += $(TEST_DAEMON_UNIT)
-INTEGRATION_TESTS += $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_START_STOP)
+INTEGRATION_TESTS += $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_REFUSALS) \
+	$(TEST_START_STOP)
 
 $(BUILD)/tests/daemon/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson inih) \
 	$(TSAN_NO_FENCE_WARNING)
@@ -27,7 +29,7 @@ $(TEST_DAEMON_UNIT): $(BUILD)/tests/daemon/test_daemon_unit.o $(BUILD)/tests/dae
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) \
 		$(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
 
-$(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS): $(BUILD)/tests/daemon/%: $(BUILD)/tests/daemon/%.o \
+$(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_REFUSALS): $(BUILD)/tests/daemon/%: $(BUILD)/tests/daemon/%.o \
 		$(DAEMON_TEST_HARNESS) $(TEST_COMMON_LIB) $(LIBTMEM_A) | $(TMEMD)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
