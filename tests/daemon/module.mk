@@ -1,7 +1,8 @@
 # tests/daemon/: daemon unit tests (parsers, validation, ring + dispatch),
-# integration tests against a real tmemd, the hostile-client test and
-# issue 19's attacks (test_attacks; both also against an ASan+UBSan and a
-# TSan tmemd), and libFuzzer targets for the request
+# integration tests against a real tmemd, the hostile-client test,
+# issue 19's attacks (test_attacks) and issue 32's refusals
+# (test_refusals; these, and test_tmemd, also against an ASan+UBSan and a
+# TSan tmemd) and bounded start (test_start_stop), and libFuzzer targets for the request
 # path and the config parser (make fuzz-dispatch, make fuzz-config;
 # tests/fuzz/module.mk runs them, and make check replays their corpora).
 
@@ -46,18 +47,18 @@ $(TEST_START_STOP): $(BUILD)/tests/daemon/test_start_stop.o $(BUILD)/tests/daemo
 # report or a leak at exit makes tmemd exit non-zero, which fails it.
 ifeq ($(SANITIZE),)
 SAN_TMEMD := build/san-address-undefined/tmemd
-daemon-asan-hostile: $(TEST_HOSTILE) $(TEST_TMEMD) $(TEST_ATTACKS) | $(DEPS_STAMP)
+daemon-asan-hostile: $(TEST_HOSTILE) $(TEST_TMEMD) $(TEST_ATTACKS) $(TEST_REFUSALS) | $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined $(SAN_TMEMD)
-	$(call run_tests,$(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_TMEMD),TMEMD_BIN=$(SAN_TMEMD),$@ ($(SAN_TMEMD)))
+	$(call run_tests,$(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_TMEMD) $(TEST_REFUSALS),TMEMD_BIN=$(SAN_TMEMD),$@ ($(SAN_TMEMD)))
 CHECK_EXTRA_daemon += daemon-asan-hostile
 
 # And the integration tests against a ThreadSanitizer tmemd (its workers,
 # main loop and stats writer race for real there); a report makes tmemd
 # exit 66 at the clean stop, which fails the test.
 TSAN_TMEMD := build/san-thread/tmemd
-daemon-tsan-integration: $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) | $(DEPS_STAMP)
+daemon-tsan-integration: $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_REFUSALS) | $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=thread $(TSAN_TMEMD)
-	$(call run_tests,$(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS),TMEMD_BIN=$(TSAN_TMEMD),$@ ($(TSAN_TMEMD)))
+	$(call run_tests,$(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_REFUSALS),TMEMD_BIN=$(TSAN_TMEMD),$@ ($(TSAN_TMEMD)))
 CHECK_EXTRA_daemon += daemon-tsan-integration
 .PHONY: daemon-asan-hostile daemon-tsan-integration
 endif
