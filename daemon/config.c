@@ -361,6 +361,35 @@ static int handler(void *user, const char *section, const char *key,
 	FAIL(ctx, "unknown section [%s]", section);
 }
 
+/*
+ * inih reads a line into a buffer of ini_max_line bytes (the library's,
+ * 200 in Debian's) and parses what did not fit as the next line, which
+ * gives a "syntax error" on a line the file does not have: a longer line
+ * is refused here first, by its number.  0 or -EINVAL with err.
+ */
+static int check_line_lengths(const char *text, const char *path, char *err, size_t errlen)
+{
+	/* Room for "\r\n" and the NUL (ini.h). */
+	const size_t max = ini_max_line > 3 ? (size_t)ini_max_line - 3 : 0;
+	unsigned line = 1;
+
+	for (const char *p = text; *p; line++) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (len && p[len - 1] == '\r')
+			len--;
+		if (len > max) {
+			snprintf(err, errlen, "%s:%u: line longer than %zu bytes", path, line, max);
+			return -EINVAL;
+		}
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	return 0;
+}
+
 static int finish(struct parse_ctx *ctx, int rc, const char *path, char *err,
 		  size_t errlen)
 {
@@ -410,7 +439,9 @@ int tmemd_config_load_file(struct tmemd_config *cfg, const char *path,
 		free(text);
 		return -EINVAL;
 	}
-	rc = finish(&ctx, ini_parse_string(text, handler, &ctx), path, err, errlen);
+	rc = check_line_lengths(text, path, err, errlen);
+	if (rc == 0)
+		rc = finish(&ctx, ini_parse_string(text, handler, &ctx), path, err, errlen);
 	free(text);
 	return rc;
 }
@@ -419,7 +450,10 @@ int tmemd_config_load_string(struct tmemd_config *cfg, const char *path,
 			     const char *text, char *err, size_t errlen)
 {
 	struct parse_ctx ctx = { .cfg = cfg };
+	int rc = check_line_lengths(text, path, err, errlen);
 
+	if (rc)
+		return rc;
 	return finish(&ctx, ini_parse_string(text, handler, &ctx), path, err,
 		      errlen);
 }

@@ -642,11 +642,12 @@ START_TEST(test_read_capped)
 }
 END_TEST
 
-/* tmemd.conf over its cap, or with a NUL byte: one message naming the
- * file, the cap and what to do; cfg keeps what it had. */
+/* tmemd.conf over its cap, with a NUL byte or a line too long: one
+ * message naming the file, the cap and what to do; cfg keeps what it
+ * had. */
 START_TEST(test_config_file_cap)
 {
-	char path[] = "/tmp/tmemd-conf.XXXXXX", err[256] = "";
+	char path[] = "/tmp/tmemd-conf.XXXXXX", err[256] = "", line[199], text[300];
 	struct tmemd_config cfg;
 	int fd = mkstemp(path);
 
@@ -663,6 +664,19 @@ START_TEST(test_config_file_cap)
 	ck_assert_int_eq(tmemd_config_load_file(&cfg, path, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "NUL byte at offset 20"));
 	ck_assert_uint_eq(cfg.workers, 3);
+	/* A line longer than inih reads whole: refused by its own number,
+	 * not as a "syntax error" on a line the file does not have. */
+	memset(line, '#', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\0';
+	line[197] = '\0';
+	snprintf(text, sizeof(text), "[tmemd]\n%s\nworkers = 4\n", line);
+	ck_assert_int_eq(tmemd_config_load_string(&cfg, "t.conf", text, err, sizeof(err)), 0);
+	ck_assert_uint_eq(cfg.workers, 4);
+	line[197] = '#';
+	snprintf(text, sizeof(text), "[tmemd]\n%s\nworkers = 5\n", line);
+	ck_assert_int_eq(tmemd_config_load_string(&cfg, "t.conf", text, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "t.conf:2: line longer than 197 bytes");
+	ck_assert_uint_eq(cfg.workers, 4);
 	tmemd_config_free(&cfg);
 	close(fd);
 	unlink(path);
