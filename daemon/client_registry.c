@@ -8,6 +8,43 @@
 #include "log.h"
 #include "tmem_names.h"
 
+
+/* The reasons counted, in stats order; the last is every other code. */
+static const struct {
+	int32_t code;
+	const char *name;
+} reasons[TMEMD_NR_REASONS] = {
+	{ -TMEM_EPROTO, "EPROTO" }, { -TMEM_EINVAL, "EINVAL" }, { -TMEM_EPERM, "EPERM" },
+	{ -TMEM_EEXIST, "EEXIST" }, { -TMEM_EUSERS, "EUSERS" }, { -TMEM_ENOMEM, "ENOMEM" },
+	{ -TMEM_ENOSPC, "ENOSPC" }, { -TMEM_ENOSYS, "ENOSYS" }, { -TMEM_ERANGE, "ERANGE" },
+	{ -TMEM_ENOENT, "ENOENT" }, { -TMEM_EBUSY, "EBUSY" },
+	{ TMEMD_REASON_TIMEOUT, "timeout" }, { TMEMD_REASON_LIMIT, "limit" },
+	{ 0, "other" },
+};
+
+const char *tmemd_refusal_reason_name(unsigned i)
+{
+	return i < TMEMD_NR_REASONS ? reasons[i].name : NULL;
+}
+
+void tmemd_clients_count_refusal(struct tmemd_clients *reg, enum tmemd_refusal_kind kind,
+				 int32_t code)
+{
+	unsigned i = 0;
+
+	while (i < TMEMD_NR_REASONS - 1 && reasons[i].code != code)
+		i++;
+	__atomic_fetch_add(&reg->refused[kind][i], 1, __ATOMIC_RELAXED);
+}
+
+void tmemd_clients_refusals(struct tmemd_clients *reg,
+			    uint64_t counts[TMEMD_NR_REFUSAL_KINDS][TMEMD_NR_REASONS])
+{
+	for (unsigned k = 0; k < TMEMD_NR_REFUSAL_KINDS; k++)
+		for (unsigned i = 0; i < TMEMD_NR_REASONS; i++)
+			counts[k][i] = __atomic_load_n(&reg->refused[k][i], __ATOMIC_RELAXED);
+}
+
 int tmemd_clients_create(struct tmem_store *store, struct tmem_policy *policy,
 			 const struct tmemd_config *cfg,
 			 struct tmemd_clients **out)

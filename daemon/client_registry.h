@@ -253,6 +253,26 @@ uint64_t tmemd_clients_oldest_parked(struct tmemd_clients *reg);
 void tmemd_clients_count_claimed(struct tmemd_clients *reg, uint32_t pools, uint64_t pages);
 void tmemd_clients_park_stats(struct tmemd_clients *reg, struct tmemd_park_stats *out);
 
+/*
+ * Refusals, counted exactly whatever the log shows (its lines about them
+ * are rate-limited): handshakes a transport refused and requests
+ * dispatch.c refused as malformed, by reason.  The reasons are the
+ * -TMEM_E* code answered, TMEMD_REASON_TIMEOUT (no handshake in time)
+ * and TMEMD_REASON_LIMIT (a connection refused at accept for a limit).
+ * Any thread may count (relaxed atomics, no lock); stats read them.
+ */
+enum tmemd_refusal_kind { TMEMD_REFUSED_HANDSHAKE, TMEMD_REFUSED_REQUEST, TMEMD_NR_REFUSAL_KINDS };
+#define TMEMD_REASON_TIMEOUT (-10001)
+#define TMEMD_REASON_LIMIT (-10002)
+#define TMEMD_NR_REASONS 14
+/* The reason's name for stats ("EPROTO", "timeout", "other"): index i. */
+const char *tmemd_refusal_reason_name(unsigned i);
+void tmemd_clients_count_refusal(struct tmemd_clients *reg, enum tmemd_refusal_kind kind,
+				 int32_t code);
+/* counts[kind][i]: refusals of kind for reason i. */
+void tmemd_clients_refusals(struct tmemd_clients *reg,
+			    uint64_t counts[TMEMD_NR_REFUSAL_KINDS][TMEMD_NR_REASONS]);
+
 struct tmem_store *tmemd_clients_store(const struct tmemd_clients *reg);
 struct tmem_policy *tmemd_clients_policy(const struct tmemd_clients *reg);
 

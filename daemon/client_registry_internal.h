@@ -19,6 +19,8 @@ struct tmemd_clients {
 	struct tmemd_parked *parked;  /* client_park.c */
 	unsigned nr_parked, cap_parked;
 	struct tmemd_park_stats park;
+	/* Atomic, relaxed: counted by any thread. */
+	uint64_t refused[TMEMD_NR_REFUSAL_KINDS][TMEMD_NR_REASONS];
 };
 
 /* reg->lock held: the attached client registered under name, or NULL. */

@@ -6,13 +6,16 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
+#include "io_util.h"
 #include "size.h"
 #include "tmem_names.h"
 
@@ -363,6 +366,35 @@ static int handler(void *user, const char *section, const char *key,
 	FAIL(ctx, "unknown section [%s]", section);
 }
 
+/*
+ * inih reads a line into a buffer of ini_max_line bytes (the library's,
+ * 200 in Debian's) and parses what did not fit as the next line, which
+ * gives a "syntax error" on a line the file does not have: a longer line
+ * is refused here first, by its number.  0 or -EINVAL with err.
+ */
+static int check_line_lengths(const char *text, const char *path, char *err, size_t errlen)
+{
+	/* Room for "\r\n" and the NUL (ini.h). */
+	const size_t max = ini_max_line > 3 ? (size_t)ini_max_line - 3 : 0;
+	unsigned line = 1;
+
+	for (const char *p = text; *p; line++) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (len && p[len - 1] == '\r')
+			len--;
+		if (len > max) {
+			snprintf(err, errlen, "%s:%u: line longer than %zu bytes", path, line, max);
+			return -EINVAL;
+		}
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	return 0;
+}
+
 static int finish(struct parse_ctx *ctx, int rc, const char *path, char *err,
 		  size_t errlen)
 {
@@ -382,16 +414,51 @@ int tmemd_config_load_file(struct tmemd_config *cfg, const char *path,
 			   char *err, size_t errlen)
 {
 	struct parse_ctx ctx = { .cfg = cfg };
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len;
+	char *text;
+	int rc;
 
-	errno = 0;
-	return finish(&ctx, ini_parse(path, handler, &ctx), path, err, errlen);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(-rc));
+		return rc;
+	}
+	/* Read whole, in large reads, and parsed from memory: ini_parse()
+	 * would read a file of any size line by line. */
+	rc = io_read_capped(fd, TMEMD_CONFIG_MAX_BYTES, &text, &len, NULL, NULL);
+	close(fd);
+	if (rc == -EFBIG) {
+		snprintf(err, errlen, "%s: over the %s cap, so not a tmemd.conf; fix the "
+			 "path or the file (man tmemd.conf(5))", path, TMEMD_CONFIG_MAX_TEXT);
+		return rc;
+	}
+	if (rc) {
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (memchr(text, '\0', len)) {
+		snprintf(err, errlen, "%s: holds a NUL byte at offset %zu, so it is damaged "
+			 "or not text; fix it (man tmemd.conf(5))", path,
+			 (size_t)((char *)memchr(text, '\0', len) - text));
+		free(text);
+		return -EINVAL;
+	}
+	rc = check_line_lengths(text, path, err, errlen);
+	if (rc == 0)
+		rc = finish(&ctx, ini_parse_string(text, handler, &ctx), path, err, errlen);
+	free(text);
+	return rc;
 }
 
 int tmemd_config_load_string(struct tmemd_config *cfg, const char *path,
 			     const char *text, char *err, size_t errlen)
 {
 	struct parse_ctx ctx = { .cfg = cfg };
+	int rc = check_line_lengths(text, path, err, errlen);
 
+	if (rc)
+		return rc;
 	return finish(&ctx, ini_parse_string(text, handler, &ctx), path, err,
 		      errlen);
 }

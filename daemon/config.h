@@ -31,6 +31,10 @@
 
 #define TMEMD_MAX_WORKERS 64
 #define TMEMD_MAX_CLIENT_CONF 256
+/* The largest tmemd.conf tmemd reads (man tmemd.conf(5)): 256 client
+ * sections with every key fit in far less. */
+#define TMEMD_CONFIG_MAX_BYTES (1u << 20)
+#define TMEMD_CONFIG_MAX_TEXT "1 MiB"
 #define TMEMD_MAX_AUTH_PER_CLIENT 16
 #define TMEMD_DEFAULT_MEMORY (128ull << 20)
 #define TMEMD_DEFAULT_REATTACH_GRACE 300u  /* seconds */

@@ -327,6 +327,32 @@ static void glue_log(void *ctx, int priority, const char *fmt, va_list ap)
 	tmemd_log(priority, "control: %s", line);
 }
 
+/* The control server's format string is the site: each of its lines
+ * is limited on its own, and per peer uid. */
+static void glue_log_peer(void *ctx, int priority, uid_t uid, const char *fmt, va_list ap)
+{
+	char line[400];
+
+	(void)ctx;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	tmemd_log_limited_at(priority, fmt, TMEMD_RL_UID(uid), "control: %s", line);
+}
+
+static void glue_refusals(void *ctx, struct tmemd_control_refusals *out)
+{
+	struct tmemd_ctl_glue *g = ctx;
+	uint64_t counts[TMEMD_NR_REFUSAL_KINDS][TMEMD_NR_REASONS];
+
+	_Static_assert(TMEMD_NR_REASONS <= TMEMD_CONTROL_MAX_REASONS, "room for every reason");
+	tmemd_clients_refusals(g->reg, counts);
+	out->nr = TMEMD_NR_REASONS;
+	for (unsigned i = 0; i < TMEMD_NR_REASONS; i++) {
+		out->reason[i] = tmemd_refusal_reason_name(i);
+		out->handshakes[i] = counts[TMEMD_REFUSED_HANDSHAKE][i];
+		out->requests[i] = counts[TMEMD_REFUSED_REQUEST][i];
+	}
+}
+
 static void settings_hook(void *ctx, const struct tmemd_client_names *names,
 			  struct tmem_client_settings *s)
 {
@@ -361,6 +387,7 @@ int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 		.admin_group = cfg->admin_group,
 		.socket_mode = cfg->socket_mode,
 		.max_conns_per_uid = cfg->max_conns_per_uid,
+		.should_stop = cfg->should_stop,
 	};
 	struct tmemd_control_hooks hooks = {
 		.store = tmemd_clients_store(reg),
@@ -373,6 +400,8 @@ int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 		.park_stats = park_stats,
 		.forget_parked = forget_parked,
 		.log = glue_log,
+		.log_peer = glue_log_peer,
+		.refusals = glue_refusals,
 		.file_grants = file_grants,
 		.audit = glue_audit,
 	};
@@ -392,6 +421,8 @@ int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 		cc.state_dir = state_dir;
 	}
 	rc = tmemd_control_start(&cc, &hooks, g, &g->ctl, err, sizeof(err));
+	if (rc == -ECANCELED)
+		goto fail; /* stopping: main() says so */
 	if (rc) {
 		log_err("control server: %s", err[0] ? err : strerror(-rc));
 		goto fail;

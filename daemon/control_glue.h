@@ -23,9 +23,11 @@ struct tmemd_ctl_glue_config {
 	unsigned socket_mode;      /* 0: 0660 */
 	unsigned max_conns_per_uid; /* 0: the server's default */
 	const struct tmemd_config *daemon_cfg; /* the running config (file grants) */
+	bool (*should_stop)(void *ctx); /* NULL, or asked while state.json is read */
 };
 
-/* Starts the server; logs and returns -errno on failure. */
+/* Starts the server; logs and returns -errno on failure (-ECANCELED,
+ * not logged: should_stop said stop). */
 int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 			 struct tmemd_loop *loop, struct tmemd_clients *reg,
 			 struct tmemd_ctl_glue **out);

@@ -109,6 +109,15 @@ static int32_t destroy_pool(struct tmemd_client *c, int32_t pool_id)
 	return rc;
 }
 
+/* A request refused before pools/ saw it (tmemd(8), REQUESTS): counted
+ * for stats, off the path of a request that is served. */
+static int32_t bad_request(struct tmemd_client *c, int32_t rc)
+{
+	if (c->reg)
+		tmemd_clients_count_refusal(c->reg, TMEMD_REFUSED_REQUEST, rc);
+	return rc;
+}
+
 int32_t tmemd_dispatch(struct tmemd_client *c, const struct tmem_req *r,
 		       const struct tmemd_slots *slots)
 {
@@ -118,14 +127,14 @@ int32_t tmemd_dispatch(struct tmemd_client *c, const struct tmem_req *r,
 	void *page;
 
 	if (rc)
-		return rc;
+		return bad_request(c, rc);
 	if (r->op == TMEM_OP_NEW_POOL)
 		return new_pool(c, r);
 	/* A pool id this client was not given: it cannot name another
 	 * client's pool even if pools/ numbered it the same way. */
 	owned = __atomic_load_n(&c->owned_pools, __ATOMIC_RELAXED);
 	if (!(owned & (1u << r->pool_id)))
-		return -TMEM_ENOENT;
+		return bad_request(c, -TMEM_ENOENT);
 	switch (r->op) {
 	case TMEM_OP_DESTROY_POOL:
 		return destroy_pool(c, r->pool_id);

@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include "ratelimit.h"
+
 enum tmemd_log_level {
 	TMEMD_LOG_ERR = 3,
 	TMEMD_LOG_WARNING = 4,
@@ -43,6 +45,25 @@ void tmemd_log_client(int level, const char *client, int domid, int64_t pool,
  * (PEER_UID= in the journal) and the client it names (CLIENT=, or NULL). */
 void tmemd_log_audit(int level, uint32_t peer_uid, const char *client, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/*
+ * The same, rate-limited (ratelimit.h): for every line a client, a guest
+ * or a control peer can cause.  Per message site (fmt) and per source
+ * (TMEMD_RL_UID(), TMEMD_RL_DOMID(), tmemd_rl_name(), or
+ * TMEMD_RL_NO_SOURCE); a line held back costs a mutex and a table
+ * look-up, a line below the log level nothing.
+ */
+void tmemd_log_limited(int level, uint64_t source, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The same for a site other than fmt: a line relayed from a library
+ * (the control server's), whose own format string is the site. */
+void tmemd_log_limited_at(int level, const char *site, uint64_t source, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* tmemd_log_client(), limited per site and per client: by domid when
+ * domid >= 0, else by client name. */
+void tmemd_log_client_limited(int level, const char *client, int domid, int64_t pool,
+			      const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
 #define log_err(...) tmemd_log(TMEMD_LOG_ERR, __VA_ARGS__)
 #define log_warn(...) tmemd_log(TMEMD_LOG_WARNING, __VA_ARGS__)

@@ -46,6 +46,28 @@ struct tmemd {
 	char stats_path[300];
 };
 
+/*
+ * A SIGTERM or SIGINT sent during the start: the loop that reads them
+ * from its signalfd does not run yet, so they wait, blocked (loop.c).
+ * The start asks here between its steps and inside the long ones (the
+ * state file's reads, the arena's prefault), and stops cleanly: nothing
+ * in the arena is changed by a start given up (pools/COMMIT.md).
+ */
+static bool stop_pending(void *ctx)
+{
+	sigset_t set;
+
+	(void)ctx;
+	return sigpending(&set) == 0 &&
+	       (sigismember(&set, SIGTERM) == 1 || sigismember(&set, SIGINT) == 1);
+}
+
+/* -ECANCELED when a stop is pending, else 0. */
+static int start_step_done(void)
+{
+	return stop_pending(NULL) ? -ECANCELED : 0;
+}
+
 static int merge_settings(struct tmemd_config *cfg, const struct tmemd_options *o)
 {
 	char err[512];
@@ -115,6 +137,7 @@ static int start_core(struct tmemd *d)
 		.max_arena_bytes = ram > d->cfg.memory_bytes ? ram : d->cfg.memory_bytes,
 		.compress_threshold = d->cfg.compress_threshold,
 		.prefault = true,
+		.should_stop = stop_pending,
 	};
 	struct tmem_policy_config pc;
 	int rc;
@@ -148,7 +171,7 @@ static int start_core(struct tmemd *d)
 	rc = tmemd_compactor_start(&d->compactor, d->store);
 	if (rc)
 		log_warn("no background compaction: %s", strerror(-rc));
-	return 0;
+	return start_step_done();
 }
 
 /* The runtime dir, then the control server, then the guests' transport:
@@ -170,6 +193,7 @@ static int start_services(struct tmemd *d)
 		.socket_mode = d->cfg.control_socket_mode,
 		.max_conns_per_uid = d->cfg.control_max_per_uid,
 		.daemon_cfg = &d->cfg,
+		.should_stop = stop_pending,
 	};
 	const char *why = NULL;
 	int rc;
@@ -188,9 +212,13 @@ static int start_services(struct tmemd *d)
 		 d->cfg.runtime_dir);
 	cc.transport = d->transport->name;
 	rc = tmemd_ctl_glue_start(&cc, d->loop, d->clients, &d->control);
+	if (!rc)
+		rc = start_step_done();
 	if (rc)
 		return rc;
 	rc = d->transport->start(&env, &d->transport_state);
+	if (!rc)
+		rc = start_step_done();
 	if (rc)
 		return rc;
 	return tmemd_restart_arm_grace(&d->restart, d->loop, d->cfg.reattach_grace_sec);
@@ -296,10 +324,13 @@ int main(int argc, char **argv)
 	tmemd_config_init(&d.cfg);
 	if (opts.check_config)
 		return check_config(&d.cfg, &opts);
-	/* The loop blocks the signals first, so every thread inherits the mask. */
-	rc = merge_settings(&d.cfg, &opts);
+	/* The loop blocks the signals first, so every thread inherits the
+	 * mask, and a SIGTERM during the start waits for stop_pending(). */
+	rc = tmemd_loop_create(on_signal, &d, &d.loop);
 	if (!rc)
-		rc = tmemd_loop_create(on_signal, &d, &d.loop);
+		rc = merge_settings(&d.cfg, &opts);
+	if (!rc)
+		rc = start_step_done();
 	if (!rc)
 		rc = start_core(&d);
 	if (!rc)
@@ -314,6 +345,10 @@ int main(int argc, char **argv)
 		if (rc)
 			log_err("main loop: %s", strerror(-rc));
 		tmemd_service_stopping(&d.service);
+	}
+	if (rc == -ECANCELED) {
+		log_info("stopped during the start (SIGTERM or SIGINT)");
+		rc = 0;
 	}
 	stop_all(&d);
 	return rc ? 1 : 0;

@@ -14,12 +14,13 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: tmemd [OPTION]...\n"
 		"Transcendent memory daemon: serves tmem pools to guests.\n\n"
-		"  -c, --config FILE       read tmemd.conf FILE\n"
+		"  -c, --config FILE       read tmemd.conf FILE (at most 1 MiB)\n"
 		"  -t, --transport NAME    auto, xen or local (default auto)\n"
 		"  -f, --foreground        stay in the foreground (tmemd never forks;\n"
 		"                          accepted for compatibility with init scripts)\n"
 		"  -r, --runtime-dir DIR   where guest.sock, control.sock and stats.json live\n"
-		"  -s, --state-dir DIR     where admin settings persist (state.json)\n"
+		"  -s, --state-dir DIR     where admin settings persist (state.json, at\n"
+		"                          most 4 MiB)\n"
 		"  -m, --memory SIZE       pool size: bytes, K/M/G suffix, or N%% of RAM\n"
 		"  -w, --workers N         ring worker threads (default one per CPU)\n"
 		"  -a, --arena PATH        keep the pages in PATH on tmpfs or hugetlbfs, so\n"
@@ -31,7 +32,8 @@ static void usage(FILE *f)
 		"                          accept it, 1 with the reason (for ExecReload)\n"
 		"  -h, --help              print this help\n"
 		"  -V, --version           print the version\n\n"
-		"Signals: SIGTERM/SIGINT stop cleanly; SIGUSR1 writes <runtime>/stats.json.\n"
+		"Signals: SIGTERM/SIGINT stop cleanly, during the start too; SIGUSR1 writes\n"
+		"<runtime>/stats.json.\n"
 		"See tmemd(8) and tmemd.conf(5).\n");
 }
 

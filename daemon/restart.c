@@ -49,6 +49,8 @@ int tmemd_restart_open_store(struct tmemd_restart *r, const struct tmem_store_co
 		rc = store_create(sc, &r->store);
 	else
 		rc = store_open(sc, r->arena.fd, &r->store, why, sizeof(why));
+	if (rc == -ECANCELED)
+		return rc; /* stopping: main() says so */
 	if (rc == -EPROTO || rc == -EBADMSG) {
 		log_err("arena in the %s: %s; refusing it and leaving it as it is "
 			"(start once with --discard-arena to throw it away)", r->arena.where, why);

@@ -43,7 +43,7 @@ static inline size_t free_stack_bytes(uint32_t max_frames)
  * touch.  In a file they are allocated first: on a tmpfs or hugetlbfs
  * without room a touch is a SIGBUS, an allocation a clean -ENOSPC.
  */
-static int arena_prefault(struct tmem_arena *a, uint32_t from, uint32_t to)
+static int arena_prefault_range(struct tmem_arena *a, uint32_t from, uint32_t to)
 {
 	if (to <= from)
 		return 0;
@@ -58,6 +58,24 @@ static int arena_prefault(struct tmem_arena *a, uint32_t from, uint32_t to)
 	/* Kernels before 5.14: touch one byte per page. */
 	for (uint32_t f = from; f < to; f++)
 		*(volatile uint8_t *)frame_ptr(a, f) = 0;
+	return 0;
+}
+
+/* In chunks of PREFAULT_CHUNK frames (64 MiB), asking should_stop
+ * between them: prefaulting a large pool takes a while. */
+#define PREFAULT_CHUNK 16384u
+static int arena_prefault(struct tmem_arena *a, uint32_t from, uint32_t to)
+{
+	for (uint32_t f = from; f < to; f += PREFAULT_CHUNK) {
+		uint32_t end = to - f > PREFAULT_CHUNK ? f + PREFAULT_CHUNK : to;
+		int ret;
+
+		if (a->should_stop && a->should_stop(a->stop_ctx))
+			return -ECANCELED;
+		ret = arena_prefault_range(a, f, end);
+		if (ret < 0)
+			return ret;
+	}
 	return 0;
 }
 
@@ -86,6 +104,8 @@ int arena_init(struct tmem_arena *a, const struct tmem_store_config *cfg,
 	}
 	a->locked = cfg->lock_memory;
 	a->prefault = cfg->prefault;
+	a->should_stop = cfg->should_stop;
+	a->stop_ctx = cfg->stop_ctx;
 	ret = arena_grow(a, frames);
 	if (ret < 0) {
 		a->locked = false;

@@ -106,12 +106,19 @@ static int store_setup(const struct tmem_store_config *cfg, int fd,
 	if (ret < 0)
 		goto fail;
 	if (adopted) {
+		/* The last point to give up at with the records untouched;
+		 * the rebuild itself takes some 20 ms per GiB. */
+		if (cfg->should_stop && cfg->should_stop(cfg->stop_ctx)) {
+			ret = -ECANCELED;
+			goto fail;
+		}
 		ret = store_recover(s);
 		if (ret < 0)
 			goto fail;
 		resize_to_config(s);
 	}
 	s->recovery.file_backed = fd >= 0;
+	s->arena.should_stop = NULL;
 	*out = s;
 	return 0;
 fail:

@@ -205,6 +205,10 @@ struct tmem_arena {
 	uint32_t used;         /* frames handed out */
 	bool locked;           /* mlock'd (frames [0, total)) */
 	bool prefault;         /* touch frames as they enter the arena */
+	/* While the store is set up only (cfg->should_stop): asked between
+	 * prefault chunks; NULL afterwards. */
+	bool (*should_stop)(void *ctx);
+	void *stop_ctx;
 	bool file_backed;      /* frames live in a file: release by MADV_REMOVE */
 	int fd;                /* that file (not owned), frames at fd_off */
 	uint64_t fd_off;

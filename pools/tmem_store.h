@@ -75,6 +75,12 @@ struct tmem_store_config {
 	/* A page compressed to more bytes than this is stored raw;
 	 * 0 = 3072 (3 KiB); at most 4088. */
 	uint32_t compress_threshold;
+	/* Optional: asked while store_create() or store_open() works (every
+	 * 64 MiB of prefaulting, and before an adopted arena's records are
+	 * read); true gives up with -ECANCELED, the file's records as they
+	 * were (a daemon told to stop during its start).  Not kept after. */
+	bool (*should_stop)(void *ctx);
+	void *stop_ctx;
 };
 
 /* A store in anonymous memory: nothing in it outlives the process. */

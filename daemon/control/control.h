@@ -60,6 +60,10 @@ struct tmemd_control_config {
 	unsigned max_conns;        /* 0 = TMEMD_CONTROL_DEFAULT_MAX_CONNS */
 	const char *transport;     /* shown by "status": "local", "xen", ... */
 	const char *version;       /* shown by "status": the daemon's version */
+	/* Optional: asked while the state file is read; true cuts the start
+	 * short (-ECANCELED), as a SIGTERM during tmemd's start must. */
+	bool (*should_stop)(void *ctx);
+	void *stop_ctx;
 };
 
 /* One client as the daemon knows it. */
@@ -106,6 +110,19 @@ typedef int (*tmemd_control_parked_fn)(const struct tmemd_control_parked *, void
  * pools/ and policy/, whose locks come after it), so a client is never
  * freed while a control command uses it.
  */
+/*
+ * Refusals the daemon counted (the stats' "refusals" object): of the
+ * handshakes of guests and of their requests, by reason.  Exact, though
+ * the log lines about them are rate-limited.
+ */
+#define TMEMD_CONTROL_MAX_REASONS 16
+struct tmemd_control_refusals {
+	unsigned nr;                                   /* reasons used */
+	const char *reason[TMEMD_CONTROL_MAX_REASONS]; /* "EPROTO", "timeout", ... */
+	uint64_t handshakes[TMEMD_CONTROL_MAX_REASONS];
+	uint64_t requests[TMEMD_CONTROL_MAX_REASONS];
+};
+
 struct tmemd_control_hooks {
 	struct tmem_store *store;
 	struct tmem_policy *policy;
@@ -145,6 +162,11 @@ struct tmemd_control_hooks {
 	 * principal the shared pool uuid.  "forget" leaves such a grant in
 	 * force (it removes what tmemctl stored, not what the file says). */
 	bool (*file_grants)(void *ctx, const struct tmem_uuid *uuid, const char *principal);
+	/* Optional (NULL: through log): a line a control peer (uid) can
+	 * cause at will, which the daemon rate-limits per fmt and uid. */
+	void (*log_peer)(void *ctx, int priority, uid_t uid, const char *fmt, va_list ap);
+	/* Optional (NULL: none in stats): the daemon's refusal counters. */
+	void (*refusals)(void *ctx, struct tmemd_control_refusals *out);
 	/* Optional (NULL: through log): one audit line, a state change peer
 	 * uid asked for about client (NULL: not about one), as syslog(3). */
 	void (*audit)(void *ctx, int priority, uid_t uid, const char *client, const char *msg);

@@ -64,6 +64,10 @@ struct tmemd_control {
 
 void ctl_log(struct tmemd_control *ctl, int prio, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A line peer uid can cause at will: through hooks.log_peer (which
+ * rate-limits it), else hooks.log. */
+void ctl_log_peer(struct tmemd_control *ctl, int prio, uid_t uid, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* ctl_peer.c: fills conn->uid/pid/writer from SO_PEERCRED/SO_PEERGROUPS;
  * a peer whose groups the kernel does not give is not a writer. */

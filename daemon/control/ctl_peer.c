@@ -74,8 +74,8 @@ int ctl_peer_identify(struct tmemd_control *ctl, struct ctl_conn *conn)
 	rc = peergroups_has(conn->fd, ctl->admin_gid);
 	conn->writer = rc == 1;
 	if (rc < 0)
-		ctl_log(ctl, LOG_WARNING,
-			"control: uid %u: its groups are unknown (%s); read-only",
+		ctl_log_peer(ctl, LOG_WARNING, cred.uid,
+			     "control: uid %u: its groups are unknown (%s); read-only",
 			(unsigned)cred.uid, strerror(-rc));
 	return 0;
 }

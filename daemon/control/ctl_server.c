@@ -39,6 +39,18 @@ void ctl_log(struct tmemd_control *ctl, int prio, const char *fmt, ...)
 	va_end(ap);
 }
 
+void ctl_log_peer(struct tmemd_control *ctl, int prio, uid_t uid, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (ctl->hooks.log_peer)
+		ctl->hooks.log_peer(ctl->ctx, prio, uid, fmt, ap);
+	else if (ctl->hooks.log)
+		ctl->hooks.log(ctl->ctx, prio, fmt, ap);
+	va_end(ap);
+}
+
 static int err_out(char *errbuf, size_t errlen, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 static int err_out(char *errbuf, size_t errlen, int rc, const char *fmt, ...)
@@ -121,7 +133,7 @@ static char *answer(struct tmemd_control *ctl, struct ctl_conn *conn,
 	if (ctl_request_parse(buf, len, &req, &err))
 		return ctl_reply_error(&err);
 	if (ctl_cmd_writes(req.cmd) && !conn->writer) {
-		ctl_log(ctl, LOG_NOTICE, "control: refused \"%s\" from uid %u (pid %d)",
+		ctl_log_peer(ctl, LOG_NOTICE, conn->uid, "control: refused \"%s\" from uid %u (pid %d)",
 			ctl_cmd_name(req.cmd), (unsigned)conn->uid, (int)conn->pid);
 		ctl_err_set(&err, EPERM, "\"%s\" changes state: only root or members "
 			    "of the admin group may do that", ctl_cmd_name(req.cmd));
@@ -151,7 +163,7 @@ static bool conn_process(struct tmemd_control *ctl, struct ctl_conn *conn)
 			return false;
 		ctl_err_set(&err, EMSGSIZE, "request longer than %d bytes",
 			    TMEMD_CONTROL_MAX_MSG);
-		ctl_log(ctl, LOG_NOTICE, "control: oversized request from uid %u",
+		ctl_log_peer(ctl, LOG_NOTICE, conn->uid, "control: oversized request from uid %u",
 			(unsigned)conn->uid);
 		conn_reply(conn, ctl_reply_error(&err));
 		conn->close_after_write = true;
@@ -475,7 +487,8 @@ static int do_start(struct tmemd_control *ctl, const struct tmemd_control_config
 	if (rc)
 		return err_out(errbuf, errlen, rc, "control: state dir %s: %s",
 			       ctl->state_dir, strerror(-rc));
-	rc = ctl_state_load(&ctl->state, ctl->state_path, &err);
+	rc = ctl_state_load_stoppable(&ctl->state, ctl->state_path, cfg->should_stop,
+				      cfg->stop_ctx, &err);
 	if (rc)
 		return err_out(errbuf, errlen, rc, "control: %s", err.msg);
 	if (ctl->state.legacy_names)

@@ -253,10 +253,13 @@ static int load_doc(struct ctl_state *st, json_t *root, struct ctl_err *err)
 	return rc;
 }
 
-int ctl_state_load(struct ctl_state *st, const char *path, struct ctl_err *err)
+int ctl_state_load_stoppable(struct ctl_state *st, const char *path,
+			     bool (*stop)(void *), void *stop_ctx, struct ctl_err *err)
 {
 	json_error_t jerr;
 	json_t *root;
+	size_t len;
+	char *text;
 	int rc;
 
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -265,8 +268,19 @@ int ctl_state_load(struct ctl_state *st, const char *path, struct ctl_err *err)
 		return 0;
 	if (fd < 0)
 		return ctl_err_set(err, errno, "state file %s: %s", path, strerror(errno));
-	root = json_loadfd(fd, JSON_REJECT_DUPLICATES, &jerr);
+	/* The whole file in a few large reads, then parsed from memory:
+	 * json_loadfd() would read(2) it one byte at a time. */
+	rc = io_read_capped(fd, CTL_STATE_MAX_BYTES, &text, &len, stop, stop_ctx);
 	close(fd);
+	if (rc == -EFBIG)
+		return ctl_err_set(err, EFBIG, "state file %s: over the %s cap, so damaged "
+				   "or not tmemd's; move it aside (to start without the stored "
+				   "settings) or restore a backup", path, CTL_STATE_MAX_TEXT);
+	if (rc)
+		return ctl_err_set(err, -rc, "state file %s: %s", path,
+				   rc == -ECANCELED ? "reading it was cancelled" : strerror(-rc));
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	free(text);
 	if (!root)
 		return ctl_err_set(err, EINVAL, "state file %s: line %d: %s", path,
 				   jerr.line, jerr.text);
@@ -277,6 +291,11 @@ int ctl_state_load(struct ctl_state *st, const char *path, struct ctl_err *err)
 		ctl_state_free(st);
 	}
 	return rc;
+}
+
+int ctl_state_load(struct ctl_state *st, const char *path, struct ctl_err *err)
+{
+	return ctl_state_load_stoppable(st, path, NULL, NULL, err);
 }
 
 static json_t *state_doc(const struct ctl_state *st)

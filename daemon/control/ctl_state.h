@@ -36,6 +36,12 @@
 #define CTL_STATE_VERSION 2
 #define CTL_STATE_VERSION_OLDEST 1
 #define CTL_STATE_MAX_CLIENTS 4096
+/* The largest state file tmemd reads (man tmemd(8), FILES): 4096 clients
+ * with every setting and 256 authorisations take about 1 MiB as tmemctl
+ * writes them; a larger file is damaged or not tmemd's. */
+#define CTL_STATE_MAX_BYTES (4u << 20)
+#define CTL_STATE_MAX_TEXT "4 MiB"
+
 /* One limit for shared-pool authorisations everywhere: what the store
  * holds (tmemd.conf's and state.json's together). */
 #define CTL_STATE_MAX_AUTHS TMEM_MAX_SHARED_AUTH
@@ -68,8 +74,13 @@ struct ctl_state {
 void ctl_state_free(struct ctl_state *st);
 
 /* Loads path into an empty st.  A missing file is an empty state (0).
- * Otherwise 0, or -errno with err naming the file and the problem. */
+ * Otherwise 0, or -errno with err naming the file and the problem: a
+ * file over CTL_STATE_MAX_BYTES is -EFBIG, read no further. */
 int ctl_state_load(struct ctl_state *st, const char *path, struct ctl_err *err);
+/* The same, asking stop(stop_ctx) between reads (tmemd's start, which a
+ * SIGTERM must be able to cut short): -ECANCELED when it said stop. */
+int ctl_state_load_stoppable(struct ctl_state *st, const char *path,
+			     bool (*stop)(void *), void *stop_ctx, struct ctl_err *err);
 /* Writes st to path atomically.  0 or -errno with err. */
 int ctl_state_save(const struct ctl_state *st, const char *path,
 		   struct ctl_err *err);

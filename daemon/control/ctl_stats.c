@@ -338,13 +338,45 @@ static json_t *parked_json(struct tmemd_control *ctl)
 			 "list", ctl_parked_json(ctl));
 }
 
+/* One kind of refusal: {"total": N, "EPROTO": N, ...}, every reason. */
+static json_t *refusal_counts_json(const struct tmemd_control_refusals *r,
+				   const uint64_t *counts)
+{
+	json_t *o = json_object();
+	uint64_t total = 0;
+
+	for (unsigned i = 0; o && i < r->nr; i++) {
+		total += counts[i];
+		if (json_object_set_new(o, r->reason[i], jint(counts[i]))) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	if (o && json_object_set_new(o, "total", jint(total))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Exact counts, whatever the rate-limited log shows (man/tmemctl.8). */
+static json_t *refusals_json(struct tmemd_control *ctl)
+{
+	struct tmemd_control_refusals r = { .nr = 0 };
+
+	if (ctl->hooks.refusals)
+		ctl->hooks.refusals(ctl->ctx, &r);
+	return json_pack("{s:o, s:o}", "handshakes", refusal_counts_json(&r, r.handshakes),
+			 "requests", refusal_counts_json(&r, r.requests));
+}
+
 json_t *ctl_stats_document(struct tmemd_control *ctl, const char *only)
 {
-	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "version",
+	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "version",
 			 TMEMD_CONTROL_PROTO_VERSION, "pool", ctl_pool_json(ctl),
 			 "clients", clients_json(ctl, true, only),
 			 "shared_pools", shared_json(ctl, only), "parked", parked_json(ctl),
-			 "restart", ctl_restart_json(ctl));
+			 "restart", ctl_restart_json(ctl), "refusals", refusals_json(ctl));
 }
 
 json_t *ctl_list_document(struct tmemd_control *ctl, const char *only)

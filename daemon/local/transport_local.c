@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/magic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,9 +93,13 @@ struct local_state {
 	struct local_uid *uids;     /* every uid with a connection */
 };
 
-/* A log line about an attached connection's client (CLIENT=, DOMID=). */
+/* A log line about an attached connection's client (CLIENT=, DOMID=):
+ * the client can cause it, so it is rate-limited per line and client. */
 #define log_conn(level, c, ...) \
-	tmemd_log_client(level, (c)->client->name, (c)->client->domid, -1, __VA_ARGS__)
+	tmemd_log_client_limited(level, (c)->client->name, (c)->client->domid, -1, \
+				 __VA_ARGS__)
+/* A line about a connection not attached yet: limited per line and uid. */
+#define log_uid(level, uid, ...) tmemd_log_limited(level, TMEMD_RL_UID(uid), __VA_ARGS__)
 
 static void conn_free(struct local_conn *c)
 {
@@ -183,6 +188,14 @@ static bool is_eventfd(int fd)
 		return false;
 	link[n] = '\0';
 	return !strcmp(link, "anon_inode:[eventfd]");
+}
+
+/* Whether the first n bytes received are not a hello of this handshake
+ * version: too short to say, another magic or another version. */
+static bool hello_version_wrong(const struct tmem_local_hello *h, ssize_t n)
+{
+	return n < (ssize_t)(offsetof(struct tmem_local_hello, version) + sizeof(h->version)) ||
+	       h->magic != TMEM_LOCAL_MAGIC || h->version != TMEM_LOCAL_VERSION;
 }
 
 static int32_t check_hello(const struct tmem_local_hello *h)
@@ -282,8 +295,9 @@ static int32_t attach(struct local_conn *c, const struct tmem_local_hello *h)
 		return rc;
 	local_limits_get(st->env.cfg, &lim);
 	if (c->owner->conns - c->owner->pending >= lim.clients) {
-		log_warn("local client %s (uid %u) refused: its uid has %u clients attached "
-			 "(local-max-clients-per-uid)", (const char *)h->name,
+		log_uid(TMEMD_LOG_WARNING, c->uid,
+			"local client %s (uid %u) refused: its uid has %u clients attached "
+			"(local-max-clients-per-uid)", (const char *)h->name,
 			 (unsigned)c->uid, lim.clients);
 		return -TMEM_EUSERS;
 	}
@@ -331,7 +345,7 @@ static void send_welcome(struct local_conn *c, int32_t status)
 	 * that does not read; it is dropped below anyway on failure. */
 	if (send(c->w.fd, &wel, sizeof(wel), MSG_NOSIGNAL | MSG_DONTWAIT) !=
 	    (ssize_t)sizeof(wel))
-		log_debug("client: welcome not sent: %m");
+		log_uid(TMEMD_LOG_DEBUG, c->uid, "client: welcome not sent: %m");
 }
 
 static void on_hello(struct local_conn *c)
@@ -358,7 +372,12 @@ static void on_hello(struct local_conn *c)
 		conn_free(c);
 		return;
 	}
-	if (!rc && (n != (ssize_t)sizeof(buf.h) || (msg.msg_flags & MSG_TRUNC)))
+	/* The handshake version before anything else, the descriptors
+	 * included: a client of another version (version 1 sent three) is
+	 * told -EPROTO, as tmemd(8) says, whatever else it sent. */
+	if (hello_version_wrong(&buf.h, n))
+		rc = -TMEM_EPROTO;
+	else if (!rc && (n != (ssize_t)sizeof(buf.h) || (msg.msg_flags & MSG_TRUNC)))
 		rc = -TMEM_EPROTO;
 	if (!rc)
 		rc = check_hello(&buf.h);
@@ -366,7 +385,9 @@ static void on_hello(struct local_conn *c)
 		rc = attach(c, &buf.h);
 	send_welcome(c, rc);
 	if (rc) {
-		log_notice("local client refused at handshake: %s", strerror(-rc));
+		tmemd_clients_count_refusal(c->st->env.clients, TMEMD_REFUSED_HANDSHAKE, rc);
+		log_uid(TMEMD_LOG_NOTICE, c->uid, "local client (uid %u) refused at handshake: %s",
+			(unsigned)c->uid, strerror(-rc));
 		conn_free(c);
 	}
 }
@@ -420,8 +441,11 @@ static void on_handshake_timer(struct tmemd_watch *w, uint32_t events)
 		next = c->next;
 		if (c->attached || c->deadline_ns > now)
 			continue;
-		log_notice("local connection (uid %u) sent no handshake within %d ms; closing it",
-			   (unsigned)c->uid, HANDSHAKE_MS);
+		tmemd_clients_count_refusal(st->env.clients, TMEMD_REFUSED_HANDSHAKE,
+					    TMEMD_REASON_TIMEOUT);
+		log_uid(TMEMD_LOG_NOTICE, c->uid,
+			"local connection (uid %u) sent no handshake within %d ms; closing it",
+			(unsigned)c->uid, HANDSHAKE_MS);
 		conn_free(c);
 	}
 	arm_handshake_timer(st);
@@ -552,6 +576,8 @@ static void on_accept(struct tmemd_watch *w, uint32_t events)
 	if (why) {
 		unsigned not_logged;
 
+		tmemd_clients_count_refusal(st->env.clients, TMEMD_REFUSED_HANDSHAKE,
+					    TMEMD_REASON_LIMIT);
 		if (tmemd_log_limit_ok(&st->refusals, &not_logged))
 			log_warn("refusing a local connection (uid %u): %s (%u more refusals "
 				 "not logged)", (unsigned)uid, why, not_logged);

@@ -59,7 +59,7 @@ static void set_state(struct xen_dom *d, enum tmemd_xenbus_state s)
 	int rc = xs_printf(d->be, TMEMD_XS_NO_TX, d->be_path, "state", "%d", (int)s);
 
 	if (rc)
-		log_warn("domain %u: cannot write backend state %d: %s",
+		log_dom(TMEMD_LOG_WARNING, d->domid, "domain %u: cannot write backend state %d: %s",
 			 d->domid, (int)s, strerror(-rc));
 	d->be_state = (int)s;
 }
@@ -128,7 +128,7 @@ static void scan_domains(struct tmemd_xen_backend *be);
 
 static void cut_off(struct xen_dom *d, const char *why)
 {
-	log_warn("domain %u: %s; cutting it off", d->domid, why);
+	log_dom(TMEMD_LOG_WARNING, d->domid, "domain %u: %s; cutting it off", d->domid, why);
 	xen_conn_close(d);
 	d->cut = true;
 	set_state(d, TMEMD_XB_CLOSED);
@@ -139,6 +139,9 @@ static void connect_dom(struct xen_dom *d)
 	const char *why = "unknown";
 	int rc = xen_conn_open(d, &why);
 
+	if (rc && d->be->env.clients)
+		tmemd_clients_count_refusal(d->be->env.clients, TMEMD_REFUSED_HANDSHAKE,
+					    rc == -EFAULT ? -TMEM_EINVAL : rc);
 	if (rc == -EINVAL || rc == -EPROTO || rc == -EFAULT || rc == -ENOENT) {
 		cut_off(d, why);
 		return;
@@ -146,8 +149,8 @@ static void connect_dom(struct xen_dom *d)
 	if (rc) {
 		/* Our trouble, not the guest's: it may try again (after it
 		 * saw Closed and went Closed itself), a few times. */
-		log_err("domain %u: cannot connect: %s: %s", d->domid, why,
-			strerror(-rc));
+		log_dom(TMEMD_LOG_ERR, d->domid, "domain %u: cannot connect: %s: %s", d->domid,
+			why, strerror(-rc));
 		if (++d->failures >= MAX_FAILURES)
 			d->cut = true;
 		set_state(d, TMEMD_XB_CLOSED);
@@ -179,7 +182,7 @@ static bool may_connect(struct xen_dom *d)
 
 	if (!wait)
 		return true;
-	log_warn("domain %u: reconnecting more often than %u times a second; "
+	log_dom(TMEMD_LOG_WARNING, d->domid, "domain %u: reconnecting more often than %u times a second; "
 		 "next connect in %llu ms", d->domid,
 		 (unsigned)(1000000000ull / XEN_RECONNECT_INTERVAL_NS),
 		 (unsigned long long)(wait / 1000000u));
@@ -274,7 +277,7 @@ static void dom_release(struct xen_dom *d)
 	struct tmemd_xen_backend *be = d->be;
 	char parent[TMEMD_XEN_DIR_MAX];
 
-	log_info("domain %u released", d->domid);
+	log_dom(TMEMD_LOG_INFO, d->domid, "domain %u released", d->domid);
 	d->released = true;
 	if (d->shutdown_reason == TMEMD_XEN_SHUTDOWN_SUSPEND)
 		xen_conn_close_park(d);
@@ -409,13 +412,13 @@ static int dom_add(struct tmemd_xen_backend *be, const struct tmemd_xen_dominfo 
 		d->watching_name = !rc;
 	}
 	if (rc) {
-		log_err("domain %u: cannot offer it a tmem device: %s", domid,
+		log_dom(TMEMD_LOG_ERR, domid, "domain %u: cannot offer it a tmem device: %s", domid,
 			strerror(-rc));
 		dom_unlink(be, d);
 		dom_free(d);
 		return rc;
 	}
-	log_info("domain %u (%s): tmem device offered", domid, name[0] ? name : "?");
+	log_dom(TMEMD_LOG_INFO, domid, "domain %u (%s): tmem device offered", domid, name[0] ? name : "?");
 	return 0;
 }
 

@@ -9,9 +9,15 @@
 
 #include <stdbool.h>
 
+#include "log.h"
 #include "xen/allow.h"
 #include "xen/backend.h"
 #include "xen/rate.h"
+
+/* A line about a domain, which the guest can cause: rate-limited per
+ * line and domain (ratelimit.h). */
+#define log_dom(level, domid, ...) \
+	tmemd_log_limited(level, TMEMD_RL_DOMID(domid), __VA_ARGS__)
 
 /* Room for /local/domain/4294967295/backend/tmem/4294967295/0 */
 #define TMEMD_XEN_DIR_MAX 96

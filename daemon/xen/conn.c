@@ -25,7 +25,7 @@ static void xen_notify(struct tmemd_ring *ring)
 	int rc = d->be->hyp.ops->notify(d->conn->ch);
 
 	if (rc)
-		log_debug("domain %u: notify: %s", d->domid, strerror(-rc));
+		log_dom(TMEMD_LOG_DEBUG, d->domid, "domain %u: notify: %s", d->domid, strerror(-rc));
 }
 
 static void xen_ack(struct tmemd_ring *ring)
@@ -44,7 +44,7 @@ static void xen_fault(struct tmemd_ring *ring, const char *reason)
 	d->conn->fault_why = reason;
 	__atomic_store_n(&d->faulted, 1, __ATOMIC_RELEASE);
 	if (write(d->be->fault_fd, &one, sizeof(one)) < 0)
-		log_debug("domain %u: fault doorbell: %m", d->domid);
+		log_dom(TMEMD_LOG_DEBUG, d->domid, "domain %u: fault doorbell: %m", d->domid);
 }
 
 static const struct tmemd_ring_ops xen_ring_ops = {
@@ -86,7 +86,7 @@ static int add_client(struct xen_dom *d)
 			c->ident = k.ident;
 			return 0;
 		}
-		log_warn("domain %u: cannot take back client %s: %s; it starts afresh",
+		log_dom(TMEMD_LOG_WARNING, d->domid, "domain %u: cannot take back client %s: %s; it starts afresh",
 			 d->domid, k.name, strerror(-rc));
 	}
 	rc = xen_claim_parked(d);
@@ -120,7 +120,7 @@ static int map_and_bind(struct xen_dom *d, const struct tmemd_xen_front *f,
 	rc = hyp->ops->map(hyp->h, d->domid, f->refs, f->nr_pages, &c->region);
 	if (rc) {
 		/* Bad refs, almost always; the errno says if not. */
-		log_debug("domain %u: mapping %u grants: %s", d->domid,
+		log_dom(TMEMD_LOG_DEBUG, d->domid, "domain %u: mapping %u grants: %s", d->domid,
 			  f->nr_pages, strerror(-rc));
 		*why = "cannot map its ring-ref grants";
 		return -EFAULT;
@@ -132,7 +132,7 @@ static int map_and_bind(struct xen_dom *d, const struct tmemd_xen_front *f,
 	}
 	rc = hyp->ops->bind(hyp->h, d->domid, f->port, &c->ch);
 	if (rc) {
-		log_debug("domain %u: binding port %u: %s", d->domid, f->port,
+		log_dom(TMEMD_LOG_DEBUG, d->domid, "domain %u: binding port %u: %s", d->domid, f->port,
 			  strerror(-rc));
 		*why = "cannot bind its event-channel";
 		return -EFAULT;
@@ -180,7 +180,7 @@ int xen_conn_open(struct xen_dom *d, const char **why)
 		goto out;
 	}
 	c->attached = true;
-	log_info("domain %u: client %s %s: %u entries, %u slots, %u pages",
+	log_dom(TMEMD_LOG_INFO, d->domid, "domain %u: client %s %s: %u entries, %u slots, %u pages",
 		 d->domid, c->client->label,
 		 c->resumed ? "reconnected with its pages" : "connected",
 		 f->nr_entries, f->nr_slots, f->nr_pages);
@@ -202,7 +202,7 @@ static void warn_lost(const struct xen_dom *d, const struct tmemd_client *cl)
 	store_client_page_counts(cl->sc, &pc);
 	if (!pc.persistent || d->be->stopping)
 		return;
-	log_warn("domain %u (%s): %s holding %llu persistent pages: freed",
+	log_dom(TMEMD_LOG_WARNING, d->domid, "domain %u (%s): %s holding %llu persistent pages: freed",
 		 d->domid, cl->label,
 		 d->shutdown_reason >= 0 && d->shutdown_reason < 5 ?
 		 why[d->shutdown_reason] :
@@ -220,7 +220,7 @@ static void conn_close(struct xen_dom *d, bool park)
 	if (c->attached)
 		tmemd_workers_detach(d->be->env.workers, &c->ring);
 	if (c->client)
-		log_info("domain %u: client %s disconnected after %llu requests",
+		log_dom(TMEMD_LOG_INFO, d->domid, "domain %u: client %s disconnected after %llu requests",
 			 d->domid, c->client->label,
 			 (unsigned long long)c->ring.requests);
 	if (c->client && park) {

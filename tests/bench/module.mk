@@ -53,6 +53,21 @@ bench-kick-storm: $(BUILD)/bench/kick-storm-bench
 BENCH_TARGETS += bench-kick-storm
 .PHONY: bench-kick-storm
 
+# start-bench: tmemd's start with state.json at its cap, and over it
+# (issue 32), against a real tmemd (the daemon tests' harnesses).
+$(BUILD)/tests/bench/start_bench.o: EXTRA_CFLAGS += $(call pkg_cflags,check)
+$(BUILD)/bench/start-bench: $(BUILD)/tests/bench/start_bench.o \
+		$(BUILD)/tests/daemon/start_files.o $(BUILD)/tests/daemon/restart_harness.o \
+		$(BUILD)/tests/daemon/harness.o $(LIBTMEM_A) | $(TMEMD)
+	@mkdir -p $(@D)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
+all: $(BUILD)/bench/start-bench
+bench-start: $(BUILD)/bench/start-bench
+	$(Q)$<
+BENCH_TARGETS += bench-start
+.PHONY: bench-start
+
 # compress-bench: capacity, speed and churn of compression on a corpus of
 # real pages (tests/bench/compress_bench.c; the corpus is built once from
 # this machine's files: COMPRESS_CORPUS, tools/tmem-bench/module.mk).

@@ -131,10 +131,20 @@ static const struct key parked_keys[] = {
 	K("clients", INT), KS("pools", OBJ, park_event_keys), KS("pages", OBJ, park_event_keys),
 	KS("list", ARR, parked_entry_keys), { NULL },
 };
+/* Every reason, always (tmemctl(8), refusals). */
+static const struct key reason_keys[] = {
+	K("total", INT), K("EPROTO", INT), K("EINVAL", INT), K("EPERM", INT), K("EEXIST", INT),
+	K("EUSERS", INT), K("ENOMEM", INT), K("ENOSPC", INT), K("ENOSYS", INT), K("ERANGE", INT),
+	K("ENOENT", INT), K("EBUSY", INT), K("timeout", INT), K("limit", INT), K("other", INT),
+	{ NULL },
+};
+static const struct key refusal_keys[] = {
+	KS("handshakes", OBJ, reason_keys), KS("requests", OBJ, reason_keys), { NULL },
+};
 static const struct key stats_keys[] = {
 	K("version", INT), KS("pool", OBJ, pool_keys), KS("clients", ARR, client_keys),
 	KS("shared_pools", ARR, shared_keys), KS("parked", OBJ, parked_keys),
-	KS("restart", OBJ, restart_keys), { NULL },
+	KS("restart", OBJ, restart_keys), KS("refusals", OBJ, refusal_keys), { NULL },
 };
 
 static void check_value(json_t *v, const struct key *k, const char *where);
@@ -342,6 +352,9 @@ START_TEST(test_prometheus_promtool)
 				     "kind=\"persistent\"} 12288\n"));
 	ck_assert_ptr_nonnull(strstr(r.out, "\ntmem_build_info{version=\"0.1\","));
 	ck_assert_ptr_nonnull(strstr(r.out, "\ntmem_start_time_seconds "));
+	ck_assert_ptr_nonnull(strstr(r.out, "\ntmem_refused_handshakes_total{reason=\"EPROTO\"} "));
+	ck_assert_ptr_nonnull(strstr(r.out, "\ntmem_bad_requests_total{reason=\"ENOSYS\"} "));
+	ck_assert_ptr_null(strstr(r.out, "reason=\"total\""));
 	ck_assert_ptr_null(strstr(r.out, "_pages"));
 	snprintf(path, sizeof(path), "%s/metrics.prom", H.dir);
 	f = fopen(path, "w");

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "tmem.h"
 
 bool harness_connectable(const char *path)
 {
@@ -193,4 +194,34 @@ void test_page(void *page, unsigned long long seed)
 		x ^= x << 17;
 		w[i] = x;
 	}
+}
+
+/* An honest client: persistent puts and verified gets until stop_fd
+ * is readable.  Exit status: 0, or the number of errors (max 100). */
+int harness_honest(const char *sock, const char *name, int stop_fd)
+{
+	static char page[4096], back[4096];
+	struct tmem_conn *c;
+	unsigned errors = 0, n = 0;
+	int32_t pool;
+
+	if (tmem_connect(sock, name, &c))
+		return 100;
+	pool = tmem_new_pool(c, tmem_pool_flags(TMEM_POOL_PERSIST), NULL);
+	if (pool < 0)
+		return 101;
+	fcntl(stop_fd, F_SETFL, O_NONBLOCK);
+	for (;; n++) {
+		struct tmem_oid o = { .oid = { n % 512, 1, 2 } };
+		char b;
+
+		test_page(page, n);
+		errors += tmem_put(c, pool, &o, 0, page) != 1;
+		errors += tmem_get(c, pool, &o, 0, back) != 1;
+		errors += memcmp(page, back, 4096) != 0;
+		if (n % 64 == 0 && read(stop_fd, &b, 1) >= 0)
+			break;
+	}
+	tmem_disconnect(c);
+	return errors > 99 ? 99 : (int)errors;
 }

@@ -42,6 +42,11 @@ void harness_msleep(unsigned ms);
 void harness_remove_tree(const char *dir);
 void harness_dump_file(const char *path);
 
+/* An honest client (libtmem): persistent puts and verified gets until
+ * stop_fd is readable.  Returns 0, or the number of errors (at most 99);
+ * 100 and up when it could not connect or make its pool. */
+int harness_honest(const char *sock, const char *name, int stop_fd);
+
 /* Deterministic test pages. */
 void test_page(void *page, unsigned long long seed);
 

@@ -1,8 +1,9 @@
 # tests/daemon/: daemon unit tests (parsers, validation, ring + dispatch;
 # test_ctl_names: the control server naming domains by identity),
-# integration tests against a real tmemd, the hostile-client test and
-# issue 19's attacks (test_attacks; both also against an ASan+UBSan and a
-# TSan tmemd), and libFuzzer targets for the request
+# integration tests against a real tmemd, the hostile-client test,
+# issue 19's attacks (test_attacks) and issue 32's refusals
+# (test_refusals; these, and test_tmemd, also against an ASan+UBSan and a
+# TSan tmemd) and bounded start (test_start_stop), and libFuzzer targets for the request
 # path and the config parser (make fuzz-dispatch, make fuzz-config;
 # tests/fuzz/module.mk runs them, and make check replays their corpora).
 
@@ -10,11 +11,14 @@ TEST_DAEMON_UNIT := $(BUILD)/tests/daemon/test_daemon_unit
 TEST_TMEMD := $(BUILD)/tests/daemon/test_tmemd
 TEST_HOSTILE := $(BUILD)/tests/daemon/test_hostile
 TEST_ATTACKS := $(BUILD)/tests/daemon/test_attacks
+TEST_REFUSALS := $(BUILD)/tests/daemon/test_refusals
+TEST_START_STOP := $(BUILD)/tests/daemon/test_start_stop
 DAEMON_TEST_HARNESS := $(BUILD)/tests/daemon/harness.o $(BUILD)/tests/daemon/rawclient.o
 
 TEST_CTL_NAMES := $(BUILD)/tests/daemon/test_ctl_names
 UNIT_TESTS += $(TEST_DAEMON_UNIT) $(TEST_CTL_NAMES)
-INTEGRATION_TESTS += $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS)
+INTEGRATION_TESTS += $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_REFUSALS) \
+	$(TEST_START_STOP)
 
 $(BUILD)/tests/daemon/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson inih) \
 	$(TSAN_NO_FENCE_WARNING)
@@ -36,8 +40,16 @@ $(TEST_CTL_NAMES): $(BUILD)/tests/daemon/test_ctl_names.o $(TEST_COMMON_LIB) $(D
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) \
 		$(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
 
-$(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS): $(BUILD)/tests/daemon/%: $(BUILD)/tests/daemon/%.o \
+$(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_REFUSALS): $(BUILD)/tests/daemon/%: $(BUILD)/tests/daemon/%.o \
 		$(DAEMON_TEST_HARNESS) $(TEST_COMMON_LIB) $(LIBTMEM_A) | $(TMEMD)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
+
+# Issue 32's bounded start: tmemd restarted on one --arena file
+# (restart_harness.c), with state files at and over their cap.
+$(TEST_START_STOP): $(BUILD)/tests/daemon/test_start_stop.o $(BUILD)/tests/daemon/start_files.o \
+		$(BUILD)/tests/daemon/restart_harness.o $(DAEMON_TEST_HARNESS) $(TEST_COMMON_LIB) \
+		$(LIBTMEM_A) | $(TMEMD)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
 
@@ -45,18 +57,18 @@ $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS): $(BUILD)/tests/daemon/%: $(BUILD)
 # report or a leak at exit makes tmemd exit non-zero, which fails it.
 ifeq ($(SANITIZE),)
 SAN_TMEMD := build/san-address-undefined/tmemd
-daemon-asan-hostile: $(TEST_HOSTILE) $(TEST_TMEMD) $(TEST_ATTACKS) | $(DEPS_STAMP)
+daemon-asan-hostile: $(TEST_HOSTILE) $(TEST_TMEMD) $(TEST_ATTACKS) $(TEST_REFUSALS) | $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined $(SAN_TMEMD)
-	$(call run_tests,$(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_TMEMD),TMEMD_BIN=$(SAN_TMEMD),$@ ($(SAN_TMEMD)))
+	$(call run_tests,$(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_TMEMD) $(TEST_REFUSALS),TMEMD_BIN=$(SAN_TMEMD),$@ ($(SAN_TMEMD)))
 CHECK_EXTRA_daemon += daemon-asan-hostile
 
 # And the integration tests against a ThreadSanitizer tmemd (its workers,
 # main loop and stats writer race for real there); a report makes tmemd
 # exit 66 at the clean stop, which fails the test.
 TSAN_TMEMD := build/san-thread/tmemd
-daemon-tsan-integration: $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) | $(DEPS_STAMP)
+daemon-tsan-integration: $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_REFUSALS) | $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=thread $(TSAN_TMEMD)
-	$(call run_tests,$(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS),TMEMD_BIN=$(TSAN_TMEMD),$@ ($(TSAN_TMEMD)))
+	$(call run_tests,$(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_REFUSALS),TMEMD_BIN=$(TSAN_TMEMD),$@ ($(TSAN_TMEMD)))
 CHECK_EXTRA_daemon += daemon-tsan-integration
 .PHONY: daemon-asan-hostile daemon-tsan-integration
 endif
@@ -80,6 +92,8 @@ $(FUZZ_DISPATCH): $(call fuzz_objs,tests/daemon/fuzz_dispatch.c tests/daemon/fak
 FUZZ_CONFIG := build/fuzz/fuzz_config
 FUZZ_TARGETS += fuzz-config
 FUZZ_BIN_fuzz-config := $(FUZZ_CONFIG)
+# Inputs up to one byte over tmemd.conf's cap (TMEMD_CONFIG_MAX_BYTES, 1 MiB).
+FUZZ_FLAGS_fuzz-config := -max_len=1048577
 fuzz-config: $(FUZZ_CONFIG)
 	$(call fuzz_run,fuzz-config)
 

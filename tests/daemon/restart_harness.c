@@ -114,23 +114,65 @@ static void child_exec(struct rdaemon *d)
 		}
 	}
 	execl(bin, "tmemd", "-c", conf, "--runtime-dir", d->dir, "--state-dir", state,
-	      "--transport", "local", "--memory", "16M", "--foreground",
+	      "--transport", "local", "--memory", d->memory ? d->memory : "16M", "--foreground",
 	      d->mode == KEEP_ARENA_FILE ? "--arena" : d->extra ? d->extra : NULL,
 	      d->mode == KEEP_ARENA_FILE ? d->arena : NULL,
 	      d->mode == KEEP_ARENA_FILE ? d->extra : NULL, (char *)NULL);
 	_exit(127);
 }
 
+/*
+ * A SIGTERM may come at once (test_start_stop): until the child has
+ * reset it, the handler the test runner installed would run in it, so it
+ * is blocked over the fork and the child takes it with the default
+ * action, as a tmemd that has not blocked it yet would.
+ */
+void rdaemon_spawn(struct rdaemon *d)
+{
+	sigset_t term, old;
+
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigaddset(&term, SIGINT);
+	sigprocmask(SIG_BLOCK, &term, &old);
+	d->pid = fork();
+	if (d->pid == 0) {
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		child_exec(d);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	ck_assert_int_ge(d->pid, 0);
+	d->starts++;
+}
+
 bool rdaemon_start(struct rdaemon *d, int *status)
+{
+	rdaemon_spawn(d);
+	return rdaemon_wait_ready(d, 5000, status);
+}
+
+int rdaemon_wait_exit(struct rdaemon *d, int timeout_ms)
+{
+	int st;
+
+	for (int i = 0; i < timeout_ms; i++) {
+		if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
+			d->pid = 0;
+			return st;
+		}
+		harness_msleep(1);
+	}
+	rdaemon_kill9(d);
+	return -1;
+}
+
+bool rdaemon_wait_ready(struct rdaemon *d, int timeout_ms, int *status)
 {
 	int st = 0;
 
-	d->pid = fork();
-	ck_assert_int_ge(d->pid, 0);
-	if (d->pid == 0)
-		child_exec(d);
-	d->starts++;
-	for (int i = 0; i < 1000; i++) {
+	for (int i = 0; i < timeout_ms; i++) {
 		if (harness_connectable(d->sock)) {
 			if (d->mode == KEEP_FDSTORE)
 				drain_notify(d);
@@ -142,7 +184,7 @@ bool rdaemon_start(struct rdaemon *d, int *status)
 				*status = st;
 			return false;
 		}
-		harness_msleep(5);
+		harness_msleep(1);
 	}
 	rdaemon_dump_log(d);
 	ck_abort_msg("tmemd did not start");

@@ -25,6 +25,7 @@ struct rdaemon {
 	int notify_fd;
 	int stored_fd;       /* what tmemd put in the fd store, -1 none */
 	const char *extra;   /* one more argument, e.g. "--discard-arena", or NULL */
+	const char *memory;  /* --memory; NULL: 16M */
 	unsigned starts;
 };
 
@@ -33,6 +34,14 @@ void rdaemon_init(struct rdaemon *d, enum keep_mode mode, const char *config);
 /* Starts tmemd and waits until guest.sock answers.  false: it exited
  * (its status in *status), e.g. refusing an arena. */
 bool rdaemon_start(struct rdaemon *d, int *status);
+/* The same in two halves: start tmemd, then wait up to timeout_ms for
+ * guest.sock (true) or its exit (false, status in *status; a timeout
+ * aborts the test). */
+void rdaemon_spawn(struct rdaemon *d);
+bool rdaemon_wait_ready(struct rdaemon *d, int timeout_ms, int *status);
+/* Waits up to timeout_ms for tmemd to exit: its wait status, or -1
+ * (then it is killed). */
+int rdaemon_wait_exit(struct rdaemon *d, int timeout_ms);
 void rdaemon_kill9(struct rdaemon *d);
 /* SIGTERM and wait: the exit status. */
 int rdaemon_stop(struct rdaemon *d);

@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,9 @@
 #include "config.h"
 #include "dispatch.h"
 #include "fake_ring.h"
+#include "io_util.h"
 #include "options.h"
+#include "ratelimit.h"
 #include "reload.h"
 #include "ring.h"
 #include "size.h"
@@ -418,6 +421,7 @@ static int32_t serve(const struct tmem_req *r)
 
 START_TEST(test_dispatch_ops)
 {
+	uint64_t counts[TMEMD_NR_REFUSAL_KINDS][TMEMD_NR_REASONS];
 	struct tmem_req r;
 	int32_t pool;
 	char *slot1 = tmem_slot_ptr(fx.region, 8, 1), *slot2 = tmem_slot_ptr(fx.region, 8, 2);
@@ -434,9 +438,17 @@ START_TEST(test_dispatch_ops)
 	r.oid[0] = 7;
 	ck_assert_int_eq(serve(&r), 1);
 	ck_assert_mem_eq(slot1, slot2, 4096);
-	/* a pool id this client never got */
+	/* a pool id this client never got: a bad request, counted */
 	req(&r, TMEM_OP_GET_PAGE, pool + 1, 2);
 	ck_assert_int_eq(serve(&r), -TMEM_ENOENT);
+	tmemd_clients_refusals(fx.reg, counts);
+	ck_assert_uint_eq(counts[TMEMD_REFUSED_REQUEST][9], 1);
+	ck_assert_str_eq(tmemd_refusal_reason_name(9), "ENOENT");
+	req(&r, 99, pool, TMEM_NO_SLOT);
+	ck_assert_int_eq(serve(&r), -TMEM_ENOSYS);
+	tmemd_clients_refusals(fx.reg, counts);
+	ck_assert_uint_eq(counts[TMEMD_REFUSED_REQUEST][7], 1);
+	ck_assert_str_eq(tmemd_refusal_reason_name(7), "ENOSYS");
 	req(&r, TMEM_OP_FLUSH_PAGE, pool, TMEM_NO_SLOT);
 	r.oid[0] = 7;
 	ck_assert_int_eq(serve(&r), 1);
@@ -565,6 +577,118 @@ START_TEST(test_clients_registry)
 }
 END_TEST
 
+/* printk_ratelimited's rule: a burst per interval per site, and per
+ * source; the next line let through reports what was held back. */
+START_TEST(test_ratelimit)
+{
+	static struct tmemd_ratelimit rl;
+	static const char site_a[] = "a %d", site_b[] = "b %d";
+	const uint64_t t0 = 1000, later = t0 + TMEMD_RL_INTERVAL_NS;
+	uint32_t sup, passed = 0;
+
+	for (unsigned i = 0; i < 100; i++)
+		passed += tmemd_ratelimit(&rl, site_a, TMEMD_RL_NO_SOURCE, t0 + i, &sup);
+	ck_assert_uint_eq(passed, TMEMD_RL_BURST);
+	/* Another site has its own burst. */
+	ck_assert(tmemd_ratelimit(&rl, site_b, TMEMD_RL_NO_SOURCE, t0, &sup));
+	ck_assert_uint_eq(sup, 0);
+	/* The next interval: one line, carrying the 90 held back. */
+	ck_assert(tmemd_ratelimit(&rl, site_a, TMEMD_RL_NO_SOURCE, later, &sup));
+	ck_assert_uint_eq(sup, 100 - TMEMD_RL_BURST);
+	ck_assert(tmemd_ratelimit(&rl, site_a, TMEMD_RL_NO_SOURCE, later + 1, &sup));
+	ck_assert_uint_eq(sup, 0);
+	/* Per source: one uid's flood leaves the site's burst to others. */
+	passed = 0;
+	for (unsigned i = 0; i < 1000; i++)
+		passed += tmemd_ratelimit(&rl, site_b, TMEMD_RL_UID(1000), later + i, &sup);
+	ck_assert_uint_eq(passed, TMEMD_RL_SOURCE_BURST);
+	ck_assert(tmemd_ratelimit(&rl, site_b, TMEMD_RL_UID(1001), later, &sup));
+	ck_assert(tmemd_ratelimit(&rl, site_b, TMEMD_RL_DOMID(1000), later, &sup));
+	/* Many sources: the site's burst still bounds the lines. */
+	passed = 0;
+	for (unsigned i = 0; i < 10000; i++)
+		passed += tmemd_ratelimit(&rl, site_a, tmemd_rl_name((char[]){ (char)('a' + i % 26),
+								(char)('a' + i / 26 % 26), 0 }),
+					  later + 2 * TMEMD_RL_INTERVAL_NS, &sup);
+	ck_assert_uint_eq(passed, TMEMD_RL_BURST);
+	ck_assert_uint_ne(tmemd_rl_name("vm1"), tmemd_rl_name("vm2"));
+	ck_assert_uint_ne(TMEMD_RL_UID(5), TMEMD_RL_DOMID(5));
+}
+END_TEST
+
+/* Files are read whole in large reads, up to a cap: over it is -EFBIG
+ * at once, whatever the size. */
+START_TEST(test_read_capped)
+{
+	char path[] = "/tmp/tmemd-capped.XXXXXX";
+	int fd = mkstemp(path);
+	char *text;
+	size_t len;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "0123456789", 10), 10);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_int_eq(io_read_capped(fd, 10, &text, &len, NULL, NULL), 0);
+	ck_assert_uint_eq(len, 10);
+	ck_assert_str_eq(text, "0123456789");
+	free(text);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_int_eq(io_read_capped(fd, 9, &text, &len, NULL, NULL), -EFBIG);
+	ck_assert_ptr_null(text);
+	/* A sparse 1 GiB file is refused without being read. */
+	ck_assert_int_eq(ftruncate(fd, 1ll << 30), 0);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_int_eq(io_read_capped(fd, 4u << 20, &text, &len, NULL, NULL), -EFBIG);
+	close(fd);
+	/* Not a regular file: caught at the cap + 1st byte. */
+	fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_eq(io_read_capped(fd, 3u << 20, &text, &len, NULL, NULL), -EFBIG);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+/* tmemd.conf over its cap, with a NUL byte or a line too long: one
+ * message naming the file, the cap and what to do; cfg keeps what it
+ * had. */
+START_TEST(test_config_file_cap)
+{
+	char path[] = "/tmp/tmemd-conf.XXXXXX", err[256] = "", line[199], text[300];
+	struct tmemd_config cfg;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "[tmemd]\nworkers = 3\n", 20), 20);
+	tmemd_config_init(&cfg);
+	ck_assert_int_eq(tmemd_config_load_file(&cfg, path, err, sizeof(err)), 0);
+	ck_assert_uint_eq(cfg.workers, 3);
+	ck_assert_int_eq(ftruncate(fd, TMEMD_CONFIG_MAX_BYTES + 1), 0);
+	ck_assert_int_eq(tmemd_config_load_file(&cfg, path, err, sizeof(err)), -EFBIG);
+	ck_assert_ptr_nonnull(strstr(err, path));
+	ck_assert_ptr_nonnull(strstr(err, TMEMD_CONFIG_MAX_TEXT " cap"));
+	ck_assert_int_eq(ftruncate(fd, 40), 0);  /* NUL bytes after the text */
+	ck_assert_int_eq(tmemd_config_load_file(&cfg, path, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "NUL byte at offset 20"));
+	ck_assert_uint_eq(cfg.workers, 3);
+	/* A line longer than inih reads whole: refused by its own number,
+	 * not as a "syntax error" on a line the file does not have. */
+	memset(line, '#', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\0';
+	line[197] = '\0';
+	snprintf(text, sizeof(text), "[tmemd]\n%s\nworkers = 4\n", line);
+	ck_assert_int_eq(tmemd_config_load_string(&cfg, "t.conf", text, err, sizeof(err)), 0);
+	ck_assert_uint_eq(cfg.workers, 4);
+	line[197] = '#';
+	snprintf(text, sizeof(text), "[tmemd]\n%s\nworkers = 5\n", line);
+	ck_assert_int_eq(tmemd_config_load_string(&cfg, "t.conf", text, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "t.conf:2: line longer than 197 bytes");
+	ck_assert_uint_eq(cfg.workers, 4);
+	tmemd_config_free(&cfg);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
 static void write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -617,6 +741,9 @@ static Suite *daemon_suite(void)
 	tcase_add_test(parse_tc, test_config_domain_sections);
 	tcase_add_test(parse_tc, test_config_missing_file);
 	tcase_add_test(parse_tc, test_req_check);
+	tcase_add_test(parse_tc, test_ratelimit);
+	tcase_add_test(parse_tc, test_read_capped);
+	tcase_add_test(parse_tc, test_config_file_cap);
 	suite_add_tcase(s, parse_tc);
 	tcase_add_checked_fixture(ring_tc, setup, teardown);
 	tcase_add_test(ring_tc, test_dispatch_ops);

@@ -45,36 +45,6 @@ static void scribble(void *p, size_t n)
 		b[i] = (unsigned char)rnd();
 }
 
-/* An honest client: persistent puts and verified gets until stop_fd
- * is readable.  Exit status: 0, or the number of errors (max 100). */
-static int honest(const char *sock, const char *name, int stop_fd)
-{
-	static char page[4096], back[4096];
-	struct tmem_conn *c;
-	unsigned errors = 0, n = 0;
-	int32_t pool;
-
-	if (tmem_connect(sock, name, &c))
-		return 100;
-	pool = tmem_new_pool(c, tmem_pool_flags(TMEM_POOL_PERSIST), NULL);
-	if (pool < 0)
-		return 101;
-	fcntl(stop_fd, F_SETFL, O_NONBLOCK);
-	for (;; n++) {
-		struct tmem_oid o = { .oid = { n % 512, 1, 2 } };
-		char b;
-
-		test_page(page, n);
-		errors += tmem_put(c, pool, &o, 0, page) != 1;
-		errors += tmem_get(c, pool, &o, 0, back) != 1;
-		errors += memcmp(page, back, 4096) != 0;
-		if (n % 64 == 0 && read(stop_fd, &b, 1) >= 0)
-			break;
-	}
-	tmem_disconnect(c);
-	return errors > 99 ? 99 : (int)errors;
-}
-
 /* Garbage and foreign requests: answered with errors, not a hang-up. */
 static void bad_requests(struct daemon *d)
 {
@@ -245,7 +215,7 @@ START_TEST(test_hostile_client)
 
 			snprintf(name, sizeof(name), "honest%d", i);
 			close(stop[1]);
-			_exit(honest(d.sock, name, stop[0]));
+			_exit(harness_honest(d.sock, name, stop[0]));
 		}
 	}
 	close(stop[0]);

@@ -2,10 +2,13 @@
 /*
  * libFuzzer over the control server's state file (state.json,
  * daemon/control/ctl_state.c): the input is the file.  It must load or
- * be refused with a message, never crash or leak; a state that loads
- * must save and load again to the same numbers of entries.
+ * be refused with a message (one over the 4 MiB cap with -EFBIG), never
+ * crash, leak or be slow (make fuzz-state sets -timeout, and -max_len
+ * past the cap); a state that loads must save and load again to the same
+ * numbers of entries.
  * make fuzz-state; make check replays tests/fuzz/corpus/fuzz-state.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ctl_state st = { 0 }, again = { 0 };
 	struct ctl_err err = { 0 };
 	FILE *f;
+	int rc;
 
 	if (!in_path[0]) {
 		if (!mkdtemp(dir))
@@ -41,7 +45,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f = fopen(in_path, "w");
 	if (!f || fwrite(data, 1, size, f) != size || fclose(f))
 		abort();
-	if (ctl_state_load(&st, in_path, &err)) {
+	rc = ctl_state_load(&st, in_path, &err);
+	if ((size > CTL_STATE_MAX_BYTES) != (rc == -EFBIG))
+		abort(); /* the cap, exactly */
+	if (rc) {
 		if (!err.msg[0])
 			abort(); /* a refusal says why */
 		ctl_state_free(&st);

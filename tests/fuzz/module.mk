@@ -20,6 +20,13 @@
 # the other tests/ folders, whose fuzz targets use it.
 
 FUZZ_SECONDS ?= 60
+# Slowness fails as a crash does: an input that takes longer than
+# FUZZ_TIMEOUT seconds (under ASan and UBSan at -O1), or a run that
+# takes more than FUZZ_RSS_MB, is a finding, written to
+# build/fuzz/artifacts/ (timeout-*, oom-*), and libFuzzer exits non-zero.
+FUZZ_TIMEOUT ?= 5
+FUZZ_RSS_MB ?= 1024
+FUZZ_LIMITS = -timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=$(FUZZ_RSS_MB)
 FUZZ_CC = clang -std=gnu11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
 FUZZ_OBJ := build/fuzz/obj
 FUZZ_PKG_CFLAGS = $(call pkg_cflags,inih jansson $(XEN_PKGS))
@@ -45,14 +52,14 @@ define fuzz_run
 	@rm -rf build/fuzz/work/$(1) && mkdir -p build/fuzz/work/$(1) build/fuzz/artifacts
 	@cp $(call fuzz_corpus,$(1))/* build/fuzz/work/$(1)/
 	@echo "== $(1): $(FUZZ_SECONDS) s from $(call fuzz_corpus,$(1))"
-	$(Q)$(FUZZ_BIN_$(1)) -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=1024 \
+	$(Q)$(FUZZ_BIN_$(1)) -max_total_time=$(FUZZ_SECONDS) $(FUZZ_LIMITS) \
 		-print_final_stats=1 $(FUZZ_FLAGS_$(1)) \
 		-artifact_prefix=build/fuzz/artifacts/$(1)- build/fuzz/work/$(1)
 endef
 
 # Replays: each input of the corpus once (files as arguments).
 fuzz_replay_cmd = echo "== $(1): replaying $(words $(wildcard $(call fuzz_corpus,$(1))/*)) inputs" && \
-	$(FUZZ_BIN_$(1)) -rss_limit_mb=1024 $(FUZZ_FLAGS_$(1)) \
+	$(FUZZ_BIN_$(1)) $(FUZZ_LIMITS) $(FUZZ_FLAGS_$(1)) \
 		$(wildcard $(call fuzz_corpus,$(1))/*) >build/fuzz/replay-$(1).log 2>&1 || \
 	{ cat build/fuzz/replay-$(1).log; echo "FAILED: replay of $(1)"; exit 1; }
 
@@ -87,6 +94,9 @@ $(FUZZ_HANDSHAKE): $(call fuzz_objs,tests/fuzz/fuzz_handshake.c \
 FUZZ_STATE := build/fuzz/fuzz_state
 FUZZ_TARGETS += fuzz-state
 FUZZ_BIN_fuzz-state := $(FUZZ_STATE)
+# Inputs up to one byte over the state file's cap (CTL_STATE_MAX_BYTES,
+# 4 MiB), so the cap and a file at it are reached.
+FUZZ_FLAGS_fuzz-state := -max_len=4194305
 fuzz-state: $(FUZZ_STATE)
 	$(call fuzz_run,fuzz-state)
 

@@ -283,6 +283,47 @@ static int daemon_families(FILE *out, json_t *status)
 	return 0;
 }
 
+/*
+ * tmem_refused_handshakes_total and tmem_bad_requests_total, one sample
+ * per reason, from the stats' refusals object (absent from an older
+ * tmemd: no samples).  Exact counts: tmemd rate-limits its log lines
+ * about refusals, never these.
+ */
+static int refusal_families(FILE *out, json_t *refusals)
+{
+	static const struct {
+		const char *name, *key, *help;
+	} fam[] = {
+		{ "tmem_refused_handshakes_total", "handshakes",
+		  "Guest handshakes refused, by the code answered (timeout: no hello in time; "
+		  "limit: refused at accept)." },
+		{ "tmem_bad_requests_total", "requests",
+		  "Guest requests refused as malformed before the store saw them, by code." },
+	};
+
+	if (!refusals)
+		return 0;
+	for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++) {
+		json_t *o = json_object_get(refusals, fam[i].key), *v;
+		const char *reason;
+
+		if (!json_is_object(o))
+			return -EINVAL;
+		fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", fam[i].name, fam[i].help,
+			fam[i].name);
+		json_object_foreach(o, reason, v) {
+			if (!json_is_integer(v))
+				return -EINVAL;
+			if (!strcmp(reason, "total"))
+				continue;
+			fprintf(out, "%s{reason=\"", fam[i].name);
+			put_escaped(out, reason);
+			fprintf(out, "\"} %lld\n", (long long)json_integer_value(v));
+		}
+	}
+	return 0;
+}
+
 int prom_write(FILE *out, json_t *stats, json_t *status)
 {
 	json_t *pool = json_object_get(stats, "pool");
@@ -300,7 +341,8 @@ int prom_write(FILE *out, json_t *stats, json_t *status)
 	    families(out, restart_metrics, restart, NULL) ||
 	    families(out, parked_metrics, parked, NULL) ||
 	    families(out, client_metrics, clients, client_labels) ||
-	    families(out, shared_metrics, shared, uuid_labels))
+	    families(out, shared_metrics, shared, uuid_labels) ||
+	    refusal_families(out, json_object_get(stats, "refusals")))
 		return -EINVAL;
 	return fflush(out) ? -errno : 0;
 }
