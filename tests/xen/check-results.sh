@@ -267,5 +267,6 @@ check "no program crashed in dom0 ($(grep -c . <<<"$crashed"))" test -z "$crashe
 
 echo "summary:"
 printf '%s\n' "${summary[@]}"
+echo "  moves: ${moves[*]:-none}"
 echo "  guests=$nguests stores=$sum_stores loads=$sum_loads errors=$sum_errors kills=${kills[*]:-none} failed_checks=$fails wall=${WALL:-?}s"
 ((fails == 0))
