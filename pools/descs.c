@@ -46,7 +46,7 @@ int descs_page_alloc(struct tmem_store *s, const struct tmem_enc *e,
 		d->page_free = d->pages[i].hnext;
 	} else if (d->page_bump < d->page_cap) {
 		i = d->page_bump++;
-		arena_set(&d->hdr->page_bump, d->page_bump);
+		relaxed_set(&d->hdr->page_bump, d->page_bump);
 	} else {
 		data_ops(handle)->free(s, handle);
 		ret = -ENOSPC;
@@ -84,7 +84,7 @@ static int chunk_get(struct tmem_store *s, uint32_t gid, uint32_t *chunk)
 		d->chunk_free = d->chunks[*chunk].next;
 	} else if (d->chunk_bump < d->chunk_cap) {
 		*chunk = d->chunk_bump++;
-		arena_set(&d->hdr->chunk_bump, d->chunk_bump);
+		relaxed_set(&d->hdr->chunk_bump, d->chunk_bump);
 	} else {
 		ret = -ENOSPC;
 	}

@@ -44,7 +44,7 @@ static int do_pool_get_struct(struct tmem_store *s, struct tmem_pool **out)
 	pool->partial = TMEM_NIL;
 	pool->rec = &s->prec[pool->gid];
 	s->pool_tab[pool->gid] = pool;
-	arena_set(&s->hdr->pool_bump, s->pool_bump);
+	relaxed_set(&s->hdr->pool_bump, s->pool_bump);
 	atomic_fetch_add_explicit(&s->struct_bytes, sizeof(*pool), memory_order_relaxed);
 	*out = pool;
 	return 0;

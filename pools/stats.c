@@ -72,8 +72,8 @@ void store_arena_counts(struct tmem_store *s, struct tmem_arena_counts *out)
 	 * and a global lock there would serialise all guests.  The two
 	 * reads may straddle an op; a shrink never leaves used above total,
 	 * but a racing pair of reads might, hence the clamp. */
-	used = arena_get(&s->arena.used);
-	total = arena_get(&s->arena.total_frames);
+	used = relaxed_get(&s->frames.used);
+	total = relaxed_get(&s->frames.total_frames);
 	out->total_pages = total;
 	out->free_pages = total > used ? total - used : 0;
 	out->ephemeral = ld(&s->kind_pages[TMEM_KIND_EPH]);
@@ -91,7 +91,7 @@ static uint64_t metadata_bytes(struct tmem_store *s)
 		(uint64_t)s->descs.chunk_bump *
 			(TMEM_OBJS_PER_CHUNK * sizeof(struct tmem_objdesc) +
 			 sizeof(struct tmem_chunk)) +
-		(uint64_t)s->arena.free_high * sizeof(uint32_t) +
+		(uint64_t)s->frames.free_high * sizeof(uint32_t) +
 		TMEM_PAGE_SIZE + /* the durable header, and the records in use */
 		(uint64_t)s->hdr->client_bump * sizeof(struct tmem_client_rec) +
 		(uint64_t)s->hdr->pool_bump * sizeof(struct tmem_pool_rec) +
@@ -146,7 +146,7 @@ static void store_zinfo(struct tmem_store *s, struct tmem_store_info *out)
 	out->zs_fragmentation = capacity - ld(&z->slot_bytes);
 	out->zs_overhead = frames * TMEM_PAGE_SIZE - capacity + ld(&z->slot_bytes) -
 			   ld(&z->obj_bytes);
-	out->mem_used_total = (uint64_t)arena_get(&s->arena.used) * TMEM_PAGE_SIZE;
+	out->mem_used_total = (uint64_t)relaxed_get(&s->frames.used) * TMEM_PAGE_SIZE;
 	pthread_mutex_unlock(&s->alloc_lock);
 	out->compactions = ld(&z->compactions);
 	out->pages_compacted = ld(&z->pages_compacted);

@@ -68,7 +68,7 @@ int do_client_rec_new(struct tmem_client *c, const struct tmem_ident *ident)
 		s->crec_free = s->crec[i].free_next;
 	} else if (s->hdr->client_bump < TMEM_MAX_CLIENTS) {
 		i = s->hdr->client_bump;
-		arena_set(&s->hdr->client_bump, i + 1);
+		relaxed_set(&s->hdr->client_bump, i + 1);
 	} else {
 		return -ENOSPC;
 	}

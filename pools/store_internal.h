@@ -20,13 +20,9 @@
  * rewriting the chain and LRU links the descriptors carry.
  *
  * A page's bytes are reached only through a data handle (the low 31
- * bits of tmem_pagedesc.data) and the data allocator ops (struct
- * tmem_data_ops), chosen by the handle's kind bits:
- *   raw     a frame number (TMEM_H_SUB set: an incompressible page kept
- *           raw under compression; clear: compression off);
- *   zs      TMEM_H_ZS | entry: a compressed object of the size-class
- *           allocator (zs.c), or with TMEM_H_SUB a same-filled page whose
- *           word is the entry itself (no data frame, as zram).
+ * bits of tmem_pagedesc.data; its encoding is in durable.h) and the data
+ * allocator ops (struct tmem_data_ops), chosen by the handle's kind bits:
+ * raw (a frame of frames.c) or zs (the size-class allocator, zs.c).
  * pagedata.c turns a page into a handle (codec.c compresses) and back.
  *
  * Metadata per stored page (the budget is 64 bytes): a 32-byte page
@@ -60,7 +56,7 @@
  * Names say who takes the locks: do_x() expects its caller to hold the
  * lock (or locks) its comment or section below names, and takes no other
  * lock unless its comment says so; any other function takes what it
- * needs.  arena.c and zs.c, whose every function runs under alloc_lock,
+ * needs.  frames.c and zs.c, whose every function runs under alloc_lock,
  * say so at their top instead.
  * Counters are relaxed atomics read without any lock; the hot ones (slot
  * counters) are bumped under the pool lock with a plain load and store,
@@ -78,12 +74,6 @@
 #include "tmem_names.h"
 #include "tmem_store.h"
 
-#define TMEM_NIL UINT32_MAX
-#define TMEM_OBJ_HEAD 0x80000000u  /* in pagedesc.obj: this is the head page */
-#define TMEM_DATA_LIVE 0x80000000u /* in pagedesc.data: published (COMMIT.md) */
-#define TMEM_OBJS_PER_CHUNK 64u
-#define TMEM_MAX_POOLS_TOTAL 16384u
-#define TMEM_MAX_DESCS 0x7fffff00u  /* indices stay below TMEM_OBJ_HEAD */
 /* Page descriptors reserved per arena frame: room for a compressed
  * allocator that stores more pages than frames. */
 #define TMEM_DESCS_PER_FRAME 4u
@@ -92,55 +82,11 @@
 #define TMEM_OBJ_HTAB_LOAD 4u      /* grow the object table above this load */
 #define TMEM_EVICT_TRIES 32u       /* busy pages evict_oldest skips at most */
 
-/* Data handles (see the top of this file).  Frames are below 2^29
- * (max_frames <= TMEM_MAX_DESCS / TMEM_DESCS_PER_FRAME). */
-#define TMEM_H_ZS 0x40000000u      /* a zs handle, not a frame */
-#define TMEM_H_SUB 0x20000000u     /* zs: same-filled; raw: incompressible */
-#define TMEM_H_IDX 0x1fffffffu     /* the frame or the zs entry */
-#define TMEM_ZOBJ_MAX TMEM_H_IDX   /* zs entries at most */
-#define TMEM_ZS_ALIGN 32u          /* size class step */
-#define TMEM_ZS_CLASSES (TMEM_PAGE_SIZE / TMEM_ZS_ALIGN)
-#define TMEM_ZS_HDR 8u             /* an object's header: its page descriptor, a hash of its bytes */
 #define TMEM_ZS_NO_SLOT 0xffffu
 #define TMEM_COMPRESS_THRESHOLD 3072u /* default: bigger compressed pages stay raw */
-/* zs entry of a compressed object: span | slot << 32 | len << 44 | codec << 57 */
-#define ZENT_SLOT_SHIFT 32
-#define ZENT_LEN_SHIFT 44
-#define ZENT_CODEC_SHIFT 57
-enum tmem_codec { TMEM_CODEC_NONE = 0, TMEM_CODEC_LZ4 = 1, TMEM_CODEC_ZSTD = 2 };
 
 enum tmem_kind { TMEM_KIND_EPH = 0, TMEM_KIND_PERS = 1 };
 
-/*
- * A stored page.  32 bytes.  All links are indices into store->descs.
- * Written under the pool lock, except lprev/lnext (under the charged
- * client's lru_lock) and the free-list use of hnext (alloc_lock).
- */
-struct tmem_pagedesc {
-	/* objdesc index; TMEM_OBJ_HEAD set on the object's head page;
-	 * TMEM_NIL when the descriptor is free.  Accessed with relaxed
-	 * atomics because eviction reads it under the LRU lock only. */
-	uint32_t obj;
-	uint32_t index;  /* page index within the object */
-	uint32_t hnext;  /* next page in the pool's page-hash chain; free-list link */
-	/* Object page list (not circular, the head has no predecessor).
-	 * On the head page, oprev instead links to the next head page in
-	 * the pool's object-hash chain. */
-	uint32_t oprev;
-	uint32_t onext;
-	uint32_t lprev;  /* charged client's LRU; ephemeral pages only */
-	uint32_t lnext;
-	/* Data allocator handle, or'd with TMEM_DATA_LIVE while the page is
-	 * published: the one store that makes it (or its removal) durable. */
-	uint32_t data;
-};
-_Static_assert(sizeof(struct tmem_pagedesc) == 32, "page descriptor budget");
-
-/* An object: just its id (24 bytes); oid[0] is the free-list link when free. */
-struct tmem_objdesc {
-	struct tmem_oid oid;
-};
-_Static_assert(sizeof(struct tmem_objdesc) == 24, "object descriptor budget");
 
 /* A page, encoded outside every lock (codec.c) for the put that stores it. */
 enum tmem_enc_kind { TMEM_ENC_RAW, TMEM_ENC_HUGE, TMEM_ENC_SAME, TMEM_ENC_Z };
@@ -162,7 +108,7 @@ struct tmem_store;
  * store->alloc_lock held; write and read need only keep the handle alive
  * (the pool lock of the page that owns it: compaction moves an object
  * only holding that lock too).  Two implementations: "raw" (one 4 KiB
- * frame per page, arena.c) and "zs" (size classes over spans, zs.c).
+ * frame per page, frames.c) and "zs" (size classes over spans, zs.c).
  */
 struct tmem_data_ops {
 	const char *name;
@@ -178,7 +124,7 @@ struct tmem_data_ops {
 	 * NULL when the handle does not check out (a damaged arena). */
 	const void *(*map)(const struct tmem_store *s, uint32_t handle,
 			   void *bounce, uint32_t *len, uint8_t *codec);
-	/* Shrinking: called for every live handle after arena_trim_free();
+	/* Shrinking: called for every live handle after frames_trim_free();
 	 * returns the handle to keep, moving the data inside the new size.
 	 * Cannot fail: resize checked that the used frames fit. */
 	uint32_t (*relocate)(struct tmem_store *s, uint32_t handle);
@@ -191,10 +137,10 @@ static inline const struct tmem_data_ops *data_ops(uint32_t handle)
 	return handle & TMEM_H_ZS ? &tmem_zs_data_ops : &tmem_raw_data_ops;
 }
 
-/* The host memory arena and its free-frame allocator.  Under alloc_lock;
- * total_frames and used are also read without it (the arena counts every
- * put asks for), so they are written with arena_set(). */
-struct tmem_arena {
+/* The arena's frames and their free-frame allocator (frames.c).  Under
+ * alloc_lock; total_frames and used are also read without it (the counts
+ * every put asks for), so they are written with relaxed_set(). */
+struct tmem_frames {
 	uint8_t *base;         /* max_frames frames inside the store's mapping */
 	uint32_t max_frames;   /* reservation size */
 	uint32_t total_frames; /* current size: frames [0, total) may be used */
@@ -208,7 +154,7 @@ struct tmem_arena {
 	bool file_backed;      /* frames live in a file: release by MADV_REMOVE */
 	int fd;                /* that file (not owned), frames at fd_off */
 	uint64_t fd_off;
-	struct tmem_arena_hdr *hdr; /* total_frames and bump are mirrored there */
+	struct tmem_durable_hdr *hdr; /* total_frames and bump are mirrored there */
 };
 
 /* Descriptor arrays.  Under alloc_lock except as noted. */
@@ -223,7 +169,7 @@ struct tmem_descs {
 	uint32_t chunk_bump;
 	uint32_t chunk_free;         /* free chunks, linked through next */
 	struct tmem_chunk *chunks;   /* chunk_cap records */
-	struct tmem_arena_hdr *hdr;  /* page_bump and chunk_bump are mirrored there */
+	struct tmem_durable_hdr *hdr;  /* page_bump and chunk_bump are mirrored there */
 };
 
 /* A size class of zs.c.  Under alloc_lock. */
@@ -274,25 +220,6 @@ struct tmem_counters {
 	_Atomic uint64_t evictions;
 };
 
-/*
- * A chunk of TMEM_OBJS_PER_CHUNK object descriptors, owned by one pool
- * while any of its objects is live (a slab).  A chunk with free slots is
- * on its pool's partial list; an empty one goes back to the store's free
- * list, except the last partial one, which the pool keeps so that
- * creating and dropping one object does not take alloc_lock each time.
- */
-struct tmem_chunk {
-	/* Owning pool's gid: set under alloc_lock before the chunk's
-	 * objects are used and stable while any is live, so eviction may
-	 * read it holding only an LRU lock. */
-	uint32_t owner;
-	uint32_t next;  /* pool's partial list (pool lock), or the free list (alloc_lock) */
-	uint32_t prev;  /* pool's partial list */
-	uint8_t free;   /* first free slot, TMEM_OBJS_PER_CHUNK = none; slots link through oid[0] */
-	uint8_t live;   /* objects in use */
-	uint8_t rsvd[2];
-};
-_Static_assert(sizeof(struct tmem_chunk) == 16, "chunk record");
 
 /* A chained hash table of uint32 indices; the chain link lives in the entries. */
 struct tmem_htab {
@@ -387,7 +314,7 @@ struct tmem_store {
 	uint8_t *map;
 	uint64_t map_bytes;
 	int fd;                               /* the arena file, -1 anonymous; not owned */
-	struct tmem_arena_hdr *hdr;
+	struct tmem_durable_hdr *hdr;
 	struct tmem_client_rec *crec;         /* TMEM_MAX_CLIENTS */
 	struct tmem_pool_rec *prec;           /* TMEM_MAX_POOLS_TOTAL */
 	uint32_t crec_free;                   /* free client records; lock */
@@ -396,7 +323,7 @@ struct tmem_store {
 	_Atomic uint32_t nr_detached;         /* written under lock; read without */
 	/* Under alloc_lock. */
 	pthread_mutex_t alloc_lock;
-	struct tmem_arena arena;
+	struct tmem_frames frames;
 	struct tmem_descs descs;
 	struct tmem_zs zs;
 	/* Relaxed atomics. */
@@ -487,13 +414,13 @@ static inline enum tmem_kind pool_kind(const struct tmem_pool *pool)
 	return pool->persistent ? TMEM_KIND_PERS : TMEM_KIND_EPH;
 }
 
-/* A tmem_arena size field: written under alloc_lock, read with or without it. */
-static inline void arena_set(uint32_t *field, uint32_t v)
+/* A tmem_frames (or durable header) size field: written under alloc_lock, read with or without it. */
+static inline void relaxed_set(uint32_t *field, uint32_t v)
 {
 	__atomic_store_n(field, v, __ATOMIC_RELAXED);
 }
 
-static inline uint32_t arena_get(const uint32_t *field)
+static inline uint32_t relaxed_get(const uint32_t *field)
 {
 	return __atomic_load_n(field, __ATOMIC_RELAXED);
 }
@@ -518,39 +445,36 @@ static inline void do_ctr_add(_Atomic uint64_t *c, int64_t d)
 			      memory_order_relaxed);
 }
 
-/* ---- backing.c: the durable mapping ---------------------------------------- */
+/* ---- durable.c: the mapping of the arena ---------------------------------- */
 /* Map fd (-1: anonymous memory) and format it, or adopt what it holds;
- * fills s->map, hdr, crec, prec and the arena's and descriptors' bases.
+ * fills s->map, hdr, crec, prec and the frames' and descriptors' bases.
  * *adopted tells which.  Refusals leave the file untouched. */
-int backing_open(struct tmem_store *s, const struct tmem_store_config *cfg,
+int durable_map(struct tmem_store *s, const struct tmem_store_config *cfg,
 		 int fd, bool *adopted, char *why, size_t why_len);
-void backing_close(struct tmem_store *s);
-
-/* CLOCK_REALTIME in microseconds: the arena's created and recovered times. */
-uint64_t store_wall_usec(void);
+void durable_unmap(struct tmem_store *s);
 
 /* ---- recover.c ------------------------------------------------------------- */
 /* Rebuild clients, pools, tables, lists and counts from the records. */
 int store_recover(struct tmem_store *s);
 
-/* ---- arena.c: frames ----------------------------------------------------- */
-int arena_init(struct tmem_arena *a, const struct tmem_store_config *cfg,
+/* ---- frames.c: the free-frame allocator ---------------------------------- */
+int frames_init(struct tmem_frames *a, const struct tmem_store_config *cfg,
 	       uint32_t frames);
-void arena_fini(struct tmem_arena *a);
-int arena_grow(struct tmem_arena *a, uint32_t new_frames);
-/* Shrink step 1: the arena ends at new_frames for new allocations; free
+void frames_fini(struct tmem_frames *a);
+int frames_grow(struct tmem_frames *a, uint32_t new_frames);
+/* Shrink step 1: the frames end at new_frames for new allocations; free
  * frames above are dropped.  The caller then relocates every live handle. */
-void arena_trim_free(struct tmem_arena *a, uint32_t new_frames);
+void frames_trim_free(struct tmem_frames *a, uint32_t new_frames);
 /* Shrink step 2: give [new_frames, old_frames) back to the kernel. */
-void arena_release(struct tmem_arena *a, uint32_t new_frames,
+void frames_release(struct tmem_frames *a, uint32_t new_frames,
 		   uint32_t old_frames);
 
-/* ---- raw frames (arena.c), for zs.c's spans; alloc_lock ----------------- */
-int arena_frame_alloc(struct tmem_arena *a, uint32_t *f);
-void arena_frame_free(struct tmem_arena *a, uint32_t f);
-uint8_t *arena_frame(const struct tmem_arena *a, uint32_t f);
+/* ---- raw frames (frames.c), for zs.c's spans; alloc_lock --------------- */
+int frames_alloc(struct tmem_frames *a, uint32_t *f);
+void frames_free(struct tmem_frames *a, uint32_t f);
+uint8_t *frame_at(const struct tmem_frames *a, uint32_t f);
 /* Shrink: f, or a copy of it below the new size. */
-uint32_t arena_frame_relocate(struct tmem_arena *a, uint32_t f);
+uint32_t frames_relocate(struct tmem_frames *a, uint32_t f);
 
 /* ---- zs.c: the size-class allocator ------------------------------------- */
 int zs_init(struct tmem_store *s);

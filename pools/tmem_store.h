@@ -3,7 +3,8 @@
  * The page store: clients, pools, objects and pages in a host memory
  * arena.  A library with no I/O: it never logs, never exits, and knows
  * nothing of transports, sockets or JSON.  Every function returns the
- * Xen value documented in DESIGN.md or a negative errno.  Its functions
+ * Xen value documented in tmem(7) (man/tmem.7, SEMANTICS) or a negative
+ * errno.  Its functions
  * are store_*; tmem_* functions are libtmem's (guest-shim/libtmem/tmem.h),
  * the guests' side of the same ops.
  *
@@ -15,7 +16,9 @@
  * Thread safety: every function may be called from any thread at once,
  * on the same or different pools, except that a client must not be used
  * after (or while) store_client_destroy() runs on it.  The lock order is
- * written next to the structs in pools/store_internal.h.
+ * written next to the structs in pools/store_internal.h; what is kept in
+ * the arena file is pools/durable.h, and the order it is written in
+ * pools/COMMIT.md.
  *
  * Admission and eviction choices are not made here: policy/ decides when
  * to evict whom and which caps apply, and calls the hooks below.
@@ -193,7 +196,7 @@ const char *store_client_name(const struct tmem_client *client);
 struct tmem_client *store_shared_client(struct tmem_store *store);
 
 /*
- * The guest ops, with Xen's semantics (DESIGN.md, "Semantics").
+ * The guest ops, with Xen's semantics (tmem(7), SEMANTICS).
  *
  * store_new_pool: flags as in TMEM_POOL_*; uuid is read only for SHARED.
  * Returns the pool id (>= 0), -EINVAL for bad flags, -EPERM for a shared

@@ -157,8 +157,8 @@ static void damage(struct run *r)
 			p = (uint8_t *)s->zs.spans;
 			len = (size_t)(s->zs.span_bump ? s->zs.span_bump : 1) * sizeof(*s->zs.spans);
 		} else {
-			p = s->arena.base;
-			len = (size_t)s->arena.total_frames * PG;
+			p = s->frames.base;
+			len = (size_t)s->frames.total_frames * PG;
 		}
 		p[((size_t)next(r) << 8 | next(r)) % len] = next(r);
 	}

@@ -11,7 +11,7 @@
 #include "tmem_store.h"
 
 #define TMEM_TEST_LAYOUT TMEM_ARENA_LAYOUT
-#define TMEM_TEST_HDR_TOTAL_FRAMES offsetof(struct tmem_arena_hdr, total_frames)
+#define TMEM_TEST_HDR_TOTAL_FRAMES offsetof(struct tmem_durable_hdr, total_frames)
 #define DURABLE_MAX_FRAMES 1024u
 
 static inline int durable_memfd(void)

@@ -516,7 +516,7 @@ START_TEST(damaged_arena_never_overruns)
 		struct tmem_zspan_rec *r = &s->zs.spans[(uint32_t)*e];
 		uint32_t off = (uint32_t)(*e >> ZENT_SLOT_SHIFT & 0xfff) * s->zs.cls[r->cls].size;
 
-		arena_frame(&s->arena, r->frames[off / PG])[off % PG + TMEM_ZS_HDR + 5] ^= 0x40;
+		frame_at(&s->frames, r->frames[off / PG])[off % PG + TMEM_ZS_HDR + 5] ^= 0x40;
 	}
 	ck_assert_int_eq(zget(c, 0, back), -EIO);
 	/* 1: a length longer than its slot; 2: the longest length there is. */

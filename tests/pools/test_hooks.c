@@ -105,12 +105,12 @@ START_TEST(test_evict_n_large_batch)
 	for (uint32_t i = 0; i < 100; i++)
 		ck_assert_int_eq(put_at(0, i / 16, i % 16), 1);
 	ck_assert_uint_eq(store_client_evict_oldest_n(a, 70), 70);
-	ck_assert_uint_eq(ARENA - s->arena.used, ARENA - 30);
+	ck_assert_uint_eq(ARENA - s->frames.used, ARENA - 30);
 	for (uint32_t i = 0; i < 100; i++)
 		ck_assert_int_eq(stored(0, i / 16, i % 16), i >= 70);
 	/* Every frame came back to the free stack, and it is accounted. */
-	ck_assert_uint_eq(s->arena.used, 0);
-	ck_assert_uint_ge(s->arena.free_high, 70);
+	ck_assert_uint_eq(s->frames.used, 0);
+	ck_assert_uint_ge(s->frames.free_high, 70);
 }
 END_TEST
 
