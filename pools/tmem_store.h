@@ -213,22 +213,45 @@ int store_new_pool(struct tmem_client *c, uint32_t flags,
 int store_destroy_pool(struct tmem_client *c, int32_t pool_id);
 
 /*
- * Store one page.  cap is the most pages of this pool's kind (ephemeral
- * or persistent) the charged client may hold; TMEM_NO_CAP for none.
- * Returns 1 stored; -EDQUOT over cap; -ENOSPC no free arena page;
- * -ENOENT no such pool; -EINVAL bad argument.  On -EDQUOT and -ENOSPC
- * an existing page at that handle has been removed (put-put-get
- * coherency).  A put that replaces an existing page never fails on the
- * cap, since it does not grow the charge (with the raw allocator it
- * never fails at all: the data is replaced in place).  The charge is
- * taken atomically, so racing puts never take a client past cap.
- * Counting: a stored page counts in puts and succ_puts; a refusal is
- * counted only by store_count_put_failure(), since policy/ may evict and
- * retry after -EDQUOT or -ENOSPC.
+ * What policy/ hands a put, so that the store answers it under one
+ * pool lock, asking nothing back: both caps (the store picks the one of
+ * the pool's kind) and which refusals policy/ will retry after evicting.
+ * A refusal not in retry is the put's last word: the store counts it
+ * (puts, failed_puts[reason]) under the same lock.
+ */
+#define TMEM_PUT_RETRY_FULL 1u      /* -ENOSPC: evict anyone's ephemeral pages */
+#define TMEM_PUT_RETRY_OWN 2u       /* -EDQUOT in an ephemeral pool with a cap
+				     * above 0: evict the client's own pages */
+#define TMEM_PUT_RETRY_QUOTA 4u     /* any other -EDQUOT */
+#define TMEM_PUT_RETRY_ALL 7u       /* count no refusal */
+struct tmem_put_args {
+	uint64_t ephemeral_max;     /* pages, TMEM_NO_CAP for none */
+	uint64_t persistent_max;
+	unsigned int retry;         /* TMEM_PUT_RETRY_* */
+};
+
+/*
+ * Store one page under the cap args give for the pool's kind: the most
+ * pages of that kind the charged client may hold.  Returns 1 stored;
+ * -EDQUOT over cap; -ENOSPC no free arena page; -ENOENT no such pool;
+ * -EINVAL bad argument.  On -EDQUOT and -ENOSPC an existing page at that
+ * handle has been removed (put-put-get coherency).  A put that replaces
+ * an existing page never fails on the cap, since it does not grow the
+ * charge (with the raw allocator it never fails at all: the data is
+ * replaced in place).  The charge is taken atomically, so racing puts
+ * never take a client past cap.
+ * Counting: a stored page counts in puts and succ_puts; a refusal that
+ * args->retry does not name counts in puts and failed_puts (quota or
+ * full), and the return is then 0 (refused, counted) rather than -EDQUOT
+ * or -ENOSPC.  One pool lock in all.
  */
 int store_put_page(struct tmem_client *c, int32_t pool_id,
 		   const struct tmem_oid *oid, uint32_t index,
-		   const void *src, uint64_t cap);
+		   const void *src, const struct tmem_put_args *args);
+/* Both caps cap, every refusal left to the caller (tests, benchmarks). */
+#define TMEM_PUT_CAP(cap) \
+	(&(const struct tmem_put_args){ .ephemeral_max = (cap), .persistent_max = (cap), \
+					.retry = TMEM_PUT_RETRY_ALL })
 /* 1 hit (page copied to dst), 0 miss, -errno.  Exclusive on private ephemeral pools. */
 int store_get_page(struct tmem_client *c, int32_t pool_id,
 		   const struct tmem_oid *oid, uint32_t index, void *dst);
@@ -307,9 +330,9 @@ unsigned int store_evict_detached(struct tmem_store *store, unsigned int n);
 unsigned int store_client_evict_oldest_n(struct tmem_client *c, unsigned int n);
 
 /*
- * For policy/: 1 when pool_id is a persistent pool of c, 0 when an
- * ephemeral one, -ENOENT when c has no such pool, -EINVAL for a NULL
- * client.  One pool lock, no allocation: cheap enough for the put path.
+ * 1 when pool_id is a persistent pool of c, 0 when an ephemeral one,
+ * -ENOENT when c has no such pool, -EINVAL for a NULL client.  One pool
+ * lock.  (A put does not need it: store_put_page() picks the cap.)
  */
 int store_client_pool_kind(struct tmem_client *c, int32_t pool_id);
 
@@ -373,7 +396,8 @@ struct tmem_op_counters {
 	uint64_t evictions;
 };
 
-/* policy/ records the final reason a put was refused. */
+/* policy/ records the reason a put was refused outside store_put_page()
+ * (a frozen client's). */
 void store_count_put_failure(struct tmem_client *c, int32_t pool_id,
 			     enum tmem_put_fail why);
 

@@ -119,7 +119,7 @@ static void ops(struct run *r, unsigned n)
 			/* Zeros after a cut-off point: sizes of all classes. */
 			cut = next(r) * 16u;
 			memset(pg + cut, 0, PG - cut);
-			ret = store_put_page(r->c, 0, &o, h % 4, pg, TMEM_NO_CAP);
+			ret = store_put_page(r->c, 0, &o, h % 4, pg, TMEM_PUT_CAP(TMEM_NO_CAP));
 			r->have[h] = ret == 1;
 			if (ret == 1)
 				memcpy(r->model[h], pg, PG);

@@ -56,7 +56,7 @@ static int zput(struct tmem_client *c, uint32_t i, const uint8_t *pg)
 {
 	struct tmem_oid o = mkoid(i / 16, 7, 0);
 
-	return store_put_page(c, 0, &o, i % 16, pg, TMEM_NO_CAP);
+	return store_put_page(c, 0, &o, i % 16, pg, TMEM_PUT_CAP(TMEM_NO_CAP));
 }
 
 static int zget(struct tmem_client *c, uint32_t i, uint8_t *pg)

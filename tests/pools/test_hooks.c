@@ -33,7 +33,7 @@ static int put_at(int32_t id, uint64_t obj, uint32_t idx)
 	struct tmem_oid o = mkoid(obj, 7, 9);
 
 	page_fill(page, obj * 1000 + idx);
-	return store_put_page(a, id, &o, idx, page, TMEM_NO_CAP);
+	return store_put_page(a, id, &o, idx, page, TMEM_PUT_CAP(TMEM_NO_CAP));
 }
 
 /* 1 when the page is there with its contents (and, ephemeral, now gone). */
