@@ -165,7 +165,7 @@ static inline int tmem_principal_parse(const char *text, unsigned int flags,
 		out->kind = TMEM_PRINCIPAL_UUID;
 		return TMEM_PRINCIPAL_OK;
 	}
-	if (!tmem_local_name_valid(text)) {
+	if (tmem_has_prefix(text, TMEM_DOMID_PREFIX)) {
 		if (!tmem_domid_text(text + TMEM_DOMID_PREFIX_LEN, n - TMEM_DOMID_PREFIX_LEN,
 				     &out->domid))
 			return TMEM_PRINCIPAL_EBADDOMID;
