@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tmem_compress.h"
 #include "tmem_proto.h"
 
 struct tmem_store;
@@ -46,27 +47,16 @@ struct tmem_client;
  * page raw, as tmemd did before compression.  LZ4 and ZSTD also store
  * same-filled pages (every 8-byte word equal) as their word, with no data
  * frame, and pages that compress to more than the store's threshold raw.
+ * The setting and its text form are proto/tmem_compress.h's, the one
+ * grammar tmemd.conf, the control protocol and tmemctl share; these are
+ * its errno forms for the daemon.
  */
-enum tmem_compress_algo {
-	TMEM_COMPRESS_OFF = 0,
-	TMEM_COMPRESS_LZ4 = 1,
-	TMEM_COMPRESS_ZSTD = 2,
-};
-#define TMEM_ZSTD_LEVEL_DEFAULT 3
-#define TMEM_ZSTD_LEVEL_MAX 19
-
-struct tmem_compress {
-	enum tmem_compress_algo algo;
-	int level;                /* ZSTD: 1..TMEM_ZSTD_LEVEL_MAX; else 0 */
-};
 /* Whether algo and level go together (LZ4 and OFF: level 0). */
 bool store_compress_valid(const struct tmem_compress *cz);
-/* "off", "lz4", "zstd" (level 3) or "zstd:LEVEL".  0, or -EINVAL. */
+/* tmem_compress_parse(): 0, or -EINVAL. */
 int store_compress_parse(const char *text, struct tmem_compress *out);
 /* The same text back, in buf ("zstd:3"). */
 const char *store_compress_format(const struct tmem_compress *cz, char *buf, size_t len);
-#define TMEM_COMPRESS_TEXT_MAX 16
-#define TMEM_COMPRESS_VALUES "off, lz4, zstd or zstd:LEVEL (1..19)"
 
 struct tmem_store_config {
 	uint64_t arena_bytes;     /* pool size; rounded down to whole pages */
