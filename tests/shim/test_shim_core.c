@@ -591,7 +591,7 @@ START_TEST(batch_times_out_together)
 	ck_assert_int_ge(pool, 0);
 	shim_test_fill(buf, 9);
 	for (i = 0; i < 3; i++) {
-		shim_req_fill(&calls[i].req, TMEM_OP_PUT_PAGE, 0, &key,
+		tmem_req_init(&calls[i].req, TMEM_OP_PUT_PAGE, 0, &key,
 			      (uint32_t)i);
 		calls[i].src = buf;
 		calls[i].dst = NULL;

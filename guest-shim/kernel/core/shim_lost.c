@@ -68,7 +68,7 @@ int shim_lost_replay(struct shim_ops *o, uint32_t gen, uint32_t local_pools)
 		o->ring->env.ops->unlock(o->ring->env.priv, flags);
 		if (!(local_pools & 1u << l.pool))
 			continue;	/* not taken back: the pool is new */
-		shim_req_fill(&req, l.op, remote, &l.oid, l.index);
+		tmem_req_init(&req, l.op, remote, &l.oid, l.index);
 		if (shim_ring_call(o->ring, gen, &req, NULL, NULL) == -ENOTCONN)
 			return -ENOTCONN;	/* kept for the next connection */
 		shim_stat_inc(&o->lost_replayed);

@@ -72,7 +72,7 @@ void shim_cc_put_page(struct shim_ops *o, int pool, const struct tmem_oid *key,
 		shim_stat_inc(&o->cc.puts_dropped);
 		return;
 	}
-	shim_req_fill(&req, TMEM_OP_PUT_PAGE, remote, key, (uint32_t)index);
+	tmem_req_init(&req, TMEM_OP_PUT_PAGE, remote, key, (uint32_t)index);
 	ret = shim_ring_post_put(o->ring, gen, &req, page);
 	if (ret == -EBUSY) {
 		/*

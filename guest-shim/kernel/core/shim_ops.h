@@ -185,9 +185,6 @@ int shim_pool_remote(struct shim_ops *o, int pool, uint32_t *gen);
 void shim_pool_poison(struct shim_ops *o, int pool);
 /* Empties a poisoned pool on the backend and clears the mark. */
 void shim_pool_renew(struct shim_ops *o, int pool);
-/* A request skeleton: op, pool, oid, index; slot and id are the ring's. */
-void shim_req_fill(struct tmem_req *req, uint32_t op, int32_t remote,
-		   const struct tmem_oid *oid, uint32_t index);
 /* Swap-style key: object = type and low offset bits, index = the rest. */
 void shim_swizzle(uint32_t type, uint32_t offset, struct tmem_oid *oid,
 		  uint32_t *index);
@@ -197,7 +194,7 @@ int shim_pool_call(struct shim_ops *o, int pool, uint32_t op,
 		   const void *src, void *dst);
 /*
  * shim_pool_call for a batch: each call's req is filled with
- * shim_req_fill (any pool id: set here).  Sets every call's ret;
+ * tmem_req_init (any pool id: set here).  Sets every call's ret;
  * returns 0, or the error that stopped it (-ENOTCONN, -ETIMEDOUT),
  * which the calls not posted also carry.
  */
