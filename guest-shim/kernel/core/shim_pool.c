@@ -62,7 +62,7 @@ static void remote_create(struct shim_ops *o, int p)
 		o->pools[p].remote_id = ret;
 		o->pools[p].remote_gen = gen;
 		o->pools[p].poisoned = 0;	/* a new pool is empty */
-		shim_owed_clear(o, p);
+		shim_owed_eph_clear(o, p);
 	}
 	tmem_store_once(&o->pools[p].creating, 0);
 	pools_unlock(o, flags);
@@ -153,7 +153,7 @@ void shim_ops_resume(struct shim_ops *o, uint32_t kept, uint32_t listed)
 	flags = pools_lock(o);
 	locals = adoptable(o, kept & listed);
 	pools_unlock(o, flags);
-	if (shim_lost_replay(o, gen, locals))
+	if (shim_owed_persist_replay(o, gen, locals))
 		return;
 	flags = pools_lock(o);
 	same = o->ring->connected && o->ring->gen == gen;
@@ -288,7 +288,7 @@ void shim_pool_destroy(struct shim_ops *o, int pool)
 	flags = pools_lock(o);
 	o->pools[pool].used = 0;
 	o->pools[pool].remote_id = -1;
-	shim_owed_clear(o, pool);
+	shim_owed_eph_clear(o, pool);
 	pools_unlock(o, flags);
 }
 
@@ -366,7 +366,7 @@ int shim_pool_call(struct shim_ops *o, int pool, uint32_t op,
 		}
 	} while (answer_lost(ret) && await_pool(o, pool, &deadline));
 	if (answer_lost(ret))
-		shim_lost_note(o, pool, op, oid, index);
+		shim_owed_persist_note(o, pool, op, oid, index);
 	return ret;
 }
 
@@ -421,8 +421,8 @@ int shim_pool_call_batch(struct shim_ops *o, int pool,
 		calls[i].ret = ret;
 		if (answer_lost(ret)) {
 			memcpy(oid.oid, calls[i].req.oid, sizeof(oid.oid));
-			shim_lost_note(o, pool, calls[i].req.op, &oid,
-				       calls[i].req.index);
+			shim_owed_persist_note(o, pool, calls[i].req.op, &oid,
+					       calls[i].req.index);
 		}
 	}
 	return ret;
@@ -437,15 +437,15 @@ int shim_pool_flush(struct shim_ops *o, int pool, uint32_t op,
 
 	if (remote < 0) {
 		if (remote == -ENOTCONN)
-			shim_lost_note(o, pool, op, oid, index);
+			shim_owed_persist_note(o, pool, op, oid, index);
 		return remote;
 	}
 	tmem_req_init(&req, op, remote, oid, index);
 	ret = shim_ring_post_nodata(o->ring, gen, &req, may_spin);
 	if ((ret == -EBUSY || ret == -ETIMEDOUT) &&
-	    shim_owed_note(o, pool, op, oid, index))
+	    shim_owed_eph_note(o, pool, op, oid, index))
 		shim_pool_poison(o, pool);
 	if (ret == -ENOTCONN)
-		shim_lost_note(o, pool, op, oid, index);
+		shim_owed_persist_note(o, pool, op, oid, index);
 	return ret;
 }
