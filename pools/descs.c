@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
 void descs_geometry(uint32_t max_frames, uint32_t *page_cap, uint32_t *chunk_cap)
 {
@@ -222,11 +222,4 @@ void descs_chunk_release(struct tmem_store *s, uint32_t c)
 {
 	s->descs.chunks[c].next = s->descs.chunk_free;
 	s->descs.chunk_free = c;
-}
-
-struct tmem_pool *page_pool(const struct tmem_store *s, uint32_t page)
-{
-	uint32_t chunk = pd_obj(pd(s, page)) / TMEM_OBJS_PER_CHUNK;
-
-	return s->pool_tab[s->descs.chunks[chunk].owner];
 }

@@ -18,7 +18,7 @@
 #include <xxhash.h>
 
 #include "clock.h"
-#include "store_internal.h"
+#include "internal.h"
 
 #define THP_BYTES (2u << 20)
 

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
 static inline uint8_t *frame_ptr(const struct tmem_frames *a, uint32_t f)
 {

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
 /* Count op field f on the client's pool handle; needs the pool lock. */
 #define COUNT(c, id, f) do_ctr_inc(&(c)->slots[id].ops.f)

@@ -21,7 +21,7 @@
 #include <time.h>
 
 #include "clock.h"
-#include "store_internal.h"
+#include "internal.h"
 
 #define FRAME_FREE TMEM_NIL
 #define FRAME_CLASH (TMEM_NIL - 1)

@@ -7,39 +7,15 @@
 #include <errno.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
 static uint64_t ld(const _Atomic uint64_t *v)
 {
 	return atomic_load_explicit(v, memory_order_relaxed);
 }
 
-/* The counters as an array, in struct order, for the loops below. */
-#define NR_CTRS (sizeof(struct tmem_counters) / sizeof(_Atomic uint64_t))
 _Static_assert(sizeof(struct tmem_counters) == sizeof(struct tmem_op_counters),
 	       "tmem_counters mirrors tmem_op_counters field for field");
-
-static void st0(_Atomic uint64_t *v)
-{
-	atomic_store_explicit(v, 0, memory_order_relaxed);
-}
-
-void counters_reset(struct tmem_counters *c)
-{
-	_Atomic uint64_t *v = (_Atomic uint64_t *)c;
-
-	for (size_t i = 0; i < NR_CTRS; i++)
-		st0(&v[i]);
-}
-
-void counters_retire(struct tmem_counters *into, const struct tmem_counters *from)
-{
-	_Atomic uint64_t *dst = (_Atomic uint64_t *)into;
-	const _Atomic uint64_t *src = (const _Atomic uint64_t *)from;
-
-	for (size_t i = 0; i < NR_CTRS; i++)
-		atomic_fetch_add_explicit(&dst[i], ld(&src[i]), memory_order_relaxed);
-}
 
 /* out += c */
 static void counters_add(const struct tmem_counters *c,
@@ -48,12 +24,12 @@ static void counters_add(const struct tmem_counters *c,
 	const _Atomic uint64_t *src = (const _Atomic uint64_t *)c;
 	uint64_t *dst = (uint64_t *)out;
 
-	for (size_t i = 0; i < NR_CTRS; i++)
+	for (size_t i = 0; i < TMEM_NR_CTRS; i++)
 		dst[i] += ld(&src[i]);
 }
 
-void counters_snapshot(const struct tmem_counters *c,
-		       struct tmem_op_counters *out)
+static void counters_snapshot(const struct tmem_counters *c,
+			      struct tmem_op_counters *out)
 {
 	memset(out, 0, sizeof(*out));
 	counters_add(c, out);
@@ -254,4 +230,18 @@ int store_client_for_each_pool(struct tmem_client *c,
 	for (uint32_t i = 0; i < n && ret == 0; i++)
 		ret = fn(&info[i], ctx);
 	return ret;
+}
+
+void store_client_page_counts(const struct tmem_client *c,
+			      struct tmem_page_counts *out)
+{
+	if (!out)
+		return;
+	memset(out, 0, sizeof(*out));
+	if (!c)
+		return;
+	out->ephemeral = atomic_load_explicit(&c->charged[TMEM_KIND_EPH],
+					      memory_order_relaxed);
+	out->persistent = atomic_load_explicit(&c->charged[TMEM_KIND_PERS],
+					       memory_order_relaxed);
 }

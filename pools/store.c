@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "short_lock.h"
-#include "store_internal.h"
+#include "internal.h"
 
 static uint64_t random_seed(const void *salt)
 {

@@ -16,7 +16,7 @@
  * Thread safety: every function may be called from any thread at once,
  * on the same or different pools, except that a client must not be used
  * after (or while) store_client_destroy() runs on it.  The lock order is
- * written next to the structs in pools/store_internal.h; what is kept in
+ * written next to the structs in pools/internal.h; what is kept in
  * the arena file is pools/durable.h, and the order it is written in
  * pools/COMMIT.md.
  *

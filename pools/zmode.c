@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
 bool store_compress_valid(const struct tmem_compress *cz)
 {

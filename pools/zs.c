@@ -45,7 +45,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
 #define MAX_SLOTS 128u
 #define SPAN_BYTES(n) ((uint32_t)(n) * TMEM_PAGE_SIZE)

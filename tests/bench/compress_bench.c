@@ -37,7 +37,7 @@
 #include <lz4.h>
 #include <zstd.h>
 
-#include "store_internal.h"
+#include "internal.h"
 #include "tmem_store.h"
 
 #define PG TMEM_PAGE_SIZE

@@ -23,7 +23,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
 #define PG TMEM_PAGE_SIZE
 #define NH 24u

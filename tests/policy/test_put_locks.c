@@ -13,7 +13,7 @@
 
 #include "common/test_main.h"
 #include "policy_fixture.h"
-#include "store_internal.h"
+#include "internal.h"
 
 int __real_pthread_mutex_lock(pthread_mutex_t *m);
 int __real_pthread_mutex_trylock(pthread_mutex_t *m);

@@ -13,7 +13,7 @@
 
 #include "durable_helpers.h"
 #include "pool_helpers.h"
-#include "store_internal.h"
+#include "internal.h"
 #include "test_pools.h"
 
 static const struct tmem_compress LZ4 = { TMEM_COMPRESS_LZ4, 0 };

@@ -5,7 +5,7 @@
 #include <pthread.h>
 
 #include "pool_helpers.h"
-#include "store_internal.h"
+#include "internal.h"
 #include "test_pools.h"
 
 #define ARENA 256u

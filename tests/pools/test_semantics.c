@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "pool_helpers.h"
-#include "store_internal.h"
+#include "internal.h"
 #include "test_pools.h"
 
 static struct tmem_store *s;

@@ -1,6 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pools/ internals.  Only the sources in pools/ include this.
+ * pools/ internals: the store, its clients and pools (the structs every
+ * pools/ source shares), their inline accessors, the lock order, and the
+ * functions of object.c, evict.c, pool.c, shared.c, store_client.c,
+ * recover.c and durable.c.  Only the sources in pools/ include this.
+ * Each lower layer has its own small header, included here for the
+ * structs the store embeds:
+ *
+ *   durable.h   the on-disk format (every durable struct, bit, constant)
+ *   frames.h    frames.c: the arena's frames, the raw data allocator
+ *   zs.h        zs.c: the size-class allocator for compressed pages
+ *   codec.h     codec.c, zmode.c: a page encoded outside every lock
+ *   pagedata.h  pagedata.c: a page's bytes by handle, the data ops
+ *   descs.h     descs.c: page and object descriptors, chunks
+ *   htab.h      htab.c: a pool's hash tables
+ *   clock.h     the one clock helper; short_lock.h the hot locks' mutex
+ *
+ * Floors, from the ground: durable.c; codec, frames, htab; zs; pagedata;
+ * descs; object (with the LRU list); evict, pool; shared, store_client;
+ * guest_ops, recover; store.c on top.  The one loop, pool.c <-> shared.c,
+ * is explained at the top of pool.c.
  *
  * Memory layout.  One mapping holds everything a restart needs (see
  * durable.h for its layout and pools/COMMIT.md for the commit protocol):
@@ -70,146 +89,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "codec.h"
+#include "descs.h"
 #include "durable.h"
+#include "frames.h"
+#include "htab.h"
+#include "pagedata.h"
 #include "tmem_names.h"
 #include "tmem_store.h"
+#include "zs.h"
 
-/* Page descriptors reserved per arena frame: room for a compressed
- * allocator that stores more pages than frames. */
-#define TMEM_DESCS_PER_FRAME 4u
-#define TMEM_HTAB_MIN 64u          /* buckets in a new pool's tables */
-#define TMEM_PAGE_HTAB_LOAD 2u     /* grow the page table above this load */
-#define TMEM_OBJ_HTAB_LOAD 4u      /* grow the object table above this load */
 #define TMEM_EVICT_TRIES 32u       /* busy pages evict_oldest skips at most */
-
-#define TMEM_ZS_NO_SLOT 0xffffu
-#define TMEM_COMPRESS_THRESHOLD 3072u /* default: bigger compressed pages stay raw */
 
 enum tmem_kind { TMEM_KIND_EPH = 0, TMEM_KIND_PERS = 1 };
 
-
-/* A page, encoded outside every lock (codec.c) for the put that stores it. */
-enum tmem_enc_kind { TMEM_ENC_RAW, TMEM_ENC_HUGE, TMEM_ENC_SAME, TMEM_ENC_Z };
-struct tmem_enc {
-	enum tmem_enc_kind kind;
-	uint8_t codec;             /* TMEM_ENC_Z */
-	uint32_t len;              /* bytes at bytes: TMEM_PAGE_SIZE raw, else compressed */
-	uint64_t word;             /* TMEM_ENC_SAME */
-	const void *bytes;         /* the guest's page, or buf */
-	const void *page;          /* the guest's page (a raw frame's bytes) */
-	uint8_t buf[TMEM_PAGE_SIZE];
-};
-
-
 struct tmem_store;
-
-/*
- * Where a page's bytes live.  alloc and free are called with
- * store->alloc_lock held; write and read need only keep the handle alive
- * (the pool lock of the page that owns it: compaction moves an object
- * only holding that lock too).  Two implementations: "raw" (one 4 KiB
- * frame per page, frames.c) and "zs" (size classes over spans, zs.c).
- */
-struct tmem_data_ops {
-	const char *name;
-	/* Room for the encoded page e (a same-filled word: its entry
-	 * only); -ENOSPC. */
-	int (*alloc)(struct tmem_store *s, const struct tmem_enc *e, uint32_t *handle);
-	void (*free)(struct tmem_store *s, uint32_t handle);
-	/* Fill the room alloc gave, for the page descriptor page. */
-	void (*write)(struct tmem_store *s, uint32_t handle, uint32_t page,
-		      const struct tmem_enc *e);
-	/* The stored bytes, contiguous (in the arena, or copied to bounce,
-	 * TMEM_PAGE_SIZE bytes); *len their length, *codec how to decode.
-	 * NULL when the handle does not check out (a damaged arena). */
-	const void *(*map)(const struct tmem_store *s, uint32_t handle,
-			   void *bounce, uint32_t *len, uint8_t *codec);
-	/* Shrinking: called for every live handle after frames_trim_free();
-	 * returns the handle to keep, moving the data inside the new size.
-	 * Cannot fail: resize checked that the used frames fit. */
-	uint32_t (*relocate)(struct tmem_store *s, uint32_t handle);
-};
-extern const struct tmem_data_ops tmem_raw_data_ops;
-extern const struct tmem_data_ops tmem_zs_data_ops;
-
-static inline const struct tmem_data_ops *data_ops(uint32_t handle)
-{
-	return handle & TMEM_H_ZS ? &tmem_zs_data_ops : &tmem_raw_data_ops;
-}
-
-/* The arena's frames and their free-frame allocator (frames.c).  Under
- * alloc_lock; total_frames and used are also read without it (the counts
- * every put asks for), so they are written with relaxed_set(). */
-struct tmem_frames {
-	uint8_t *base;         /* max_frames frames inside the store's mapping */
-	uint32_t max_frames;   /* reservation size */
-	uint32_t total_frames; /* current size: frames [0, total) may be used */
-	uint32_t bump;         /* frames >= bump were never handed out */
-	uint32_t *free_stack;  /* free frames below bump; max_frames entries, NORESERVE */
-	uint32_t free_top;     /* entries on free_stack */
-	uint32_t free_high;    /* free_stack's high-water mark (resident metadata) */
-	uint32_t used;         /* frames handed out */
-	bool locked;           /* mlock'd (frames [0, total)) */
-	bool prefault;         /* touch frames as they enter the arena */
-	bool file_backed;      /* frames live in a file: release by MADV_REMOVE */
-	int fd;                /* that file (not owned), frames at fd_off */
-	uint64_t fd_off;
-	struct tmem_durable_hdr *hdr; /* total_frames and bump are mirrored there */
-};
-
-/* Descriptor arrays.  Under alloc_lock except as noted. */
-struct tmem_descs {
-	struct tmem_pagedesc *pages; /* page_cap entries, NORESERVE */
-	uint32_t page_cap;
-	uint32_t page_bump;          /* descriptors >= bump never used */
-	uint32_t page_free;          /* free list through hnext */
-	uint32_t pages_live;
-	struct tmem_objdesc *objs;   /* chunk_cap chunks of TMEM_OBJS_PER_CHUNK */
-	uint32_t chunk_cap;
-	uint32_t chunk_bump;
-	uint32_t chunk_free;         /* free chunks, linked through next */
-	struct tmem_chunk *chunks;   /* chunk_cap records */
-	struct tmem_durable_hdr *hdr;  /* page_bump and chunk_bump are mirrored there */
-};
-
-/* A size class of zs.c.  Under alloc_lock. */
-struct tmem_zclass {
-	uint32_t size;     /* slot bytes, TMEM_ZS_HDR included */
-	uint16_t slots;    /* per span */
-	uint8_t nframes;   /* per span */
-	uint32_t partial;  /* spans with a free slot (through tmem_zspan_rt) */
-	uint32_t nr_partial;
-	uint64_t spans;    /* live */
-	uint64_t objs;     /* live */
-};
-
-/* A span's derived state, rebuilt by recovery.  Under alloc_lock. */
-struct tmem_zspan_rt {
-	uint32_t next, prev; /* class partial list; free list (next) */
-	uint16_t inuse;
-	uint16_t free;       /* first free slot; slots link through their header */
-	uint8_t on_partial;
-	uint8_t rsvd[3];
-};
-
-/* The size-class allocator (zs.c).  Under alloc_lock except as noted. */
-struct tmem_zs {
-	struct tmem_zspan_rec *spans; /* span_cap, durable */
-	uint64_t *zobjs;              /* zobj_cap entries, durable */
-	uint32_t span_cap, zobj_cap;
-	uint32_t span_bump, span_free;
-	uint32_t zobj_bump, zobj_free; /* free entries link through themselves */
-	struct tmem_zspan_rt *rt;     /* span_cap, NORESERVE */
-	struct tmem_zclass cls[TMEM_ZS_CLASSES];
-	/* Read without the lock (stats): relaxed. */
-	_Atomic uint64_t obj_bytes;   /* compressed bytes of live objects */
-	_Atomic uint64_t slot_bytes;  /* their slots' bytes */
-	_Atomic uint64_t span_frames; /* frames held by spans */
-	_Atomic uint64_t same_pages;
-	_Atomic uint64_t compactions; /* compaction runs that moved something */
-	_Atomic uint64_t pages_compacted;
-	_Atomic uint64_t decode_errors;
-};
 
 /* Counters: relaxed atomics, monotonic, read without locks. */
 struct tmem_counters {
@@ -219,14 +113,8 @@ struct tmem_counters {
 	_Atomic uint64_t flush_pages, flush_objects;
 	_Atomic uint64_t evictions;
 };
-
-
-/* A chained hash table of uint32 indices; the chain link lives in the entries. */
-struct tmem_htab {
-	uint32_t *b;    /* mask + 1 buckets, TMEM_NIL = empty */
-	uint32_t mask;
-	uint32_t count; /* entries */
-};
+/* The counters as an array, in struct order (pool.c and stats.c loop over it). */
+#define TMEM_NR_CTRS (sizeof(struct tmem_counters) / sizeof(_Atomic uint64_t))
 
 /*
  * A pool.  Pool structs are allocated once per gid and kept until the
@@ -374,6 +262,14 @@ static inline struct tmem_objdesc *od(const struct tmem_store *s, uint32_t i)
 	return &s->descs.objs[i];
 }
 
+/* The pool that owns a live page: its object's chunk's owner. */
+static inline struct tmem_pool *page_pool(const struct tmem_store *s, uint32_t page)
+{
+	uint32_t chunk = pd_obj(pd(s, page)) / TMEM_OBJS_PER_CHUNK;
+
+	return s->pool_tab[s->descs.chunks[chunk].owner];
+}
+
 static inline bool oid_eq(const struct tmem_oid *a, const struct tmem_oid *b)
 {
 	return a->oid[0] == b->oid[0] && a->oid[1] == b->oid[1] &&
@@ -402,7 +298,6 @@ static inline void pd_unpublish(struct tmem_pagedesc *p)
 	__atomic_store_n(&p->data, p->data & ~TMEM_DATA_LIVE, __ATOMIC_RELEASE);
 }
 
-
 /* A durable record's state word (enum tmem_rec_state). */
 static inline void rec_set_state(uint32_t *state, uint32_t v)
 {
@@ -412,17 +307,6 @@ static inline void rec_set_state(uint32_t *state, uint32_t v)
 static inline enum tmem_kind pool_kind(const struct tmem_pool *pool)
 {
 	return pool->persistent ? TMEM_KIND_PERS : TMEM_KIND_EPH;
-}
-
-/* A tmem_frames (or durable header) size field: written under alloc_lock, read with or without it. */
-static inline void relaxed_set(uint32_t *field, uint32_t v)
-{
-	__atomic_store_n(field, v, __ATOMIC_RELAXED);
-}
-
-static inline uint32_t relaxed_get(const uint32_t *field)
-{
-	return __atomic_load_n(field, __ATOMIC_RELAXED);
 }
 
 /* Any thread, any lock: an atomic add (store-wide counters). */
@@ -457,114 +341,6 @@ void durable_unmap(struct tmem_store *s);
 /* Rebuild clients, pools, tables, lists and counts from the records. */
 int store_recover(struct tmem_store *s);
 
-/* ---- frames.c: the free-frame allocator ---------------------------------- */
-int frames_init(struct tmem_frames *a, const struct tmem_store_config *cfg,
-	       uint32_t frames);
-void frames_fini(struct tmem_frames *a);
-int frames_grow(struct tmem_frames *a, uint32_t new_frames);
-/* Shrink step 1: the frames end at new_frames for new allocations; free
- * frames above are dropped.  The caller then relocates every live handle. */
-void frames_trim_free(struct tmem_frames *a, uint32_t new_frames);
-/* Shrink step 2: give [new_frames, old_frames) back to the kernel. */
-void frames_release(struct tmem_frames *a, uint32_t new_frames,
-		   uint32_t old_frames);
-
-/* ---- raw frames (frames.c), for zs.c's spans; alloc_lock --------------- */
-int frames_alloc(struct tmem_frames *a, uint32_t *f);
-void frames_free(struct tmem_frames *a, uint32_t f);
-uint8_t *frame_at(const struct tmem_frames *a, uint32_t f);
-/* Shrink: f, or a copy of it below the new size. */
-uint32_t frames_relocate(struct tmem_frames *a, uint32_t f);
-
-/* ---- zs.c: the size-class allocator ------------------------------------- */
-int zs_init(struct tmem_store *s);
-void zs_fini(struct tmem_store *s);
-/* A same-filled page's word. */
-uint64_t zs_word(const struct tmem_store *s, uint32_t handle);
-/* A compressed object's length (0 when the entry does not check out). */
-uint32_t zs_len(const struct tmem_store *s, uint32_t handle);
-/* Shrink, alloc_lock held: spans' frames above total_frames move below. */
-void do_zs_shrink(struct tmem_store *s);
-/* Compaction, alloc_lock held: move objects out of the emptiest spans
- * while a class has a span's worth of free slots; the pool lock of
- * each page moved is trylocked (a busy one is skipped), except held's,
- * which the caller holds (NULL: none), or every pool's (all_held: a
- * resize).  Returns objects moved. */
-uint64_t do_zs_compact(struct tmem_store *s, struct tmem_pool *held, bool all_held);
-/* alloc_lock held: bytes of all slots of live spans. */
-void do_zs_frag(struct tmem_store *s, uint64_t *capacity);
-/* Recovery. */
-struct zs_recover;
-int zs_recover_begin(struct tmem_store *s, struct zs_recover **out,
-		     uint32_t *frame_user, uint32_t frames, uint32_t span_tag);
-/* Whether page's zs handle checks out and is its alone; claims it. */
-bool zs_recover_claim(struct zs_recover *r, uint32_t page, uint32_t handle);
-/* Free lists, class lists and counts from what was claimed; spans with
- * no object go.  Frees r. */
-void zs_recover_end(struct zs_recover *r);
-/* The frames every kept span holds (for shrink's used count). */
-uint64_t zs_frames(const struct tmem_store *s);
-
-/* ---- zmode.c: a client's compression setting ---------------------------- */
-/* The packed form kept in tmem_client->compress (checked settings only). */
-uint32_t compress_mode(const struct tmem_compress *cz);
-
-/* ---- codec.c: compression, outside every lock ---------------------------- */
-/* Encode page for a client's mode (tmem_client->compress). */
-void codec_encode(uint32_t mode, uint32_t threshold, const void *page,
-		  struct tmem_enc *out);
-/* Decode len bytes of codec into a whole page; -EIO unless exactly. */
-int codec_decode(uint8_t codec, const void *src, uint32_t len, void *page);
-bool page_same_filled(const void *page, uint64_t *word);
-void page_fill_word(void *page, uint64_t word);
-
-/* ---- pagedata.c: a page's bytes by handle ------------------------------ */
-/* alloc_lock held, and held's pool lock: room for e, compacting first
- * when out of frames; *handle (unpublished). */
-int do_data_alloc(struct tmem_store *s, const struct tmem_enc *e,
-		  struct tmem_pool *held, uint32_t *handle);
-/* Pool lock held: write e at handle for page. */
-void do_data_write(struct tmem_store *s, uint32_t handle, uint32_t page,
-		   const struct tmem_enc *e);
-/* Pool lock held: the page's bytes into dst; -EIO when they do not decode. */
-int do_data_read(const struct tmem_store *s, uint32_t handle, void *dst);
-/* Pool lock held: count handle in (d = 1) or out (-1) of the pool's stats. */
-void do_data_account(struct tmem_pool *pool, uint32_t handle, int d);
-
-/* ---- descs.c: descriptors; do_* expect the lock they name --------------- */
-/* The descriptor caps for an arena of max_frames frames. */
-void descs_geometry(uint32_t max_frames, uint32_t *page_cap, uint32_t *chunk_cap);
-/* Takes alloc_lock: a page descriptor plus room for e (written, not published). */
-int descs_page_alloc(struct tmem_store *s, const struct tmem_enc *e,
-		     struct tmem_pool *held, uint32_t *page);
-/* alloc_lock held: the page's data and descriptor go back. */
-void do_descs_page_free(struct tmem_store *s, uint32_t page);
-/* Pool lock held: an object descriptor from the pool's chunks. */
-int do_pool_obj_alloc(struct tmem_pool *pool, uint32_t *obj);
-void do_pool_obj_free(struct tmem_pool *pool, uint32_t obj);
-/* Pool lock held, every object freed: give the kept chunk back. */
-void do_pool_chunks_release(struct tmem_pool *pool);
-struct tmem_pool *page_pool(const struct tmem_store *s, uint32_t page);
-/* Recovery: chunk c holds the pool's objects whose slots are set in
- * live; or, with none, it goes back to the store's free list. */
-void descs_chunk_adopt(struct tmem_pool *pool, uint32_t c, uint64_t live);
-void descs_chunk_release(struct tmem_store *s, uint32_t c);
-
-/* ---- htab.c: per-pool hash tables; pool lock held ----------------------- */
-int htab_init(struct tmem_store *s, struct tmem_htab *t);
-void htab_fini(struct tmem_store *s, struct tmem_htab *t);
-uint64_t oid_hash(const struct tmem_store *s, const struct tmem_oid *oid);
-uint32_t do_page_lookup(struct tmem_pool *pool, const struct tmem_oid *oid,
-			uint32_t index, uint64_t oh);
-void do_page_hash_add(struct tmem_pool *pool, uint32_t page, uint64_t oh);
-void do_page_hash_del(struct tmem_pool *pool, uint32_t page, uint64_t oh);
-uint32_t do_obj_lookup(struct tmem_pool *pool, const struct tmem_oid *oid,
-		       uint64_t oh);
-/* Replace head page old by new (TMEM_NIL: remove) in the object table. */
-void do_obj_hash_replace(struct tmem_pool *pool, uint32_t old, uint32_t new,
-			 uint64_t oh);
-void do_obj_hash_add(struct tmem_pool *pool, uint32_t head, uint64_t oh);
-
 /* ---- object.c: pages in objects; pool lock held -------------------------- */
 /* Store a new page: find or make the object, allocate, link.  -errno. */
 int do_page_insert(struct tmem_pool *pool, const struct tmem_oid *oid,
@@ -591,7 +367,7 @@ uint64_t page_oid_hash(struct tmem_pool *pool, uint32_t page);
 /* Remove every page of the pool. */
 void do_pool_empty(struct tmem_pool *pool);
 
-/* ---- lru.c: do_* expect the client's lru_lock ---------------------------- */
+/* ---- object.c: the client's LRU list; do_* expect its lru_lock ---------- */
 void do_lru_add_tail(struct tmem_client *c, uint32_t page);
 void do_lru_del(struct tmem_client *c, uint32_t page);
 void lru_add(struct tmem_client *c, uint32_t page);
@@ -622,9 +398,5 @@ int do_shared_join(struct tmem_client *c, const struct tmem_uuid *uuid);
 void do_shared_destroy(struct tmem_pool *pool);
 /* Lock-free slot lookup; returns the pool locked and live, or NULL. */
 struct tmem_pool *slot_lock_pool(struct tmem_client *c, int32_t id);
-void counters_reset(struct tmem_counters *c);
-void counters_retire(struct tmem_counters *into, const struct tmem_counters *from);
-void counters_snapshot(const struct tmem_counters *c,
-		       struct tmem_op_counters *out);
 
 #endif /* TMEM_STORE_INTERNAL_H */
