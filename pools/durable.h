@@ -81,6 +81,9 @@
 #define ZENT_SLOT_SHIFT 32
 #define ZENT_LEN_SHIFT 44
 #define ZENT_CODEC_SHIFT 57
+#define ZENT_SLOT_MASK 0xfffu      /* 12 bits of slot */
+#define ZENT_LEN_MASK 0x1fffu      /* 13 bits of compressed length */
+#define ZENT_CODEC_MASK 7u         /* 3 bits of enum tmem_codec */
 enum tmem_codec { TMEM_CODEC_NONE = 0, TMEM_CODEC_LZ4 = 1, TMEM_CODEC_ZSTD = 2 };
 
 enum tmem_rec_state {

@@ -132,9 +132,20 @@ static inline uint64_t ent_make(uint32_t span, uint32_t slot, uint32_t len, uint
 }
 
 static inline uint32_t ent_span(uint64_t e) { return (uint32_t)e; }
-static inline uint32_t ent_slot(uint64_t e) { return (uint32_t)(e >> ZENT_SLOT_SHIFT) & 0xfff; }
-static inline uint32_t ent_len(uint64_t e) { return (uint32_t)(e >> ZENT_LEN_SHIFT) & 0x1fff; }
-static inline uint8_t ent_codec(uint64_t e) { return (uint8_t)(e >> ZENT_CODEC_SHIFT) & 7; }
+static inline uint32_t ent_slot(uint64_t e)
+{
+	return (uint32_t)(e >> ZENT_SLOT_SHIFT) & ZENT_SLOT_MASK;
+}
+
+static inline uint32_t ent_len(uint64_t e)
+{
+	return (uint32_t)(e >> ZENT_LEN_SHIFT) & ZENT_LEN_MASK;
+}
+
+static inline uint8_t ent_codec(uint64_t e)
+{
+	return (uint8_t)(e >> ZENT_CODEC_SHIFT) & ZENT_CODEC_MASK;
+}
 
 static int ent_alloc(struct tmem_store *s, uint32_t *i)
 {
