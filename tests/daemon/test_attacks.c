@@ -791,11 +791,14 @@ END_TEST
  * CLIENT, the state file's keys and shared-pool principals).  A local
  * client called "4242" kept storing after "tmemctl freeze 4242" froze
  * domain 4242, and one called "domid:5" joined pools authorised for
- * domain 5.  No client may take such a name now.
+ * domain 5.  No client may take such a name now, nor (issue 25) one
+ * starting "uuid:", which names a domain by its handle.
  */
 START_TEST(test_local_client_cannot_take_domid_name)
 {
-	static const char *const names[] = { "4242", "domid:5", "domid:x", "0" };
+	static const char *const names[] = { "4242", "domid:5", "domid:x", "0",
+					     "uuid:00112233-4455-6677-8899-aabbccddeeff",
+					     "uuid:x" };
 	struct tmem_conn *c;
 	struct daemon d;
 

@@ -213,12 +213,14 @@ START_TEST(test_config_errors)
 		{ "[client a]\ncompress = zstd:20\n", "t.conf:2: compress" },
 		{ "[tmemd]\ncompress-threshold = 4089\n", "t.conf:2: compress-threshold: want 256..4088" },
 		{ "[tmemd]\ncompress-threshold = 10\n", "t.conf:2: compress-threshold" },
-		{ "[client a/b]\nweight = 1\n", "t.conf:2: [client a/b]: bad client: want domid:N" },
+		{ "[client a/b]\nweight = 1\n", "t.conf:2: [client a/b]: bad client: want uuid:U" },
 		/* Issue 19 item 11: a domain is domid:N (or N), nothing else. */
 		{ "[client domid:05]\nweight = 1\n", "t.conf:2: [client domid:05]: bad client: not a domid" },
 		{ "[client 007]\nweight = 1\n", "t.conf:2: [client 007]: bad client: not a domid" },
 		{ "[client domid:32752]\nweight = 1\n", "t.conf:2: [client domid:32752]: bad client: not a domid" },
 		{ "[client domid:web1]\nweight = 1\n", "t.conf:2: [client domid:web1]: bad client: not a domid" },
+		/* Issue 25: uuid:U names a domain by its handle, nothing else. */
+		{ "[client uuid:web1]\nweight = 1\n", "t.conf:2: [client uuid:web1]: bad client: not a UUID" },
 		{ "[client a]\nshared-auth = 1234\n", "t.conf:2: shared-auth: bad UUID" },
 		{ "[bogus]\nx = 1\n", "t.conf:2: unknown section [bogus]" },
 		{ "[tmemd]\nthis is not ini\n", "t.conf:2:" },
@@ -527,12 +529,16 @@ START_TEST(test_ring_budget)
 }
 END_TEST
 
-static void weight_hook(void *ctx, const char *name, int domid,
+static void weight_hook(void *ctx, const struct tmemd_client_names *names,
 			struct tmem_client_settings *s)
 {
 	(void)ctx;
-	ck_assert_int_eq(domid, -1);
-	if (!strcmp(name, "hooked"))
+	ck_assert_int_eq(names->domid, -1);
+	/* A local client is named by its name alone. */
+	ck_assert_ptr_nonnull(names->by[0]);
+	ck_assert_ptr_null(names->by[1]);
+	ck_assert_str_eq(names->by[0], names->key);
+	if (!strcmp(names->key, "hooked"))
 		s->weight = 777;
 }
 
