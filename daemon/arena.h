@@ -12,6 +12,11 @@
  *   memory         neither: nothing survives a restart.
  *
  * The file is flock()ed, so two tmemd processes never share one.
+ *
+ * "Arena" means this file (or memory) and nothing else.  What is inside
+ * it is pools/': its format is pools/durable.h, mapped by pools/durable.c;
+ * the free-frame allocator inside is pools/frames.c; and the order of
+ * the stores that lets a restart trust it is pools/COMMIT.md.
  */
 #ifndef TMEMD_ARENA_H
 #define TMEMD_ARENA_H

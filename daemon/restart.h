@@ -2,7 +2,9 @@
 /*
  * Surviving a restart: open the store in its arena (daemon/arena.h),
  * adopting what a previous tmemd left, and after reattach-grace free the
- * recovered clients that did not come back.
+ * recovered clients that did not come back.  What a restart can trust in
+ * the file, and why, is pools/COMMIT.md (the commit protocol) with
+ * pools/durable.h (the format) and pools/recover.c (the checks).
  */
 #ifndef TMEMD_RESTART_H
 #define TMEMD_RESTART_H

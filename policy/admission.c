@@ -15,7 +15,8 @@
  * Other threads race for the freed pages, hence the bounded retries.
  * pools/ has already removed any old page at the handle when it returns
  * -EDQUOT or -ENOSPC.  Each refusal is counted once, with the reason of
- * the last attempt.
+ * the last attempt, by pools/ under that attempt's pool lock (a frozen
+ * client's here).
  */
 #include <errno.h>
 
@@ -23,56 +24,17 @@
 
 #define PUT_RETRIES 64
 
-enum pool_kind { KIND_UNKNOWN, KIND_EPHEMERAL, KIND_PERSISTENT };
-
-/* KIND_UNKNOWN when the pool does not exist (the put then gets -ENOENT). */
-static enum pool_kind pool_kind(struct tmem_client *c, int32_t pool_id)
-{
-	switch (store_client_pool_kind(c, pool_id)) {
-	case 1:
-		return KIND_PERSISTENT;
-	case 0:
-		return KIND_EPHEMERAL;
-	default:
-		return KIND_UNKNOWN;
-	}
-}
-
-/* The cap that applies to this put.  Looks the pool's kind up only when
- * the two caps differ. */
-static uint64_t put_cap(struct tmem_pclient *pc, int32_t pool_id,
-			enum pool_kind *kind)
-{
-	uint64_t eph = atomic_load(&pc->ephemeral_max);
-	uint64_t pers = atomic_load(&pc->persistent_max);
-
-	if (*kind == KIND_UNKNOWN && eph != pers)
-		*kind = pool_kind(pc->client, pool_id);
-	switch (*kind) {
-	case KIND_EPHEMERAL:
-		return eph;
-	case KIND_PERSISTENT:
-		return pers;
-	default:
-		return eph == pers ? eph : TMEM_NO_CAP;
-	}
-}
-
 /*
- * After -EDQUOT: make room under the client's own ephemeral cap.  false
+ * After -EDQUOT (an ephemeral pool under a cap above 0: the store left
+ * it to us): make room under the client's own ephemeral cap.  false
  * means refuse.  Evicting nothing while pages remain means they were
  * busy for a moment: retry.
  */
-static bool room_under_cap(struct tmem_pclient *pc, int32_t pool_id,
-			   enum pool_kind *kind, uint64_t cap)
+static bool room_under_cap(struct tmem_pclient *pc, uint64_t cap)
 {
 	struct tmem_page_counts counts;
 	uint64_t want = 1;
 
-	if (*kind == KIND_UNKNOWN)
-		*kind = pool_kind(pc->client, pool_id);
-	if (*kind != KIND_EPHEMERAL || cap == 0)
-		return false;
 	store_client_page_counts(pc->client, &counts);
 	if (counts.ephemeral >= cap)
 		want = counts.ephemeral - cap + 1;
@@ -94,20 +56,19 @@ static bool room_in_arena(struct tmem_policy *policy)
 	return a.free_pages > 0 || a.ephemeral > 0;
 }
 
-static int refuse(struct tmem_pclient *pc, int32_t pool_id,
-		  enum tmem_put_fail why)
-{
-	store_count_put_failure(pc->client, pool_id, why);
-	return 0;
-}
-
+/*
+ * The store picks the cap of the pool's kind and answers under one pool
+ * lock; a refusal it is not told we retry it counts itself.  So the
+ * common put is one call and one lock, and policy/ asks pools/ nothing.
+ * Once we would give up, the last attempt tells the store so (retry 0):
+ * it may still succeed (another thread freed room), and if it does not,
+ * the store counts the refusal with its reason.
+ */
 int tmem_policy_put(struct tmem_pclient *pc, int32_t pool_id,
 		    const struct tmem_oid *oid, uint32_t index,
 		    const void *src)
 {
-	enum pool_kind kind = KIND_UNKNOWN;
-	enum tmem_put_fail why;
-	uint64_t cap;
+	struct tmem_put_args args;
 	int rc;
 
 	if (!pc || !oid || !src)
@@ -117,23 +78,20 @@ int tmem_policy_put(struct tmem_pclient *pc, int32_t pool_id,
 		rc = store_discard_page(pc->client, pool_id, oid, index);
 		if (rc < 0)
 			return rc;
-		return refuse(pc, pool_id, TMEM_PUT_FAIL_FROZEN);
+		store_count_put_failure(pc->client, pool_id, TMEM_PUT_FAIL_FROZEN);
+		return 0;
 	}
+	args.retry = TMEM_PUT_RETRY_FULL | TMEM_PUT_RETRY_OWN;
 	policy_refill(pc->policy, true);
 	for (int attempt = 0;; attempt++) {
-		cap = put_cap(pc, pool_id, &kind);
-		rc = store_put_page(pc->client, pool_id, oid, index, src, cap);
+		args.ephemeral_max = atomic_load(&pc->ephemeral_max);
+		args.persistent_max = atomic_load(&pc->persistent_max);
+		rc = store_put_page(pc->client, pool_id, oid, index, src, &args);
 		if (rc != -EDQUOT && rc != -ENOSPC)
 			return rc;
-		why = rc == -EDQUOT ? TMEM_PUT_FAIL_QUOTA : TMEM_PUT_FAIL_FULL;
-		if (attempt == PUT_RETRIES)
-			break;
-		if (why == TMEM_PUT_FAIL_QUOTA) {
-			if (!room_under_cap(pc, pool_id, &kind, cap))
-				break;
-		} else if (!room_in_arena(pc->policy)) {
-			break;
-		}
+		if (attempt + 1 >= PUT_RETRIES ||
+		    !(rc == -EDQUOT ? room_under_cap(pc, args.ephemeral_max)
+				    : room_in_arena(pc->policy)))
+			args.retry = 0;
 	}
-	return refuse(pc, pool_id, why);
 }

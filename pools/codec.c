@@ -26,7 +26,7 @@
 #include <lz4.h>
 #include <zstd.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
 struct zstd_ctx {
 	ZSTD_CCtx *c;

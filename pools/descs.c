@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
 void descs_geometry(uint32_t max_frames, uint32_t *page_cap, uint32_t *chunk_cap)
 {
@@ -46,7 +46,7 @@ int descs_page_alloc(struct tmem_store *s, const struct tmem_enc *e,
 		d->page_free = d->pages[i].hnext;
 	} else if (d->page_bump < d->page_cap) {
 		i = d->page_bump++;
-		arena_set(&d->hdr->page_bump, d->page_bump);
+		relaxed_set(&d->hdr->page_bump, d->page_bump);
 	} else {
 		data_ops(handle)->free(s, handle);
 		ret = -ENOSPC;
@@ -84,7 +84,7 @@ static int chunk_get(struct tmem_store *s, uint32_t gid, uint32_t *chunk)
 		d->chunk_free = d->chunks[*chunk].next;
 	} else if (d->chunk_bump < d->chunk_cap) {
 		*chunk = d->chunk_bump++;
-		arena_set(&d->hdr->chunk_bump, d->chunk_bump);
+		relaxed_set(&d->hdr->chunk_bump, d->chunk_bump);
 	} else {
 		ret = -ENOSPC;
 	}
@@ -222,11 +222,4 @@ void descs_chunk_release(struct tmem_store *s, uint32_t c)
 {
 	s->descs.chunks[c].next = s->descs.chunk_free;
 	s->descs.chunk_free = c;
-}
-
-struct tmem_pool *page_pool(const struct tmem_store *s, uint32_t page)
-{
-	uint32_t chunk = pd_obj(pd(s, page)) / TMEM_OBJS_PER_CHUNK;
-
-	return s->pool_tab[s->descs.chunks[chunk].owner];
 }

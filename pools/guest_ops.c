@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
 /* Count op field f on the client's pool handle; needs the pool lock. */
 #define COUNT(c, id, f) do_ctr_inc(&(c)->slots[id].ops.f)
@@ -80,16 +80,29 @@ static int do_page_replace(struct tmem_pool *pool, uint32_t page, uint64_t oh,
 	return 1;
 }
 
+/* Pool lock held: whether args leave refusal ret to the caller to retry. */
+static bool put_retried(const struct tmem_pool *pool, const struct tmem_put_args *args,
+			uint64_t cap, int ret)
+{
+	if (ret == -ENOSPC)
+		return args->retry & TMEM_PUT_RETRY_FULL;
+	if (!pool->persistent && cap > 0 && (args->retry & TMEM_PUT_RETRY_OWN))
+		return true;
+	return args->retry & TMEM_PUT_RETRY_QUOTA;
+}
+
 int store_put_page(struct tmem_client *c, int32_t pool_id,
 		   const struct tmem_oid *oid, uint32_t index,
-		   const void *src, uint64_t cap)
+		   const void *src, const struct tmem_put_args *args)
 {
 	struct tmem_enc e;
-	uint64_t oh;
+	uint64_t oh, cap;
 	int ret;
 	struct tmem_pool *pool;
 	uint32_t page;
 
+	if (!args)
+		return -EINVAL;
 	/* Compress before any lock: it is most of a put's time. */
 	if (c && src)
 		codec_encode(atomic_load_explicit(&c->compress, memory_order_relaxed),
@@ -97,6 +110,7 @@ int store_put_page(struct tmem_client *c, int32_t pool_id,
 	pool = op_enter(c, pool_id, oid, src, &oh, &ret);
 	if (!pool)
 		return ret;
+	cap = pool->persistent ? args->persistent_max : args->ephemeral_max;
 	page = do_page_lookup(pool, oid, index, oh);
 	if (page != TMEM_NIL) {
 		/* Replacing never changes the charge, so never fails on it. */
@@ -117,6 +131,12 @@ out:
 	if (ret == 1) {
 		COUNT(c, pool_id, puts);
 		COUNT(c, pool_id, succ_puts);
+	} else if ((ret == -EDQUOT || ret == -ENOSPC) && !put_retried(pool, args, cap, ret)) {
+		/* The put's last word: counted here, under this lock. */
+		COUNT(c, pool_id, puts);
+		COUNT(c, pool_id, failed_puts[ret == -EDQUOT ? TMEM_PUT_FAIL_QUOTA
+							     : TMEM_PUT_FAIL_FULL]);
+		ret = 0;
 	}
 	pthread_mutex_unlock(&pool->lock);
 	return ret;

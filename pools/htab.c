@@ -30,7 +30,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
 static uint32_t *buckets_alloc(struct tmem_store *s, uint32_t n)
 {

@@ -5,12 +5,60 @@
  * page has no predecessor, so its oprev is free to chain the object
  * table instead; when the head goes, the next page becomes head and
  * takes its place in that chain.  The object descriptor is freed with
- * its last page.  All functions expect the pool lock.
+ * its last page.  All functions expect the pool lock.  The charged
+ * client's LRU list of ephemeral pages is linked here too, with the
+ * page's other derived links (under the client's lru_lock, inside the
+ * pool lock); evict.c takes pages from its head.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "internal.h"
+
+/* ---- the charged client's LRU list; do_* expect its lru_lock ----------- */
+
+void do_lru_add_tail(struct tmem_client *c, uint32_t page)
+{
+	struct tmem_pagedesc *p = pd(c->store, page);
+
+	p->lnext = TMEM_NIL;
+	p->lprev = c->lru_tail;
+	if (c->lru_tail != TMEM_NIL)
+		pd(c->store, c->lru_tail)->lnext = page;
+	else
+		c->lru_head = page;
+	c->lru_tail = page;
+}
+
+void do_lru_del(struct tmem_client *c, uint32_t page)
+{
+	struct tmem_pagedesc *p = pd(c->store, page);
+
+	if (p->lprev != TMEM_NIL)
+		pd(c->store, p->lprev)->lnext = p->lnext;
+	else
+		c->lru_head = p->lnext;
+	if (p->lnext != TMEM_NIL)
+		pd(c->store, p->lnext)->lprev = p->lprev;
+	else
+		c->lru_tail = p->lprev;
+	p->lprev = p->lnext = TMEM_NIL;
+}
+
+void lru_add(struct tmem_client *c, uint32_t page)
+{
+	pthread_mutex_lock(&c->lru_lock);
+	do_lru_add_tail(c, page);
+	pthread_mutex_unlock(&c->lru_lock);
+}
+
+void lru_touch(struct tmem_client *c, uint32_t page)
+{
+	pthread_mutex_lock(&c->lru_lock);
+	do_lru_del(c, page);
+	do_lru_add_tail(c, page);
+	pthread_mutex_unlock(&c->lru_lock);
+}
 
 /*
  * The commit order (COMMIT.md): data, index and object are written

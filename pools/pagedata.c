@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A page's bytes by data handle: which allocator holds them (raw frame or
- * zs object, see store_internal.h), how to get the page back, and what
+ * zs object, see durable.h), how to get the page back, and what
  * they count for in the pool's compression stats.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
 static int do_alloc_once(struct tmem_store *s, const struct tmem_enc *e, uint32_t *handle)
 {

@@ -5,13 +5,41 @@
  * own pools.  Slots are read lock-free by the guest ops; the (gid, gen)
  * pair in a slot is checked again under the pool lock, so a handle that
  * went stale while an op was in flight just misses (-ENOENT).
+ *
+ * The one loop left in pools/ runs between this file and shared.c, and
+ * is meant: a shared pool is a pool (shared.c makes and drops it with
+ * do_pool_create and do_pool_destroy, and gives a joiner a slot), and a
+ * pool handle may name a shared pool (store_new_pool and slot teardown
+ * here hand those to do_shared_join and do_shared_destroy).  Both run
+ * under store->lock.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "short_lock.h"
-#include "store_internal.h"
+#include "internal.h"
+
+/* A slot's counters start at zero. */
+static void counters_reset(struct tmem_counters *c)
+{
+	_Atomic uint64_t *v = (_Atomic uint64_t *)c;
+
+	for (size_t i = 0; i < TMEM_NR_CTRS; i++)
+		atomic_store_explicit(&v[i], 0, memory_order_relaxed);
+}
+
+/* A dropped slot's counters go into the client's totals. */
+static void counters_retire(struct tmem_counters *into, const struct tmem_counters *from)
+{
+	_Atomic uint64_t *dst = (_Atomic uint64_t *)into;
+	const _Atomic uint64_t *src = (const _Atomic uint64_t *)from;
+
+	for (size_t i = 0; i < TMEM_NR_CTRS; i++)
+		atomic_fetch_add_explicit(&dst[i],
+					  atomic_load_explicit(&src[i], memory_order_relaxed),
+					  memory_order_relaxed);
+}
 
 static inline uint64_t slot_ref(const struct tmem_pool *pool)
 {
@@ -44,7 +72,7 @@ static int do_pool_get_struct(struct tmem_store *s, struct tmem_pool **out)
 	pool->partial = TMEM_NIL;
 	pool->rec = &s->prec[pool->gid];
 	s->pool_tab[pool->gid] = pool;
-	arena_set(&s->hdr->pool_bump, s->pool_bump);
+	relaxed_set(&s->hdr->pool_bump, s->pool_bump);
 	atomic_fetch_add_explicit(&s->struct_bytes, sizeof(*pool), memory_order_relaxed);
 	*out = pool;
 	return 0;

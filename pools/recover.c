@@ -20,7 +20,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "store_internal.h"
+#include "clock.h"
+#include "internal.h"
 
 #define FRAME_FREE TMEM_NIL
 #define FRAME_CLASH (TMEM_NIL - 1)
@@ -45,14 +46,6 @@ static bool is_raw(uint32_t h)
 static bool is_span_frame(uint32_t u)
 {
 	return u != FRAME_FREE && u != FRAME_CLASH && (u & FRAME_SPAN);
-}
-
-static uint64_t mono_nsec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void rec_free(struct tmem_store *s, uint32_t i)
@@ -160,7 +153,7 @@ static struct tmem_pool *page_rec_pool(struct recover *r, uint32_t i)
 	uint32_t obj = pd_obj(p), h = pd_handle(p), gid;
 
 	if (!pd_live(p) || obj >= s->descs.chunk_bump * TMEM_OBJS_PER_CHUNK ||
-	    (is_raw(h) && ((h & TMEM_H_IDX) >= s->arena.total_frames ||
+	    (is_raw(h) && ((h & TMEM_H_IDX) >= s->frames.total_frames ||
 			   (h & TMEM_H_IDX) >= s->hdr->frame_bump)))
 		return NULL;
 	gid = s->descs.chunks[obj / TMEM_OBJS_PER_CHUNK].owner;
@@ -245,7 +238,7 @@ static void adopt_pages(struct recover *r)
 static void rebuild_free_lists(struct recover *r)
 {
 	struct tmem_store *s = r->s;
-	struct tmem_arena *a = &s->arena;
+	struct tmem_frames *a = &s->frames;
 
 	s->descs.chunk_free = TMEM_NIL;
 	for (uint32_t c = s->descs.chunk_bump; c-- > 0;) {
@@ -270,7 +263,7 @@ static void rebuild_free_lists(struct recover *r)
 			a->free_stack[a->free_top++] = f;
 	}
 	a->free_high = a->free_top;
-	arena_set(&a->used, a->bump - a->free_top);
+	relaxed_set(&a->used, a->bump - a->free_top);
 	for (uint32_t gid = s->pool_bump; gid-- > 0;)
 		if (!s->pool_tab[gid]->live)
 			do_pool_struct_release(s->pool_tab[gid]);
@@ -317,7 +310,7 @@ static int recover_alloc(struct recover *r)
 int store_recover(struct tmem_store *s)
 {
 	struct recover r = { .s = s, .info = &s->recovery };
-	uint64_t t0 = mono_nsec();
+	uint64_t t0 = clock_nsec(CLOCK_MONOTONIC);
 	int ret;
 
 	memset(&s->recovery, 0, sizeof(s->recovery));
@@ -336,8 +329,8 @@ int store_recover(struct tmem_store *s)
 		s->hdr->starts++;
 		s->recovery.adopted = true;
 		s->recovery.starts = s->hdr->starts;
-		s->recovery.wall_usec = store_wall_usec();
-		s->recovery.duration_nsec = mono_nsec() - t0;
+		s->recovery.wall_usec = clock_nsec(CLOCK_REALTIME) / 1000u;
+		s->recovery.duration_nsec = clock_nsec(CLOCK_MONOTONIC) - t0;
 	}
 	if (r.zs)
 		zs_recover_end(r.zs);

@@ -11,13 +11,15 @@
  * client "domid:5" is Xen domain 5, whatever the domain calls itself, and
  * no local name can spell a domain.  A client whose name is not a
  * canonical principal joins nothing.
- * Everything here runs under store->lock.
+ * Everything here runs under store->lock.  (pool.c calls in here for a
+ * shared pool's handle, and this calls pool.c to make and drop the pool:
+ * the loop is explained at the top of pool.c.)
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "internal.h"
 #include "tmem_names.h"
 
 static bool uuid_eq(const struct tmem_uuid *a, const struct tmem_uuid *b)

@@ -7,39 +7,15 @@
 #include <errno.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
 static uint64_t ld(const _Atomic uint64_t *v)
 {
 	return atomic_load_explicit(v, memory_order_relaxed);
 }
 
-/* The counters as an array, in struct order, for the loops below. */
-#define NR_CTRS (sizeof(struct tmem_counters) / sizeof(_Atomic uint64_t))
 _Static_assert(sizeof(struct tmem_counters) == sizeof(struct tmem_op_counters),
 	       "tmem_counters mirrors tmem_op_counters field for field");
-
-static void st0(_Atomic uint64_t *v)
-{
-	atomic_store_explicit(v, 0, memory_order_relaxed);
-}
-
-void counters_reset(struct tmem_counters *c)
-{
-	_Atomic uint64_t *v = (_Atomic uint64_t *)c;
-
-	for (size_t i = 0; i < NR_CTRS; i++)
-		st0(&v[i]);
-}
-
-void counters_retire(struct tmem_counters *into, const struct tmem_counters *from)
-{
-	_Atomic uint64_t *dst = (_Atomic uint64_t *)into;
-	const _Atomic uint64_t *src = (const _Atomic uint64_t *)from;
-
-	for (size_t i = 0; i < NR_CTRS; i++)
-		atomic_fetch_add_explicit(&dst[i], ld(&src[i]), memory_order_relaxed);
-}
 
 /* out += c */
 static void counters_add(const struct tmem_counters *c,
@@ -48,12 +24,12 @@ static void counters_add(const struct tmem_counters *c,
 	const _Atomic uint64_t *src = (const _Atomic uint64_t *)c;
 	uint64_t *dst = (uint64_t *)out;
 
-	for (size_t i = 0; i < NR_CTRS; i++)
+	for (size_t i = 0; i < TMEM_NR_CTRS; i++)
 		dst[i] += ld(&src[i]);
 }
 
-void counters_snapshot(const struct tmem_counters *c,
-		       struct tmem_op_counters *out)
+static void counters_snapshot(const struct tmem_counters *c,
+			      struct tmem_op_counters *out)
 {
 	memset(out, 0, sizeof(*out));
 	counters_add(c, out);
@@ -72,8 +48,8 @@ void store_arena_counts(struct tmem_store *s, struct tmem_arena_counts *out)
 	 * and a global lock there would serialise all guests.  The two
 	 * reads may straddle an op; a shrink never leaves used above total,
 	 * but a racing pair of reads might, hence the clamp. */
-	used = arena_get(&s->arena.used);
-	total = arena_get(&s->arena.total_frames);
+	used = relaxed_get(&s->frames.used);
+	total = relaxed_get(&s->frames.total_frames);
 	out->total_pages = total;
 	out->free_pages = total > used ? total - used : 0;
 	out->ephemeral = ld(&s->kind_pages[TMEM_KIND_EPH]);
@@ -91,7 +67,7 @@ static uint64_t metadata_bytes(struct tmem_store *s)
 		(uint64_t)s->descs.chunk_bump *
 			(TMEM_OBJS_PER_CHUNK * sizeof(struct tmem_objdesc) +
 			 sizeof(struct tmem_chunk)) +
-		(uint64_t)s->arena.free_high * sizeof(uint32_t) +
+		(uint64_t)s->frames.free_high * sizeof(uint32_t) +
 		TMEM_PAGE_SIZE + /* the durable header, and the records in use */
 		(uint64_t)s->hdr->client_bump * sizeof(struct tmem_client_rec) +
 		(uint64_t)s->hdr->pool_bump * sizeof(struct tmem_pool_rec) +
@@ -146,7 +122,7 @@ static void store_zinfo(struct tmem_store *s, struct tmem_store_info *out)
 	out->zs_fragmentation = capacity - ld(&z->slot_bytes);
 	out->zs_overhead = frames * TMEM_PAGE_SIZE - capacity + ld(&z->slot_bytes) -
 			   ld(&z->obj_bytes);
-	out->mem_used_total = (uint64_t)arena_get(&s->arena.used) * TMEM_PAGE_SIZE;
+	out->mem_used_total = (uint64_t)relaxed_get(&s->frames.used) * TMEM_PAGE_SIZE;
 	pthread_mutex_unlock(&s->alloc_lock);
 	out->compactions = ld(&z->compactions);
 	out->pages_compacted = ld(&z->pages_compacted);
@@ -254,4 +230,18 @@ int store_client_for_each_pool(struct tmem_client *c,
 	for (uint32_t i = 0; i < n && ret == 0; i++)
 		ret = fn(&info[i], ctx);
 	return ret;
+}
+
+void store_client_page_counts(const struct tmem_client *c,
+			      struct tmem_page_counts *out)
+{
+	if (!out)
+		return;
+	memset(out, 0, sizeof(*out));
+	if (!c)
+		return;
+	out->ephemeral = atomic_load_explicit(&c->charged[TMEM_KIND_EPH],
+					      memory_order_relaxed);
+	out->persistent = atomic_load_explicit(&c->charged[TMEM_KIND_PERS],
+					       memory_order_relaxed);
 }

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "short_lock.h"
-#include "store_internal.h"
+#include "internal.h"
 
 static uint64_t random_seed(const void *salt)
 {
@@ -19,14 +19,6 @@ static uint64_t random_seed(const void *salt)
 	/* No entropy yet (early boot): still unpredictable enough to a guest. */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uintptr_t)salt;
-}
-
-uint64_t store_wall_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 static int store_alloc(const struct tmem_store_config *cfg, struct tmem_store **out)
@@ -71,10 +63,10 @@ static void resize_to_config(struct tmem_store *s)
 {
 	uint64_t want = s->cfg.arena_bytes >> TMEM_PAGE_SHIFT;
 
-	if (want == 0 || want == s->arena.total_frames)
+	if (want == 0 || want == s->frames.total_frames)
 		return;
-	if (want > s->arena.max_frames)
-		want = s->arena.max_frames;
+	if (want > s->frames.max_frames)
+		want = s->frames.max_frames;
 	(void)store_resize(s, want); /* -EBUSY: keep the pages, and the size */
 }
 
@@ -92,13 +84,13 @@ static int store_setup(const struct tmem_store_config *cfg, int fd,
 	ret = store_alloc(cfg, &s);
 	if (ret < 0)
 		return ret;
-	ret = backing_open(s, cfg, fd, &adopted, why, why_len);
+	ret = durable_map(s, cfg, fd, &adopted, why, why_len);
 	if (ret < 0)
 		goto fail;
 	ret = zs_init(s);
 	if (ret < 0)
 		goto fail;
-	ret = arena_init(&s->arena, cfg, adopted ? s->hdr->total_frames
+	ret = frames_init(&s->frames, cfg, adopted ? s->hdr->total_frames
 						 : (uint32_t)(cfg->arena_bytes >> TMEM_PAGE_SHIFT));
 	if (ret < 0)
 		goto fail;
@@ -118,7 +110,7 @@ static int store_setup(const struct tmem_store_config *cfg, int fd,
 		resize_to_config(s);
 	}
 	s->recovery.file_backed = fd >= 0;
-	s->arena.should_stop = NULL;
+	s->frames.should_stop = NULL;
 	*out = s;
 	return 0;
 fail:
@@ -175,9 +167,9 @@ void store_destroy(struct tmem_store *s)
 		free(pool);
 	}
 	free(s->pool_tab);
-	arena_fini(&s->arena);
+	frames_fini(&s->frames);
 	zs_fini(s);
-	backing_close(s);
+	durable_unmap(s);
 	pthread_mutex_destroy(&s->alloc_lock);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -189,16 +181,16 @@ void store_destroy(struct tmem_store *s)
  * release the rest.  Refused when the frames in use (raw pages and spans)
  * do not fit.
  */
-static int do_arena_shrink(struct tmem_store *s, uint32_t new_frames)
+static int do_frames_shrink(struct tmem_store *s, uint32_t new_frames)
 {
-	struct tmem_arena *a = &s->arena;
+	struct tmem_frames *a = &s->frames;
 	uint32_t old_frames = a->total_frames;
 
 	if (a->used > new_frames)
 		(void)do_zs_compact(s, NULL, true);
 	if (a->used > new_frames)
 		return -EBUSY;
-	arena_trim_free(a, new_frames);
+	frames_trim_free(a, new_frames);
 	for (uint32_t i = 0; i < s->descs.page_bump; i++) {
 		struct tmem_pagedesc *p = pd(s, i);
 		uint32_t h = pd_handle(p);
@@ -208,7 +200,7 @@ static int do_arena_shrink(struct tmem_store *s, uint32_t new_frames)
 			pd_publish(p, data_ops(h)->relocate(s, h));
 	}
 	do_zs_shrink(s);
-	arena_release(a, new_frames, old_frames);
+	frames_release(a, new_frames, old_frames);
 	return 0;
 }
 
@@ -228,7 +220,7 @@ int store_resize(struct tmem_store *s, uint64_t new_pages)
 {
 	int ret;
 
-	if (!s || new_pages == 0 || new_pages > s->arena.max_frames)
+	if (!s || new_pages == 0 || new_pages > s->frames.max_frames)
 		return -EINVAL;
 	/* Stop every pool (ascending gid, the documented order) so that no
 	 * op holds a data handle while pages move. */
@@ -236,10 +228,10 @@ int store_resize(struct tmem_store *s, uint64_t new_pages)
 	for (uint32_t gid = 0; gid < s->pool_bump; gid++)
 		pthread_mutex_lock(&s->pool_tab[gid]->lock);
 	pthread_mutex_lock(&s->alloc_lock);
-	if (new_pages >= s->arena.total_frames)
-		ret = arena_grow(&s->arena, new_pages);
+	if (new_pages >= s->frames.total_frames)
+		ret = frames_grow(&s->frames, new_pages);
 	else
-		ret = do_arena_shrink(s, new_pages);
+		ret = do_frames_shrink(s, new_pages);
 	pthread_mutex_unlock(&s->alloc_lock);
 	for (uint32_t gid = s->pool_bump; gid-- > 0;)
 		pthread_mutex_unlock(&s->pool_tab[gid]->lock);

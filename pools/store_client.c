@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "short_lock.h"
-#include "store_internal.h"
+#include "internal.h"
 
 int client_alloc(struct tmem_store *s, const char *name,
 		 struct tmem_client **out)
@@ -68,7 +68,7 @@ int do_client_rec_new(struct tmem_client *c, const struct tmem_ident *ident)
 		s->crec_free = s->crec[i].free_next;
 	} else if (s->hdr->client_bump < TMEM_MAX_CLIENTS) {
 		i = s->hdr->client_bump;
-		arena_set(&s->hdr->client_bump, i + 1);
+		relaxed_set(&s->hdr->client_bump, i + 1);
 	} else {
 		return -ENOSPC;
 	}
@@ -316,18 +316,4 @@ bool charge_try(struct tmem_client *c, enum tmem_kind k, uint64_t cap)
 void charge_drop(struct tmem_client *c, enum tmem_kind k)
 {
 	atomic_fetch_sub_explicit(&c->charged[k], 1, memory_order_relaxed);
-}
-
-void store_client_page_counts(const struct tmem_client *c,
-			      struct tmem_page_counts *out)
-{
-	if (!out)
-		return;
-	memset(out, 0, sizeof(*out));
-	if (!c)
-		return;
-	out->ephemeral = atomic_load_explicit(&c->charged[TMEM_KIND_EPH],
-					      memory_order_relaxed);
-	out->persistent = atomic_load_explicit(&c->charged[TMEM_KIND_PERS],
-					       memory_order_relaxed);
 }

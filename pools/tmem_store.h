@@ -3,7 +3,8 @@
  * The page store: clients, pools, objects and pages in a host memory
  * arena.  A library with no I/O: it never logs, never exits, and knows
  * nothing of transports, sockets or JSON.  Every function returns the
- * Xen value documented in DESIGN.md or a negative errno.  Its functions
+ * Xen value documented in tmem(7) (man/tmem.7, SEMANTICS) or a negative
+ * errno.  Its functions
  * are store_*; tmem_* functions are libtmem's (guest-shim/libtmem/tmem.h),
  * the guests' side of the same ops.
  *
@@ -15,7 +16,9 @@
  * Thread safety: every function may be called from any thread at once,
  * on the same or different pools, except that a client must not be used
  * after (or while) store_client_destroy() runs on it.  The lock order is
- * written next to the structs in pools/store_internal.h.
+ * written next to the structs in pools/internal.h; what is kept in
+ * the arena file is pools/durable.h, and the order it is written in
+ * pools/COMMIT.md.
  *
  * Admission and eviction choices are not made here: policy/ decides when
  * to evict whom and which caps apply, and calls the hooks below.
@@ -27,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tmem_compress.h"
 #include "tmem_proto.h"
 
 struct tmem_store;
@@ -43,27 +47,16 @@ struct tmem_client;
  * page raw, as tmemd did before compression.  LZ4 and ZSTD also store
  * same-filled pages (every 8-byte word equal) as their word, with no data
  * frame, and pages that compress to more than the store's threshold raw.
+ * The setting and its text form are proto/tmem_compress.h's, the one
+ * grammar tmemd.conf, the control protocol and tmemctl share; these are
+ * its errno forms for the daemon.
  */
-enum tmem_compress_algo {
-	TMEM_COMPRESS_OFF = 0,
-	TMEM_COMPRESS_LZ4 = 1,
-	TMEM_COMPRESS_ZSTD = 2,
-};
-#define TMEM_ZSTD_LEVEL_DEFAULT 3
-#define TMEM_ZSTD_LEVEL_MAX 19
-
-struct tmem_compress {
-	enum tmem_compress_algo algo;
-	int level;                /* ZSTD: 1..TMEM_ZSTD_LEVEL_MAX; else 0 */
-};
 /* Whether algo and level go together (LZ4 and OFF: level 0). */
 bool store_compress_valid(const struct tmem_compress *cz);
-/* "off", "lz4", "zstd" (level 3) or "zstd:LEVEL".  0, or -EINVAL. */
+/* tmem_compress_parse(): 0, or -EINVAL. */
 int store_compress_parse(const char *text, struct tmem_compress *out);
 /* The same text back, in buf ("zstd:3"). */
 const char *store_compress_format(const struct tmem_compress *cz, char *buf, size_t len);
-#define TMEM_COMPRESS_TEXT_MAX 16
-#define TMEM_COMPRESS_VALUES "off, lz4, zstd or zstd:LEVEL (1..19)"
 
 struct tmem_store_config {
 	uint64_t arena_bytes;     /* pool size; rounded down to whole pages */
@@ -199,7 +192,7 @@ const char *store_client_name(const struct tmem_client *client);
 struct tmem_client *store_shared_client(struct tmem_store *store);
 
 /*
- * The guest ops, with Xen's semantics (DESIGN.md, "Semantics").
+ * The guest ops, with Xen's semantics (tmem(7), SEMANTICS).
  *
  * store_new_pool: flags as in TMEM_POOL_*; uuid is read only for SHARED.
  * Returns the pool id (>= 0), -EINVAL for bad flags, -EPERM for a shared
@@ -216,22 +209,45 @@ int store_new_pool(struct tmem_client *c, uint32_t flags,
 int store_destroy_pool(struct tmem_client *c, int32_t pool_id);
 
 /*
- * Store one page.  cap is the most pages of this pool's kind (ephemeral
- * or persistent) the charged client may hold; TMEM_NO_CAP for none.
- * Returns 1 stored; -EDQUOT over cap; -ENOSPC no free arena page;
- * -ENOENT no such pool; -EINVAL bad argument.  On -EDQUOT and -ENOSPC
- * an existing page at that handle has been removed (put-put-get
- * coherency).  A put that replaces an existing page never fails on the
- * cap, since it does not grow the charge (with the raw allocator it
- * never fails at all: the data is replaced in place).  The charge is
- * taken atomically, so racing puts never take a client past cap.
- * Counting: a stored page counts in puts and succ_puts; a refusal is
- * counted only by store_count_put_failure(), since policy/ may evict and
- * retry after -EDQUOT or -ENOSPC.
+ * What policy/ hands a put, so that the store answers it under one
+ * pool lock, asking nothing back: both caps (the store picks the one of
+ * the pool's kind) and which refusals policy/ will retry after evicting.
+ * A refusal not in retry is the put's last word: the store counts it
+ * (puts, failed_puts[reason]) under the same lock.
+ */
+#define TMEM_PUT_RETRY_FULL 1u      /* -ENOSPC: evict anyone's ephemeral pages */
+#define TMEM_PUT_RETRY_OWN 2u       /* -EDQUOT in an ephemeral pool with a cap
+				     * above 0: evict the client's own pages */
+#define TMEM_PUT_RETRY_QUOTA 4u     /* any other -EDQUOT */
+#define TMEM_PUT_RETRY_ALL 7u       /* count no refusal */
+struct tmem_put_args {
+	uint64_t ephemeral_max;     /* pages, TMEM_NO_CAP for none */
+	uint64_t persistent_max;
+	unsigned int retry;         /* TMEM_PUT_RETRY_* */
+};
+
+/*
+ * Store one page under the cap args give for the pool's kind: the most
+ * pages of that kind the charged client may hold.  Returns 1 stored;
+ * -EDQUOT over cap; -ENOSPC no free arena page; -ENOENT no such pool;
+ * -EINVAL bad argument.  On -EDQUOT and -ENOSPC an existing page at that
+ * handle has been removed (put-put-get coherency).  A put that replaces
+ * an existing page never fails on the cap, since it does not grow the
+ * charge (with the raw allocator it never fails at all: the data is
+ * replaced in place).  The charge is taken atomically, so racing puts
+ * never take a client past cap.
+ * Counting: a stored page counts in puts and succ_puts; a refusal that
+ * args->retry does not name counts in puts and failed_puts (quota or
+ * full), and the return is then 0 (refused, counted) rather than -EDQUOT
+ * or -ENOSPC.  One pool lock in all.
  */
 int store_put_page(struct tmem_client *c, int32_t pool_id,
 		   const struct tmem_oid *oid, uint32_t index,
-		   const void *src, uint64_t cap);
+		   const void *src, const struct tmem_put_args *args);
+/* Both caps cap, every refusal left to the caller (tests, benchmarks). */
+#define TMEM_PUT_CAP(cap) \
+	(&(const struct tmem_put_args){ .ephemeral_max = (cap), .persistent_max = (cap), \
+					.retry = TMEM_PUT_RETRY_ALL })
 /* 1 hit (page copied to dst), 0 miss, -errno.  Exclusive on private ephemeral pools. */
 int store_get_page(struct tmem_client *c, int32_t pool_id,
 		   const struct tmem_oid *oid, uint32_t index, void *dst);
@@ -312,9 +328,9 @@ unsigned int store_evict_detached(struct tmem_store *store, unsigned int n);
 unsigned int store_client_evict_oldest_n(struct tmem_client *c, unsigned int n);
 
 /*
- * For policy/: 1 when pool_id is a persistent pool of c, 0 when an
- * ephemeral one, -ENOENT when c has no such pool, -EINVAL for a NULL
- * client.  One pool lock, no allocation: cheap enough for the put path.
+ * 1 when pool_id is a persistent pool of c, 0 when an ephemeral one,
+ * -ENOENT when c has no such pool, -EINVAL for a NULL client.  One pool
+ * lock.  (A put does not need it: store_put_page() picks the cap.)
  */
 int store_client_pool_kind(struct tmem_client *c, int32_t pool_id);
 
@@ -378,7 +394,8 @@ struct tmem_op_counters {
 	uint64_t evictions;
 };
 
-/* policy/ records the final reason a put was refused. */
+/* policy/ records the reason a put was refused outside store_put_page()
+ * (a frozen client's). */
 void store_count_put_failure(struct tmem_client *c, int32_t pool_id,
 			     enum tmem_put_fail why);
 

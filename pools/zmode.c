@@ -1,27 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A client's compression setting: its text form ("off", "lz4", "zstd",
- * "zstd:LEVEL"), its check, and the packed word the put path reads
- * (algo | level << 8) without a lock.
+ * A client's compression setting: its text form and check
+ * (proto/tmem_compress.h's grammar, in errno form), and the packed word
+ * the put path reads (algo | level << 8) without a lock.
  */
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
 bool store_compress_valid(const struct tmem_compress *cz)
 {
-	switch (cz->algo) {
-	case TMEM_COMPRESS_OFF:
-	case TMEM_COMPRESS_LZ4:
-		return cz->level == 0;
-	case TMEM_COMPRESS_ZSTD:
-		return cz->level >= 1 && cz->level <= TMEM_ZSTD_LEVEL_MAX;
-	default:
-		return false;
-	}
+	return tmem_compress_valid(cz);
 }
 
 uint32_t compress_mode(const struct tmem_compress *cz)
@@ -33,46 +23,14 @@ uint32_t compress_mode(const struct tmem_compress *cz)
 
 int store_compress_parse(const char *text, struct tmem_compress *out)
 {
-	struct tmem_compress cz = { TMEM_COMPRESS_OFF, 0 };
-	char *end;
-	long level;
-
 	if (!text || !out)
 		return -EINVAL;
-	if (!strcmp(text, "off")) {
-		cz.algo = TMEM_COMPRESS_OFF;
-	} else if (!strcmp(text, "lz4")) {
-		cz.algo = TMEM_COMPRESS_LZ4;
-	} else if (!strcmp(text, "zstd")) {
-		cz.algo = TMEM_COMPRESS_ZSTD;
-		cz.level = TMEM_ZSTD_LEVEL_DEFAULT;
-	} else if (!strncmp(text, "zstd:", 5) && text[5] >= '0' && text[5] <= '9') {
-		level = strtol(text + 5, &end, 10);
-		if (*end || level < 1 || level > TMEM_ZSTD_LEVEL_MAX)
-			return -EINVAL;
-		cz.algo = TMEM_COMPRESS_ZSTD;
-		cz.level = (int)level;
-	} else {
-		return -EINVAL;
-	}
-	*out = cz;
-	return 0;
+	return tmem_compress_parse(text, out) == TMEM_COMPRESS_OK ? 0 : -EINVAL;
 }
 
 const char *store_compress_format(const struct tmem_compress *cz, char *buf, size_t len)
 {
-	switch (cz->algo) {
-	case TMEM_COMPRESS_LZ4:
-		snprintf(buf, len, "lz4");
-		break;
-	case TMEM_COMPRESS_ZSTD:
-		snprintf(buf, len, "zstd:%d", cz->level);
-		break;
-	default:
-		snprintf(buf, len, "off");
-		break;
-	}
-	return buf;
+	return tmem_compress_format(cz, buf, len);
 }
 
 int store_client_set_compress(struct tmem_client *c, const struct tmem_compress *cz)

@@ -45,7 +45,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
 #define MAX_SLOTS 128u
 #define SPAN_BYTES(n) ((uint32_t)(n) * TMEM_PAGE_SIZE)
@@ -132,9 +132,20 @@ static inline uint64_t ent_make(uint32_t span, uint32_t slot, uint32_t len, uint
 }
 
 static inline uint32_t ent_span(uint64_t e) { return (uint32_t)e; }
-static inline uint32_t ent_slot(uint64_t e) { return (uint32_t)(e >> ZENT_SLOT_SHIFT) & 0xfff; }
-static inline uint32_t ent_len(uint64_t e) { return (uint32_t)(e >> ZENT_LEN_SHIFT) & 0x1fff; }
-static inline uint8_t ent_codec(uint64_t e) { return (uint8_t)(e >> ZENT_CODEC_SHIFT) & 7; }
+static inline uint32_t ent_slot(uint64_t e)
+{
+	return (uint32_t)(e >> ZENT_SLOT_SHIFT) & ZENT_SLOT_MASK;
+}
+
+static inline uint32_t ent_len(uint64_t e)
+{
+	return (uint32_t)(e >> ZENT_LEN_SHIFT) & ZENT_LEN_MASK;
+}
+
+static inline uint8_t ent_codec(uint64_t e)
+{
+	return (uint8_t)(e >> ZENT_CODEC_SHIFT) & ZENT_CODEC_MASK;
+}
 
 static int ent_alloc(struct tmem_store *s, uint32_t *i)
 {
@@ -148,7 +159,7 @@ static int ent_alloc(struct tmem_store *s, uint32_t *i)
 	if (z->zobj_bump >= z->zobj_cap)
 		return -ENOSPC;
 	*i = z->zobj_bump++;
-	arena_set(&s->hdr->zobj_bump, z->zobj_bump);
+	relaxed_set(&s->hdr->zobj_bump, z->zobj_bump);
 	return 0;
 }
 
@@ -163,7 +174,7 @@ static void ent_free(struct tmem_zs *z, uint32_t i)
 static inline uint8_t *span_at(const struct tmem_store *s, const struct tmem_zspan_rec *r,
 			       uint32_t off)
 {
-	return arena_frame(&s->arena, r->frames[off / TMEM_PAGE_SIZE]) + off % TMEM_PAGE_SIZE;
+	return frame_at(&s->frames, r->frames[off / TMEM_PAGE_SIZE]) + off % TMEM_PAGE_SIZE;
 }
 
 /* Copy len bytes in or out at byte off of span r, across its frames. */
@@ -273,16 +284,16 @@ static int span_new(struct tmem_store *s, uint32_t cls, uint32_t *out)
 		z->span_free = z->rt[sp].next;
 	} else if (z->span_bump < z->span_cap) {
 		sp = z->span_bump++;
-		arena_set(&s->hdr->span_bump, z->span_bump);
+		relaxed_set(&s->hdr->span_bump, z->span_bump);
 	} else {
 		return -ENOSPC;
 	}
 	r = &z->spans[sp];
 	for (; n < c->nframes && ret == 0; n++)
-		ret = arena_frame_alloc(&s->arena, &r->frames[n]);
+		ret = frames_alloc(&s->frames, &r->frames[n]);
 	if (ret < 0) {
 		while (--n > 0)
-			arena_frame_free(&s->arena, r->frames[n - 1]);
+			frames_free(&s->frames, r->frames[n - 1]);
 		z->rt[sp].next = z->span_free;
 		z->span_free = sp;
 		return ret;
@@ -305,7 +316,7 @@ static void span_release(struct tmem_store *s, uint32_t sp)
 
 	rec_set_state(&r->state, TMEM_REC_FREE); /* before its frames go */
 	for (uint32_t i = 0; i < r->nframes; i++)
-		arena_frame_free(&s->arena, r->frames[i]);
+		frames_free(&s->frames, r->frames[i]);
 	span_account(z, r->cls, -1);
 	z->rt[sp].next = z->span_free;
 	z->span_free = sp;
@@ -461,7 +472,7 @@ static const void *zs_map(const struct tmem_store *s, uint32_t h, void *bounce,
 	    *len > c->size - TMEM_ZS_HDR)
 		return NULL;
 	for (uint32_t f = 0; f < r->nframes; f++)
-		if (r->frames[f] >= s->arena.max_frames)
+		if (r->frames[f] >= s->frames.max_frames)
 			return NULL;
 	off = slot * c->size + TMEM_ZS_HDR;
 	if (off / TMEM_PAGE_SIZE == (off + *len - 1) / TMEM_PAGE_SIZE) {
@@ -516,7 +527,7 @@ void do_zs_shrink(struct tmem_store *s)
 		if (r->state != TMEM_REC_LIVE)
 			continue;
 		for (uint32_t f = 0; f < r->nframes; f++) {
-			uint32_t to = arena_frame_relocate(&s->arena, r->frames[f]);
+			uint32_t to = frames_relocate(&s->frames, r->frames[f]);
 
 			__atomic_store_n(&r->frames[f], to, __ATOMIC_RELEASE);
 		}
@@ -679,7 +690,7 @@ static bool span_rec_ok(const struct zs_recover *r, uint32_t sp)
 	    rec->nframes != r->s->zs.cls[rec->cls].nframes)
 		return false;
 	for (uint32_t f = 0; f < rec->nframes; f++)
-		if (rec->frames[f] >= r->frames || rec->frames[f] >= r->s->arena.total_frames)
+		if (rec->frames[f] >= r->frames || rec->frames[f] >= r->s->frames.total_frames)
 			return false;
 	return true;
 }

@@ -120,6 +120,28 @@ struct tmem_req {
 };
 
 /*
+ * A request skeleton: op, pool, oid (NULL: zeros) and index; flags and
+ * the reserved words zero, no slot.  The ring sets id and slot.  The one
+ * request builder of the kernel shim and libtmem.
+ */
+static inline void tmem_req_init(struct tmem_req *req, uint32_t op, int32_t pool_id,
+				 const struct tmem_oid *oid, uint32_t index)
+{
+	int i;
+
+	req->id = 0;
+	req->op = op;
+	req->pool_id = pool_id;
+	for (i = 0; i < 3; i++)
+		req->oid[i] = oid ? oid->oid[i] : 0;
+	req->index = index;
+	req->slot = TMEM_NO_SLOT;
+	req->flags = 0;
+	for (i = 0; i < 3; i++)
+		req->rsvd[i] = 0;
+}
+
+/*
  * One response, written by the backend over the request's entry.
  * ret: put 1 stored / 0 refused; get 1 hit / 0 miss; flush and destroy
  * 0 or 1; NEW_POOL the pool id (>= 0); negative TMEM_E* on a bad request.

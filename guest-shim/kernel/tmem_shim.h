@@ -61,7 +61,7 @@ int tmem_blk_init(unsigned long size_mb, const char *backing);
 void tmem_blk_exit(void);
 void tmem_blk_debugfs(struct dentry *dir);
 
-/* tmem_shim_dm.c: the tmemcache device-mapper target */
+/* tmem_shim_rcache.c: the tmemcache device-mapper target */
 void tmem_dm_init(void);
 void tmem_dm_exit(void);
 

@@ -2,7 +2,7 @@
 /*
  * cleancache_ops and frontswap_ops: struct page and the filekey become
  * the core's opaque page and tmem_oid, nothing more; semantics live in
- * core/shim_ops.c.
+ * core/shim_hooks.c.
  *
  * The kernels these hooks exist in, and how they register:
  *   cleancache  3.0-5.16 (removed in 5.17).  flush_* became

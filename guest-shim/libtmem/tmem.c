@@ -265,24 +265,12 @@ static int submit_async(struct tmem_conn *c, struct tmem_req *req,
 	return rc;
 }
 
-static void page_req(struct tmem_req *r, uint32_t op, int32_t pool_id,
-		     const struct tmem_oid *oid, uint32_t index)
-{
-	memset(r, 0, sizeof(*r));
-	r->op = op;
-	r->pool_id = pool_id;
-	if (oid)
-		memcpy(r->oid, oid->oid, sizeof(r->oid));
-	r->index = index;
-	r->slot = TMEM_NO_SLOT;
-}
-
 int tmem_new_pool(struct tmem_conn *c, uint32_t flags,
 		  const struct tmem_uuid *uuid)
 {
 	struct tmem_req r;
 
-	page_req(&r, TMEM_OP_NEW_POOL, 0, NULL, 0);
+	tmem_req_init(&r, TMEM_OP_NEW_POOL, 0, NULL, 0);
 	r.flags = flags;
 	if (uuid) {
 		r.oid[0] = uuid->lo;
@@ -295,7 +283,7 @@ int tmem_destroy_pool(struct tmem_conn *c, int32_t pool_id)
 {
 	struct tmem_req r;
 
-	page_req(&r, TMEM_OP_DESTROY_POOL, pool_id, NULL, 0);
+	tmem_req_init(&r, TMEM_OP_DESTROY_POOL, pool_id, NULL, 0);
 	return call(c, &r, NULL, NULL);
 }
 
@@ -306,7 +294,7 @@ int tmem_put(struct tmem_conn *c, int32_t pool_id, const struct tmem_oid *oid,
 
 	if (!oid || !page)
 		return -EINVAL;
-	page_req(&r, TMEM_OP_PUT_PAGE, pool_id, oid, index);
+	tmem_req_init(&r, TMEM_OP_PUT_PAGE, pool_id, oid, index);
 	return call(c, &r, page, NULL);
 }
 
@@ -317,7 +305,7 @@ int tmem_get(struct tmem_conn *c, int32_t pool_id, const struct tmem_oid *oid,
 
 	if (!oid || !page)
 		return -EINVAL;
-	page_req(&r, TMEM_OP_GET_PAGE, pool_id, oid, index);
+	tmem_req_init(&r, TMEM_OP_GET_PAGE, pool_id, oid, index);
 	return call(c, &r, NULL, page);
 }
 
@@ -328,7 +316,7 @@ int tmem_flush_page(struct tmem_conn *c, int32_t pool_id,
 
 	if (!oid)
 		return -EINVAL;
-	page_req(&r, TMEM_OP_FLUSH_PAGE, pool_id, oid, index);
+	tmem_req_init(&r, TMEM_OP_FLUSH_PAGE, pool_id, oid, index);
 	return call(c, &r, NULL, NULL);
 }
 
@@ -339,7 +327,7 @@ int tmem_flush_object(struct tmem_conn *c, int32_t pool_id,
 
 	if (!oid)
 		return -EINVAL;
-	page_req(&r, TMEM_OP_FLUSH_OBJECT, pool_id, oid, 0);
+	tmem_req_init(&r, TMEM_OP_FLUSH_OBJECT, pool_id, oid, 0);
 	return call(c, &r, NULL, NULL);
 }
 
@@ -351,7 +339,7 @@ int tmem_put_async(struct tmem_conn *c, int32_t pool_id,
 
 	if (!oid || !page)
 		return -EINVAL;
-	page_req(&r, TMEM_OP_PUT_PAGE, pool_id, oid, index);
+	tmem_req_init(&r, TMEM_OP_PUT_PAGE, pool_id, oid, index);
 	return submit_async(c, &r, page, NULL, result);
 }
 
@@ -363,7 +351,7 @@ int tmem_get_async(struct tmem_conn *c, int32_t pool_id,
 
 	if (!oid || !page)
 		return -EINVAL;
-	page_req(&r, TMEM_OP_GET_PAGE, pool_id, oid, index);
+	tmem_req_init(&r, TMEM_OP_GET_PAGE, pool_id, oid, index);
 	return submit_async(c, &r, NULL, page, result);
 }
 

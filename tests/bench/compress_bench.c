@@ -37,7 +37,7 @@
 #include <lz4.h>
 #include <zstd.h>
 
-#include "store_internal.h"
+#include "internal.h"
 #include "tmem_store.h"
 
 #define PG TMEM_PAGE_SIZE
@@ -132,7 +132,7 @@ static void capacity(const struct tmem_compress *cz, uint64_t frames, struct cap
 	for (r->held = 0;; r->held++) {
 		struct tmem_oid o = oid_of(r->held);
 
-		if (store_put_page(c, 0, &o, r->held % 64, page(r->held), TMEM_NO_CAP) != 1)
+		if (store_put_page(c, 0, &o, r->held % 64, page(r->held), TMEM_PUT_CAP(TMEM_NO_CAP)) != 1)
 			break; /* the first put that would evict */
 		ideal_bytes += ideal_size(page(r->held), cz, zc);
 	}
@@ -178,7 +178,7 @@ static void *put_loop(void *arg)
 	for (uint64_t i = 0; i < p->n; i++) {
 		struct tmem_oid o = oid_of(i);
 
-		if (store_put_page(c, 0, &o, i % 64, page(p->base + i), TMEM_NO_CAP) != 1)
+		if (store_put_page(c, 0, &o, i % 64, page(p->base + i), TMEM_PUT_CAP(TMEM_NO_CAP)) != 1)
 			exit(2);
 	}
 	p->rate = (double)p->n * 1e9 / (double)(now_ns() - t0);
@@ -238,7 +238,7 @@ static void roundtrip(const struct tmem_compress *cz, double *p50, double *p99)
 		struct tmem_oid o = oid_of(i % 1024);
 		uint64_t t0 = now_ns();
 
-		store_put_page(c, 0, &o, i % 64, page(i), TMEM_NO_CAP);
+		store_put_page(c, 0, &o, i % 64, page(i), TMEM_PUT_CAP(TMEM_NO_CAP));
 		store_get_page(c, 0, &o, i % 64, back);
 		lat[i] = now_ns() - t0;
 	}
@@ -295,9 +295,9 @@ static void churn(const struct tmem_compress *cz, double seconds, struct churn *
 		if (op < 5) {
 			uint32_t idx = (uint32_t)((rng >> 20) % npages);
 
-			ret = store_put_page(c, 0, &o, h % 64, page(idx), TMEM_NO_CAP);
+			ret = store_put_page(c, 0, &o, h % 64, page(idx), TMEM_PUT_CAP(TMEM_NO_CAP));
 			while (ret == -ENOSPC && store_client_evict_oldest_n(c, 8))
-				ret = store_put_page(c, 0, &o, h % 64, page(idx), TMEM_NO_CAP);
+				ret = store_put_page(c, 0, &o, h % 64, page(idx), TMEM_PUT_CAP(TMEM_NO_CAP));
 			have[h] = ret == 1 ? idx + 1 : 0;
 		} else if (op < 8) {
 			/* Ephemeral: a get removes; a miss is fine (evicted). */

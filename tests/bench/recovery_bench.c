@@ -75,7 +75,7 @@ static int fill_store(struct tmem_store *s, unsigned nclients, uint64_t *stored)
 
 		fill(pg, k);
 		ret = store_put_page(cl[k % nclients], (int32_t)(k / nclients % 2), &o,
-				     (uint32_t)(k / (2 * nclients)), pg, TMEM_NO_CAP);
+				     (uint32_t)(k / (2 * nclients)), pg, TMEM_PUT_CAP(TMEM_NO_CAP));
 		if (ret == -ENOSPC)
 			break;
 		if (ret != 1)

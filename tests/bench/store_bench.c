@@ -102,7 +102,7 @@ static int store_put_all(struct bench *b, uint32_t per_obj)
 		uint32_t k = b->put_order[i];
 		struct tmem_oid o = key_oid(k, per_obj);
 		int ret = store_put_page(b->client, b->pool, &o, k % per_obj,
-					 b->src + (size_t)k * PG, TMEM_NO_CAP);
+					 b->src + (size_t)k * PG, TMEM_PUT_CAP(TMEM_NO_CAP));
 
 		if (ret != 1) {
 			fprintf(stderr, "store-bench: put %u: %d\n", k, ret);

@@ -439,7 +439,8 @@ static void park(uint32_t domid, const char *name, const char *uuid, unsigned pa
 
 	ck_assert_int_ge(pool, 0);
 	for (unsigned i = 0; i < pages; i++)
-		ck_assert_int_eq(store_put_page(c->sc, pool, &oid, i, page, TMEM_NO_CAP), 1);
+		ck_assert_int_eq(store_put_page(c->sc, pool, &oid, i, page,
+						 TMEM_PUT_CAP(TMEM_NO_CAP)), 1);
 	ck_assert_int_eq(tmemd_client_park(c, when, NULL), 0);
 }
 

@@ -23,7 +23,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
 #define PG TMEM_PAGE_SIZE
 #define NH 24u
@@ -119,7 +119,7 @@ static void ops(struct run *r, unsigned n)
 			/* Zeros after a cut-off point: sizes of all classes. */
 			cut = next(r) * 16u;
 			memset(pg + cut, 0, PG - cut);
-			ret = store_put_page(r->c, 0, &o, h % 4, pg, TMEM_NO_CAP);
+			ret = store_put_page(r->c, 0, &o, h % 4, pg, TMEM_PUT_CAP(TMEM_NO_CAP));
 			r->have[h] = ret == 1;
 			if (ret == 1)
 				memcpy(r->model[h], pg, PG);
@@ -157,8 +157,8 @@ static void damage(struct run *r)
 			p = (uint8_t *)s->zs.spans;
 			len = (size_t)(s->zs.span_bump ? s->zs.span_bump : 1) * sizeof(*s->zs.spans);
 		} else {
-			p = s->arena.base;
-			len = (size_t)s->arena.total_frames * PG;
+			p = s->frames.base;
+			len = (size_t)s->frames.total_frames * PG;
 		}
 		p[((size_t)next(r) << 8 | next(r)) % len] = next(r);
 	}

@@ -730,7 +730,7 @@ START_TEST(test_reserve_refill)
 	for (n = 0;; n++) {
 		oid = fx_oid(1, n);
 		if (store_put_page(tmem_pclient_store_client(pc), pool, &oid, 0,
-				   page, TMEM_NO_CAP) != 1)
+				   page, TMEM_PUT_CAP(TMEM_NO_CAP)) != 1)
 			break;
 	}
 	fx_arena(&f, &a);

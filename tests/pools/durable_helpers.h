@@ -11,7 +11,7 @@
 #include "tmem_store.h"
 
 #define TMEM_TEST_LAYOUT TMEM_ARENA_LAYOUT
-#define TMEM_TEST_HDR_TOTAL_FRAMES offsetof(struct tmem_arena_hdr, total_frames)
+#define TMEM_TEST_HDR_TOTAL_FRAMES offsetof(struct tmem_durable_hdr, total_frames)
 #define DURABLE_MAX_FRAMES 1024u
 
 static inline int durable_memfd(void)
@@ -48,7 +48,7 @@ static inline void populate_more(struct tmem_client *c, int32_t pool,
 		struct tmem_oid o = mkoid(i / 7, 0, 0);
 
 		page_fill(pg, i);
-		ck_assert_int_eq(store_put_page(c, pool, &o, i, pg, TMEM_NO_CAP), 1);
+		ck_assert_int_eq(store_put_page(c, pool, &o, i, pg, TMEM_PUT_CAP(TMEM_NO_CAP)), 1);
 	}
 }
 

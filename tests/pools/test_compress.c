@@ -13,7 +13,7 @@
 
 #include "durable_helpers.h"
 #include "pool_helpers.h"
-#include "store_internal.h"
+#include "internal.h"
 #include "test_pools.h"
 
 static const struct tmem_compress LZ4 = { TMEM_COMPRESS_LZ4, 0 };
@@ -56,7 +56,7 @@ static int zput(struct tmem_client *c, uint32_t i, const uint8_t *pg)
 {
 	struct tmem_oid o = mkoid(i / 16, 7, 0);
 
-	return store_put_page(c, 0, &o, i % 16, pg, TMEM_NO_CAP);
+	return store_put_page(c, 0, &o, i % 16, pg, TMEM_PUT_CAP(TMEM_NO_CAP));
 }
 
 static int zget(struct tmem_client *c, uint32_t i, uint8_t *pg)
@@ -516,7 +516,7 @@ START_TEST(damaged_arena_never_overruns)
 		struct tmem_zspan_rec *r = &s->zs.spans[(uint32_t)*e];
 		uint32_t off = (uint32_t)(*e >> ZENT_SLOT_SHIFT & 0xfff) * s->zs.cls[r->cls].size;
 
-		arena_frame(&s->arena, r->frames[off / PG])[off % PG + TMEM_ZS_HDR + 5] ^= 0x40;
+		frame_at(&s->frames, r->frames[off / PG])[off % PG + TMEM_ZS_HDR + 5] ^= 0x40;
 	}
 	ck_assert_int_eq(zget(c, 0, back), -EIO);
 	/* 1: a length longer than its slot; 2: the longest length there is. */

@@ -181,7 +181,7 @@ static void child_put(struct child *c, int32_t pool, uint32_t h)
 
 	content(pg, pool, h, e->seq);
 	stop_point(c);
-	ret = store_put_page(cl, pool == POOL_T ? 0 : pool, &o, h % NIDX, pg, TMEM_NO_CAP);
+	ret = store_put_page(cl, pool == POOL_T ? 0 : pool, &o, h % NIDX, pg, TMEM_PUT_CAP(TMEM_NO_CAP));
 	c->want[pool][h] = ret == 1 ? (int64_t)e->seq : -1;
 	log_done(e, ret);
 }

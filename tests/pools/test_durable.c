@@ -34,9 +34,9 @@ static void populate(struct tmem_store *s, struct tmem_client **out, unsigned n)
 		struct tmem_oid o = mkoid(i / 7, 0, 0);
 
 		page_fill(pg, i);
-		ck_assert_int_eq(store_put_page(*out, 0, &o, i, pg, TMEM_NO_CAP), 1);
+		ck_assert_int_eq(store_put_page(*out, 0, &o, i, pg, TMEM_PUT_CAP(TMEM_NO_CAP)), 1);
 		page_fill(pg, i + 100000);
-		ck_assert_int_eq(store_put_page(*out, 1, &o, i, pg, TMEM_NO_CAP), 1);
+		ck_assert_int_eq(store_put_page(*out, 1, &o, i, pg, TMEM_PUT_CAP(TMEM_NO_CAP)), 1);
 	}
 }
 
@@ -164,7 +164,7 @@ START_TEST(destroyed_pools_and_clients_stay_gone)
 	ck_assert_int_eq(store_client_create_ident(s, "gone", &ID_B, &d), 0);
 	ck_assert_int_eq(store_new_pool(d, PERS, NULL), 0);
 	page_fill(pg, 1);
-	ck_assert_int_eq(store_put_page(d, 0, &o, 0, pg, TMEM_NO_CAP), 1);
+	ck_assert_int_eq(store_put_page(d, 0, &o, 0, pg, TMEM_PUT_CAP(TMEM_NO_CAP)), 1);
 	store_client_destroy(d);
 	store_destroy(s);
 
@@ -201,7 +201,7 @@ START_TEST(shared_pools_are_not_kept)
 	ck_assert_int_eq(store_shared_auth(s, &u, "a", true), 0);
 	ck_assert_int_eq(store_new_pool(c, SHR, &u), 2);
 	page_fill(pg, 3);
-	ck_assert_int_eq(store_put_page(c, 2, &o, 0, pg, TMEM_NO_CAP), 1);
+	ck_assert_int_eq(store_put_page(c, 2, &o, 0, pg, TMEM_PUT_CAP(TMEM_NO_CAP)), 1);
 	store_destroy(s);
 	s = durable_open(fd, 256);
 	store_recovery_info(s, &ri);

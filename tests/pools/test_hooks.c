@@ -5,7 +5,7 @@
 #include <pthread.h>
 
 #include "pool_helpers.h"
-#include "store_internal.h"
+#include "internal.h"
 #include "test_pools.h"
 
 #define ARENA 256u
@@ -33,7 +33,7 @@ static int put_at(int32_t id, uint64_t obj, uint32_t idx)
 	struct tmem_oid o = mkoid(obj, 7, 9);
 
 	page_fill(page, obj * 1000 + idx);
-	return store_put_page(a, id, &o, idx, page, TMEM_NO_CAP);
+	return store_put_page(a, id, &o, idx, page, TMEM_PUT_CAP(TMEM_NO_CAP));
 }
 
 /* 1 when the page is there with its contents (and, ephemeral, now gone). */
@@ -105,12 +105,12 @@ START_TEST(test_evict_n_large_batch)
 	for (uint32_t i = 0; i < 100; i++)
 		ck_assert_int_eq(put_at(0, i / 16, i % 16), 1);
 	ck_assert_uint_eq(store_client_evict_oldest_n(a, 70), 70);
-	ck_assert_uint_eq(ARENA - s->arena.used, ARENA - 30);
+	ck_assert_uint_eq(ARENA - s->frames.used, ARENA - 30);
 	for (uint32_t i = 0; i < 100; i++)
 		ck_assert_int_eq(stored(0, i / 16, i % 16), i >= 70);
 	/* Every frame came back to the free stack, and it is accounted. */
-	ck_assert_uint_eq(s->arena.used, 0);
-	ck_assert_uint_ge(s->arena.free_high, 70);
+	ck_assert_uint_eq(s->frames.used, 0);
+	ck_assert_uint_ge(s->frames.free_high, 70);
 }
 END_TEST
 

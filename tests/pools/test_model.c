@@ -214,7 +214,7 @@ static void op_put(struct model *m, int cli, int id, unsigned o, unsigned i)
 
 	page_fill(m->buf, seed);
 	if (sl->kind == M_NONE) {
-		MEQ(store_put_page(m->cli[cli].c, id, &oid, i, m->buf, cap), -ENOENT);
+		MEQ(store_put_page(m->cli[cli].c, id, &oid, i, m->buf, TMEM_PUT_CAP(cap)), -ENOENT);
 		return;
 	}
 	p = slot_pages(m, sl);
@@ -239,7 +239,7 @@ static void op_put(struct model *m, int cli, int id, unsigned o, unsigned i)
 		int ret;
 
 		store_arena_counts(m->s, &ac); /* a refusal frees the old page */
-		ret = store_put_page(m->cli[cli].c, id, &oid, i, m->buf, cap);
+		ret = store_put_page(m->cli[cli].c, id, &oid, i, m->buf, TMEM_PUT_CAP(cap));
 		MCHECK(ret == 1 || ret == -ENOSPC);
 		if (ret == -ENOSPC) {
 			MCHECK(ac.free_pages < TMEM_ZSPAN_FRAMES);
@@ -248,7 +248,7 @@ static void op_put(struct model *m, int cli, int id, unsigned o, unsigned i)
 		}
 		want = 1;
 	} else {
-		MEQ(store_put_page(m->cli[cli].c, id, &oid, i, m->buf, cap), want);
+		MEQ(store_put_page(m->cli[cli].c, id, &oid, i, m->buf, TMEM_PUT_CAP(cap)), want);
 	}
 	if (want == 1) {
 		p->seed[o][i] = seed;

@@ -17,6 +17,7 @@ static Suite *pools_suite(void)
 	add_durable_tests(suite);
 	add_crash_tests(suite);
 	add_compress_tests(suite);
+	add_layout_tests(suite);
 	return suite;
 }
 

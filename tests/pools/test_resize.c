@@ -38,14 +38,14 @@ START_TEST(test_resize_grow)
 	ck_assert_int_eq(store_new_pool(c, PERS, NULL), 0);
 	for (uint32_t i = 0; i < 16; i++) {
 		page_fill(buf, i);
-		ck_assert_int_eq(store_put_page(c, 0, &o, i, buf, TMEM_NO_CAP), 1);
+		ck_assert_int_eq(store_put_page(c, 0, &o, i, buf, TMEM_PUT_CAP(TMEM_NO_CAP)), 1);
 	}
-	ck_assert_int_eq(store_put_page(c, 0, &o, 16, buf, TMEM_NO_CAP), -ENOSPC);
+	ck_assert_int_eq(store_put_page(c, 0, &o, 16, buf, TMEM_PUT_CAP(TMEM_NO_CAP)), -ENOSPC);
 	ck_assert_int_eq(store_resize(s, 64), 0);
 	ck_assert_uint_eq(total_pages(s), 64);
 	for (uint32_t i = 16; i < 64; i++) {
 		page_fill(buf, i);
-		ck_assert_int_eq(store_put_page(c, 0, &o, i, buf, TMEM_NO_CAP), 1);
+		ck_assert_int_eq(store_put_page(c, 0, &o, i, buf, TMEM_PUT_CAP(TMEM_NO_CAP)), 1);
 	}
 	for (uint32_t i = 0; i < 64; i++) {
 		ck_assert_int_eq(store_get_page(c, 0, &o, i, out), 1);
@@ -73,7 +73,7 @@ START_TEST(test_resize_shrink_moves_pages)
 
 		page_fill(buf, i);
 		ck_assert_int_eq(store_put_page(c, i % 4 == 3 ? 1 : 0, &o, i, buf,
-						TMEM_NO_CAP), 1);
+						TMEM_PUT_CAP(TMEM_NO_CAP)), 1);
 	}
 	for (uint32_t i = 0; i < 128; i += 2) {
 		struct tmem_oid o = mkoid(i / 8, 0, 0);
@@ -99,7 +99,7 @@ START_TEST(test_resize_shrink_moves_pages)
 		struct tmem_oid o = mkoid(99, 0, 0);
 
 		page_fill(buf, 1000 + i);
-		ck_assert_int_eq(store_put_page(c, 0, &o, i, buf, TMEM_NO_CAP), 1);
+		ck_assert_int_eq(store_put_page(c, 0, &o, i, buf, TMEM_PUT_CAP(TMEM_NO_CAP)), 1);
 	}
 	ck_assert_int_eq(store_resize(s, 128), 0); /* and grow back */
 	store_destroy(s);
@@ -116,11 +116,11 @@ START_TEST(test_resize_shrink_unused_tail)
 	ck_assert_int_eq(store_client_create(s, "c", &c), 0);
 	ck_assert_int_eq(store_new_pool(c, PERS, NULL), 0);
 	page_fill(buf, 3);
-	ck_assert_int_eq(store_put_page(c, 0, &o, 0, buf, TMEM_NO_CAP), 1);
+	ck_assert_int_eq(store_put_page(c, 0, &o, 0, buf, TMEM_PUT_CAP(TMEM_NO_CAP)), 1);
 	ck_assert_int_eq(store_resize(s, 1), 0);
 	ck_assert_int_eq(store_get_page(c, 0, &o, 0, out), 1);
 	ck_assert(page_check(out, 3));
-	ck_assert_int_eq(store_put_page(c, 0, &o, 1, buf, TMEM_NO_CAP), -ENOSPC);
+	ck_assert_int_eq(store_put_page(c, 0, &o, 1, buf, TMEM_PUT_CAP(TMEM_NO_CAP)), -ENOSPC);
 	store_destroy(s);
 }
 END_TEST

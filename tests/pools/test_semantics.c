@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "pool_helpers.h"
-#include "store_internal.h"
+#include "internal.h"
 #include "test_pools.h"
 
 static struct tmem_store *s;
@@ -33,7 +33,7 @@ static int put(struct tmem_client *c, int id, const struct tmem_oid *o,
 	       uint32_t idx, uint64_t seed)
 {
 	page_fill(buf, seed);
-	return store_put_page(c, id, o, idx, buf, TMEM_NO_CAP);
+	return store_put_page(c, id, o, idx, buf, TMEM_PUT_CAP(TMEM_NO_CAP));
 }
 
 static int get_is(struct tmem_client *c, int id, const struct tmem_oid *o,
@@ -88,7 +88,7 @@ START_TEST(test_store_lock_and_prefault)
 	ck_assert_int_eq(store_client_create(t, "x", &c), 0);
 	ck_assert_int_eq(store_new_pool(c, PERS, NULL), 0);
 	page_fill(buf, 5);
-	ck_assert_int_eq(store_put_page(c, 0, &O1, 0, buf, TMEM_NO_CAP), 1);
+	ck_assert_int_eq(store_put_page(c, 0, &O1, 0, buf, TMEM_PUT_CAP(TMEM_NO_CAP)), 1);
 	ck_assert_int_eq(store_resize(t, 128), 0);
 	ck_assert_int_eq(store_resize(t, 32), 0);
 	ck_assert_int_eq(store_get_page(c, 0, &O1, 0, out), 1);
@@ -192,7 +192,7 @@ START_TEST(test_unknown_pool_ids)
 
 	page_fill(buf, 1);
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		ck_assert_int_eq(store_put_page(a, bad[i], &O1, 0, buf, TMEM_NO_CAP), -ENOENT);
+		ck_assert_int_eq(store_put_page(a, bad[i], &O1, 0, buf, TMEM_PUT_CAP(TMEM_NO_CAP)), -ENOENT);
 		ck_assert_int_eq(store_get_page(a, bad[i], &O1, 0, out), -ENOENT);
 		ck_assert_int_eq(store_flush_page(a, bad[i], &O1, 0), -ENOENT);
 		ck_assert_int_eq(store_flush_object(a, bad[i], &O1), -ENOENT);
@@ -206,9 +206,9 @@ START_TEST(test_null_op_args)
 {
 	ck_assert_int_eq(store_new_pool(a, EPH, NULL), 0);
 	page_fill(buf, 1);
-	ck_assert_int_eq(store_put_page(NULL, 0, &O1, 0, buf, TMEM_NO_CAP), -EINVAL);
-	ck_assert_int_eq(store_put_page(a, 0, NULL, 0, buf, TMEM_NO_CAP), -EINVAL);
-	ck_assert_int_eq(store_put_page(a, 0, &O1, 0, NULL, TMEM_NO_CAP), -EINVAL);
+	ck_assert_int_eq(store_put_page(NULL, 0, &O1, 0, buf, TMEM_PUT_CAP(TMEM_NO_CAP)), -EINVAL);
+	ck_assert_int_eq(store_put_page(a, 0, NULL, 0, buf, TMEM_PUT_CAP(TMEM_NO_CAP)), -EINVAL);
+	ck_assert_int_eq(store_put_page(a, 0, &O1, 0, NULL, TMEM_PUT_CAP(TMEM_NO_CAP)), -EINVAL);
 	ck_assert_int_eq(store_get_page(NULL, 0, &O1, 0, out), -EINVAL);
 	ck_assert_int_eq(store_get_page(a, 0, NULL, 0, out), -EINVAL);
 	ck_assert_int_eq(store_get_page(a, 0, &O1, 0, NULL), -EINVAL);
@@ -299,11 +299,11 @@ START_TEST(test_duplicate_put_at_cap_replaces)
 {
 	ck_assert_int_eq(store_new_pool(a, EPH, NULL), 0);
 	page_fill(buf, 1);
-	ck_assert_int_eq(store_put_page(a, 0, &O1, 0, buf, 1), 1);
+	ck_assert_int_eq(store_put_page(a, 0, &O1, 0, buf, TMEM_PUT_CAP(1)), 1);
 	page_fill(buf, 2);
-	ck_assert_int_eq(store_put_page(a, 0, &O1, 0, buf, 1), 1); /* at cap: still replaces */
-	ck_assert_int_eq(store_put_page(a, 0, &O1, 1, buf, 1), -EDQUOT);
-	ck_assert_int_eq(store_put_page(a, 0, &O1, 0, buf, 0), 1); /* below cap too */
+	ck_assert_int_eq(store_put_page(a, 0, &O1, 0, buf, TMEM_PUT_CAP(1)), 1); /* at cap: still replaces */
+	ck_assert_int_eq(store_put_page(a, 0, &O1, 1, buf, TMEM_PUT_CAP(1)), -EDQUOT);
+	ck_assert_int_eq(store_put_page(a, 0, &O1, 0, buf, TMEM_PUT_CAP(0)), 1); /* below cap too */
 	ck_assert_int_eq(get_is(a, 0, &O1, 0, 2), 1);
 }
 END_TEST
@@ -316,9 +316,9 @@ START_TEST(test_cap_counts_per_kind)
 	ck_assert_int_eq(store_new_pool(a, PERS, NULL), 1);
 	page_fill(buf, 1);
 	for (uint32_t i = 0; i < 3; i++)
-		ck_assert_int_eq(store_put_page(a, 0, &O1, i, buf, 3), 1);
-	ck_assert_int_eq(store_put_page(a, 0, &O1, 3, buf, 3), -EDQUOT);
-	ck_assert_int_eq(store_put_page(a, 1, &O1, 0, buf, 3), 1); /* other kind */
+		ck_assert_int_eq(store_put_page(a, 0, &O1, i, buf, TMEM_PUT_CAP(3)), 1);
+	ck_assert_int_eq(store_put_page(a, 0, &O1, 3, buf, TMEM_PUT_CAP(3)), -EDQUOT);
+	ck_assert_int_eq(store_put_page(a, 1, &O1, 0, buf, TMEM_PUT_CAP(3)), 1); /* other kind */
 	store_client_page_counts(a, &pc);
 	ck_assert_uint_eq(pc.ephemeral, 3);
 	ck_assert_uint_eq(pc.persistent, 1);
@@ -850,7 +850,7 @@ START_TEST(test_many_pages_grow_tables)
 		struct tmem_oid o = mkoid(i % 5000, 0, 7);
 
 		page_fill(buf, i);
-		ck_assert_int_eq(store_put_page(c, 0, &o, i, buf, TMEM_NO_CAP), 1);
+		ck_assert_int_eq(store_put_page(c, 0, &o, i, buf, TMEM_PUT_CAP(TMEM_NO_CAP)), 1);
 	}
 	for (uint32_t i = 0; i < 20000; i += 7) {
 		struct tmem_oid o = mkoid(i % 5000, 0, 7);

@@ -107,7 +107,7 @@ static void *worker_main(void *arg)
 		if (r < 5) {
 			stamp_page(page, w->key_base + k, w->ver[k] + 1);
 			ret = store_put_page(w->c, w->pool, &oid, k % w->per_obj, page,
-					     TMEM_NO_CAP);
+					     TMEM_PUT_CAP(TMEM_NO_CAP));
 			if (ret == 1)
 				w->ver[k]++;
 			else if (ret == -ENOSPC)
@@ -269,7 +269,7 @@ static void *cap_main(void *arg)
 	page_fill(page, t);
 	for (uint32_t i = 0; i < 400; i++) {
 		struct tmem_oid oid = mkoid(t, i, 0);
-		int ret = store_put_page(cap_client, 0, &oid, 0, page, 1000);
+		int ret = store_put_page(cap_client, 0, &oid, 0, page, TMEM_PUT_CAP(1000));
 
 		if (ret == 1)
 			atomic_fetch_add(&cap_ok, 1);

@@ -1,5 +1,6 @@
 /* Built with -ffreestanding -nostdinc by proto/module.mk: the ABI headers
  * must need nothing from libc, as the kernel module includes them. */
+#include "tmem_compress.h"
 #include "tmem_proto.h"
 #include "tmem_names.h"
 #include "tmem_size.h"
@@ -12,6 +13,7 @@ uint32_t tmem_freestanding_probe(void *region)
 	union tmem_ring_entry *e = tmem_ring_entries(region);
 	struct tmem_principal who;
 	struct tmem_size sz;
+	struct tmem_compress cz;
 	struct tmem_uuid uuid;
 	char text[TMEM_UUID_TEXT];
 
@@ -23,6 +25,7 @@ uint32_t tmem_freestanding_probe(void *region)
 	tmem_full_barrier();
 	return tmem_load_acquire(&hdr->rsp_prod) + tmem_slot_offset(32) +
 	       (uint32_t)tmem_size_parse("64K", TMEM_SIZE_ALLOW_NONE, &sz) +
+	       (uint32_t)tmem_compress_parse("zstd:3", &cz) +
 	       (uint32_t)tmem_name_valid("vm1") + (uint32_t)tmem_uuid_text_valid("x") +
 	       (uint32_t)tmem_principal_parse("domid:5", 0, &who) + (uint32_t)text[0];
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/test_main.h"
+#include "tmem_compress.h"
 #include "tmem_names.h"
 #include "tmem_proto.h"
 
@@ -151,6 +152,50 @@ START_TEST(test_principals)
 }
 END_TEST
 
+/* The one compression grammar (tmemd.conf, the control protocol, tmemctl):
+ * every level the daemon refuses, tmemctl refuses too. */
+START_TEST(test_compress_grammar)
+{
+	static const struct {
+		const char *text;
+		enum tmem_compress_result r;
+		const char *canon;
+	} cases[] = {
+		{ "off", TMEM_COMPRESS_OK, "off" },
+		{ "lz4", TMEM_COMPRESS_OK, "lz4" },
+		{ "zstd", TMEM_COMPRESS_OK, "zstd:3" },
+		{ "zstd:1", TMEM_COMPRESS_OK, "zstd:1" },
+		{ "zstd:19", TMEM_COMPRESS_OK, "zstd:19" },
+		{ "zstd:07", TMEM_COMPRESS_OK, "zstd:7" },
+		{ "zstd:0", TMEM_COMPRESS_RANGE, NULL },
+		{ "zstd:20", TMEM_COMPRESS_RANGE, NULL },
+		{ "zstd:99", TMEM_COMPRESS_RANGE, NULL },
+		{ "zstd:99999999999999999999", TMEM_COMPRESS_RANGE, NULL },
+		{ "zstd:3x", TMEM_COMPRESS_SYNTAX, NULL },
+		{ "zstd:", TMEM_COMPRESS_SYNTAX, NULL },
+		{ "zstd:-1", TMEM_COMPRESS_SYNTAX, NULL },
+		{ "lz4 ", TMEM_COMPRESS_SYNTAX, NULL },
+		{ "", TMEM_COMPRESS_SYNTAX, NULL },
+		{ "on", TMEM_COMPRESS_OLD_FORM, NULL },
+	};
+	struct tmem_compress cz = { TMEM_COMPRESS_LZ4, 0 };
+	char text[TMEM_COMPRESS_TEXT_MAX];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_msg(tmem_compress_parse(cases[i].text, &cz) == cases[i].r,
+			      "\"%s\"", cases[i].text);
+		if (!cases[i].canon)
+			continue;
+		ck_assert(tmem_compress_valid(&cz));
+		ck_assert_str_eq(tmem_compress_format(&cz, text, sizeof(text)), cases[i].canon);
+	}
+	ck_assert_str_eq(TMEM_COMPRESS_VALUES, "off, lz4, zstd or zstd:LEVEL (1..19)");
+	cz.algo = TMEM_COMPRESS_ZSTD;
+	cz.level = 19;
+	ck_assert_str_eq(tmem_compress_format(&cz, text, 5), "zstd");
+}
+END_TEST
+
 START_TEST(test_prod_overflow)
 {
 	ck_assert(!tmem_ring_prod_overflow(32, 0, 32));
@@ -173,6 +218,7 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, test_notify_holdoff);
 	tcase_add_test(tc, test_prod_overflow);
 	tcase_add_test(tc, test_principals);
+	tcase_add_test(tc, test_compress_grammar);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -271,7 +271,7 @@ END_TEST
  * cleancache put_page runs with interrupts off: with tmemd stopped and
  * every slot taken, further puts return at once, dropped.  Their
  * replacement flushes take the free entries, and the rest are owed
- * (shim_owed.c): the next get sends them first, so a dropped page never
+ * (shim_owed_eph.c): the next get sends them first, so a dropped page never
  * hits, while the pages that were stored still do.
  */
 START_TEST(cleancache_slots_busy)
@@ -494,7 +494,7 @@ START_TEST(restart_owes_flushes)
 	shim_test_fill(buf, 2);
 	ck_assert_int_eq(shim_fs_store(o, 0, 8, buf), -1);
 	o->persist_wait_ms = PERSIST_WAIT_MS;
-	ck_assert_uint_eq(o->nr_lost, 2);
+	ck_assert_uint_eq(o->nr_owed_persist, 2);
 
 	ck_assert_int_eq(tmemd_fixture_restart(&fx), 0);
 	ck_assert_int_eq(shim_harness_wait(&hh, 2, 5000), 0);
@@ -504,7 +504,7 @@ START_TEST(restart_owes_flushes)
 	ck_assert_int_eq(shim_fs_load(o, 0, 9, out), 0);
 	ck_assert(shim_test_same(out, 1));
 	ck_assert_uint_eq(o->lost_replayed, 2);
-	ck_assert_uint_eq(o->nr_lost, 0);
+	ck_assert_uint_eq(o->nr_owed_persist, 0);
 	down();
 	unlink(arena);	/* the arena outlives tmemd: gone only now */
 }

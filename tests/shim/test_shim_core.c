@@ -209,7 +209,7 @@ END_TEST
 /*
  * With every slot held by unanswered puts, puts return at once.  Each
  * dropped put's replacement flush takes a free entry, or is owed to the
- * pool's next get (shim_owed.c); the pool is not emptied for it.
+ * pool's next get (shim_owed_eph.c); the pool is not emptied for it.
  */
 START_TEST(puts_never_wait_for_slots)
 {
@@ -327,7 +327,7 @@ START_TEST(owed_table_full_poisons)
 {
 	struct tmem_oid key = { { 7 } };
 	uint8_t buf[PAGE], out[PAGE];
-	uint32_t i, n = SHIM_OWED_MAX + 8 + 10;
+	uint32_t i, n = SHIM_OWED_EPH_MAX + 8 + 10;
 	int pool;
 
 	up(8, 2, 64);
@@ -336,7 +336,7 @@ START_TEST(owed_table_full_poisons)
 	fake_set_mode(&fb, FAKE_MUTE);
 	for (i = 0; i < n; i++)
 		shim_cc_put_page(&ops, pool, &key, i, buf);
-	ck_assert_uint_eq(ops.cc.flushes_owed, SHIM_OWED_MAX);
+	ck_assert_uint_eq(ops.cc.flushes_owed, SHIM_OWED_EPH_MAX);
 	ck_assert(ops.pools[pool].poisoned);
 	fake_set_mode(&fb, FAKE_NORMAL);
 	ck_assert(idle());
@@ -591,7 +591,7 @@ START_TEST(batch_times_out_together)
 	ck_assert_int_ge(pool, 0);
 	shim_test_fill(buf, 9);
 	for (i = 0; i < 3; i++) {
-		shim_req_fill(&calls[i].req, TMEM_OP_PUT_PAGE, 0, &key,
+		tmem_req_init(&calls[i].req, TMEM_OP_PUT_PAGE, 0, &key,
 			      (uint32_t)i);
 		calls[i].src = buf;
 		calls[i].dst = NULL;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "tmem_compress.h"
 #include "tmem_size.h"
 
 #define MAX_WEIGHT 10000 /* TMEM_MAX_WEIGHT in policy/ */
@@ -50,12 +51,13 @@ static int build_args(json_t *args, const char *weight, const char *eph,
 	if (pers && add_size(args, "persistent_max_pages", "--persistent-max", pers))
 		return EXIT_USAGE;
 	if (compress) {
-		/* The daemon checks the level; the old on/off form is gone. */
-		if (strcmp(compress, "off") && strcmp(compress, "lz4") && strcmp(compress, "zstd") &&
-		    strncmp(compress, "zstd:", 5)) {
-			usage_error("set: --compress: expected off, lz4, zstd or zstd:LEVEL (1..19), "
-				    "not \"%s\"%s", compress,
-				    !strcmp(compress, "on") ? " (on/off is gone)" : "");
+		/* proto/tmem_compress.h: the daemon's grammar, levels included. */
+		struct tmem_compress cz;
+		enum tmem_compress_result r = tmem_compress_parse(compress, &cz);
+
+		if (r != TMEM_COMPRESS_OK) {
+			usage_error("set: --compress: expected " TMEM_COMPRESS_VALUES ", not \"%s\"%s",
+				    compress, r == TMEM_COMPRESS_OLD_FORM ? " (on/off is gone)" : "");
 			return EXIT_USAGE;
 		}
 		json_object_set_new(args, "compress", json_string(compress));

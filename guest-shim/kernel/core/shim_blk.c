@@ -159,7 +159,7 @@ static void fill_call(struct shim_blk *b, struct shim_call *c, uint32_t op,
 	uint32_t index;
 
 	blk_key(b, pgno, &oid, &index);
-	shim_req_fill(&c->req, op, 0, &oid, index);
+	tmem_req_init(&c->req, op, 0, &oid, index);
 	c->src = NULL;
 	c->dst = NULL;
 }

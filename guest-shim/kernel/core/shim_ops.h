@@ -45,14 +45,14 @@ struct shim_pool {
 	uint32_t remote_gen;
 	/*
 	 * A flush or a put's replacement flush could not be posted (ring
-	 * full, interrupts off) nor noted as owed (owed[] full): the pool
+	 * full, interrupts off) nor noted as owed (owed_eph[] full): the pool
 	 * may hold a stale page.  Puts and flushes skip it; the next get
 	 * empties it (DESTROY_POOL + NEW_POOL, ephemeral pools only)
 	 * before it can hit.
 	 */
 	uint32_t poisoned;
 	uint32_t creating;	/* a NEW_POOL for it is in flight */
-	uint32_t owed;		/* entries of owed[] for it (shim_owed.c) */
+	uint32_t owed;		/* entries of owed_eph[] for it (shim_owed_eph.c) */
 };
 
 /* Named as Linux's cleancache debugfs named them, plus the drops. */
@@ -62,7 +62,7 @@ struct shim_cc_stats {
 	uint64_t puts;
 	uint64_t flushes;
 	uint64_t puts_dropped;	/* no free slot, or not connected */
-	uint64_t flushes_owed;	/* not posted, owed instead (shim_owed.c) */
+	uint64_t flushes_owed;	/* not posted, owed instead (shim_owed_eph.c) */
 };
 
 /* Named as Linux's frontswap debugfs named them. */
@@ -74,18 +74,31 @@ struct shim_fs_stats {
 	uint64_t invalidates;
 };
 
-/* A flush owed to a persistent pool across a reconnect (shim_lost.c). */
-struct shim_lost {
+/*
+ * Flushes owed to a pool: one idea, a table for each kind of pool.
+ * shim_owed_persist.c keeps what a persistent pool is owed across a
+ * reconnect (sent first on the next connection, by shim_ops_resume);
+ * shim_owed_eph.c what an ephemeral pool is owed on a live connection
+ * (sent before the pool's next get).  shim_pool.c notes into both what
+ * it could not send; shim_owed_eph.c sends through shim_pool_call(),
+ * and shim_owed_persist.c on the ring itself.  That one loop (shim_pool.c
+ * <-> shim_owed_eph.c) is kept: sending to a pool is shim_pool.c's job,
+ * and the note and the send run under the same env lock discipline.
+ * (The debugfs counters keep their names: lost_dropped, lost_replayed.)
+ */
+
+/* A flush owed to a persistent pool across a reconnect (shim_owed_persist.c). */
+struct shim_owed_persist {
 	int32_t pool;		/* local id */
 	uint32_t op;		/* TMEM_OP_FLUSH_PAGE or _FLUSH_OBJECT */
 	struct tmem_oid oid;
 	uint32_t index;
 };
 
-#define SHIM_LOST_MAX 256u
+#define SHIM_OWED_PERSIST_MAX 256u
 
-/* A flush an ephemeral pool is owed on a live connection (shim_owed.c). */
-struct shim_owed {
+/* A flush an ephemeral pool is owed on a live connection (shim_owed_eph.c). */
+struct shim_owed_eph {
 	uint32_t state;		/* free, noted, or being sent */
 	int32_t pool;		/* local id */
 	uint32_t op;		/* TMEM_OP_FLUSH_PAGE or _FLUSH_OBJECT */
@@ -94,9 +107,11 @@ struct shim_owed {
 	uint32_t seq;
 };
 
-#define SHIM_OWED_MAX 512u
+#define SHIM_OWED_EPH_MAX 512u
 
-/* Lock order: the ring's env lock also guards pools[], lost[], owed[]. */
+/* Lock order: the ring's env lock also guards pools[], owed_persist[],
+ * owed_eph[].
+ */
 struct shim_ops {
 	struct shim_ring *ring;
 	struct shim_pool pools[SHIM_MAX_POOLS];
@@ -112,12 +127,12 @@ struct shim_ops {
 	uint32_t persist_wait_ms;	/* 0: persistent requests fail at once */
 	uint64_t persist_retries;	/* requests repeated after a reconnect */
 	uint64_t pools_resumed;		/* pools taken back, pages and all */
-	struct shim_lost lost[SHIM_LOST_MAX];
-	uint32_t nr_lost;
-	uint64_t lost_dropped;		/* notes that found lost[] full */
+	struct shim_owed_persist owed_persist[SHIM_OWED_PERSIST_MAX];
+	uint32_t nr_owed_persist;
+	uint64_t lost_dropped;		/* notes that found owed_persist[] full */
 	uint64_t lost_replayed;		/* owed flushes sent at a resume */
-	struct shim_owed owed[SHIM_OWED_MAX];
-	uint32_t owed_seq;
+	struct shim_owed_eph owed_eph[SHIM_OWED_EPH_MAX];
+	uint32_t owed_eph_seq;
 };
 
 #define SHIM_PERSIST_WAIT_MS 120000u
@@ -136,33 +151,34 @@ void shim_ops_reconnect(struct shim_ops *o);
 /*
  * A put that failed, or a flush not sent, on a persistent pool while the
  * backend was away: the flush it owes is sent first on the next
- * connection (shim_lost.c).  Any context.
+ * connection (shim_owed_persist.c).  Any context.
  */
-void shim_lost_note(struct shim_ops *o, int pool, uint32_t op,
-		    const struct tmem_oid *oid, uint32_t index);
+void shim_owed_persist_note(struct shim_ops *o, int pool, uint32_t op,
+			    const struct tmem_oid *oid, uint32_t index);
 /*
  * Sends on connection gen the owed flushes of the local pools in
  * local_pools (bit per local id; the others' are dropped) and empties
  * the table: 0, or -ENOTCONN with the table kept.  Sleeps.
  */
-int shim_lost_replay(struct shim_ops *o, uint32_t gen, uint32_t local_pools);
+int shim_owed_persist_replay(struct shim_ops *o, uint32_t gen,
+			     uint32_t local_pools);
 /*
  * A flush of an ephemeral pool that could not be posted on a live
- * connection (shim_owed.c): noted, to be sent before the pool's next
+ * connection (shim_owed_eph.c): noted, to be sent before the pool's next
  * get.  0, -ENOSPC with the table full (the caller poisons the pool),
  * or -EINVAL (not an ephemeral pool, not a flush).  Any context.
  */
-int shim_owed_note(struct shim_ops *o, int pool, uint32_t op,
-		   const struct tmem_oid *oid, uint32_t index);
+int shim_owed_eph_note(struct shim_ops *o, int pool, uint32_t op,
+		       const struct tmem_oid *oid, uint32_t index);
 /*
  * Before a get of (oid, index) on pool: sends the flushes the pool is
  * owed.  1 if one covering the handle is still unanswered (the get must
  * miss), else 0.  Sleeps.
  */
-int shim_owed_settle(struct shim_ops *o, int pool, const struct tmem_oid *oid,
-		     uint32_t index);
+int shim_owed_eph_settle(struct shim_ops *o, int pool,
+			 const struct tmem_oid *oid, uint32_t index);
 /* The pool is new or gone: nothing is owed to it.  Caller holds the lock. */
-void shim_owed_clear(struct shim_ops *o, int pool);
+void shim_owed_eph_clear(struct shim_ops *o, int pool);
 
 /*
  * Pool management shared with the block path.  shim_pool_new returns a
@@ -185,9 +201,6 @@ int shim_pool_remote(struct shim_ops *o, int pool, uint32_t *gen);
 void shim_pool_poison(struct shim_ops *o, int pool);
 /* Empties a poisoned pool on the backend and clears the mark. */
 void shim_pool_renew(struct shim_ops *o, int pool);
-/* A request skeleton: op, pool, oid, index; slot and id are the ring's. */
-void shim_req_fill(struct tmem_req *req, uint32_t op, int32_t remote,
-		   const struct tmem_oid *oid, uint32_t index);
 /* Swap-style key: object = type and low offset bits, index = the rest. */
 void shim_swizzle(uint32_t type, uint32_t offset, struct tmem_oid *oid,
 		  uint32_t *index);
@@ -197,7 +210,7 @@ int shim_pool_call(struct shim_ops *o, int pool, uint32_t op,
 		   const void *src, void *dst);
 /*
  * shim_pool_call for a batch: each call's req is filled with
- * shim_req_fill (any pool id: set here).  Sets every call's ret;
+ * tmem_req_init (any pool id: set here).  Sets every call's ret;
  * returns 0, or the error that stopped it (-ENOTCONN, -ETIMEDOUT),
  * which the calls not posted also carry.
  */
@@ -206,7 +219,7 @@ int shim_pool_call_batch(struct shim_ops *o, int pool,
 /*
  * Fire-and-forget flush on a local pool (any context); may_spin as
  * shim_ring_post_nodata.  An ephemeral pool's flush that cannot be
- * posted is owed (shim_owed_note), or with that table full the pool is
+ * posted is owed (shim_owed_eph_note), or with that table full the pool is
  * poisoned, so no flush is ever silently lost.
  */
 int shim_pool_flush(struct shim_ops *o, int pool, uint32_t op,

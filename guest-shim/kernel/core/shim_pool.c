@@ -23,18 +23,6 @@ void shim_ops_init(struct shim_ops *o, struct shim_ring *ring)
 	o->swap_pool = -1;
 }
 
-void shim_req_fill(struct tmem_req *req, uint32_t op, int32_t remote,
-		   const struct tmem_oid *oid, uint32_t index)
-{
-	memset(req, 0, sizeof(*req));
-	req->op = op;
-	req->pool_id = remote;
-	if (oid)
-		memcpy(req->oid, oid->oid, sizeof(req->oid));
-	req->index = index;
-	req->slot = TMEM_NO_SLOT;
-}
-
 void shim_swizzle(uint32_t type, uint32_t offset, struct tmem_oid *oid,
 		  uint32_t *index)
 {
@@ -64,7 +52,7 @@ static void remote_create(struct shim_ops *o, int p)
 	}
 	tmem_store_once(&o->pools[p].creating, 1);
 	pools_unlock(o, flags);
-	shim_req_fill(&req, TMEM_OP_NEW_POOL, 0, NULL, 0);
+	tmem_req_init(&req, TMEM_OP_NEW_POOL, 0, NULL, 0);
 	req.flags = tmem_pool_flags(snap.kind);
 	req.oid[0] = snap.uuid.lo;
 	req.oid[1] = snap.uuid.hi;
@@ -74,7 +62,7 @@ static void remote_create(struct shim_ops *o, int p)
 		o->pools[p].remote_id = ret;
 		o->pools[p].remote_gen = gen;
 		o->pools[p].poisoned = 0;	/* a new pool is empty */
-		shim_owed_clear(o, p);
+		shim_owed_eph_clear(o, p);
 	}
 	tmem_store_once(&o->pools[p].creating, 0);
 	pools_unlock(o, flags);
@@ -143,7 +131,7 @@ static void destroy_orphans(struct shim_ops *o, uint32_t gen, uint32_t orphans)
 	for (p = 0; p < 32; p++) {
 		if (!(orphans & 1u << p))
 			continue;
-		shim_req_fill(&req, TMEM_OP_DESTROY_POOL, p, NULL, 0);
+		tmem_req_init(&req, TMEM_OP_DESTROY_POOL, p, NULL, 0);
 		shim_ring_call(o->ring, gen, &req, NULL, NULL);
 	}
 }
@@ -165,7 +153,7 @@ void shim_ops_resume(struct shim_ops *o, uint32_t kept, uint32_t listed)
 	flags = pools_lock(o);
 	locals = adoptable(o, kept & listed);
 	pools_unlock(o, flags);
-	if (shim_lost_replay(o, gen, locals))
+	if (shim_owed_persist_replay(o, gen, locals))
 		return;
 	flags = pools_lock(o);
 	same = o->ring->connected && o->ring->gen == gen;
@@ -278,7 +266,7 @@ void shim_pool_renew(struct shim_ops *o, int pool)
 	}
 	pools_unlock(o, flags);
 	if (remote >= 0) {
-		shim_req_fill(&req, TMEM_OP_DESTROY_POOL, remote, NULL, 0);
+		tmem_req_init(&req, TMEM_OP_DESTROY_POOL, remote, NULL, 0);
 		shim_ring_call(o->ring, gen, &req, NULL, NULL);
 	}
 	remote_create(o, pool);
@@ -292,7 +280,7 @@ void shim_pool_destroy(struct shim_ops *o, int pool)
 	int remote = shim_pool_remote(o, pool, &gen);
 
 	if (remote >= 0) {
-		shim_req_fill(&req, TMEM_OP_DESTROY_POOL, remote, NULL, 0);
+		tmem_req_init(&req, TMEM_OP_DESTROY_POOL, remote, NULL, 0);
 		shim_ring_call(o->ring, gen, &req, NULL, NULL);
 	}
 	if (pool < 0 || pool >= SHIM_MAX_POOLS)
@@ -300,7 +288,7 @@ void shim_pool_destroy(struct shim_ops *o, int pool)
 	flags = pools_lock(o);
 	o->pools[pool].used = 0;
 	o->pools[pool].remote_id = -1;
-	shim_owed_clear(o, pool);
+	shim_owed_eph_clear(o, pool);
 	pools_unlock(o, flags);
 }
 
@@ -371,14 +359,14 @@ int shim_pool_call(struct shim_ops *o, int pool, uint32_t op,
 	do {
 		ret = shim_pool_remote(o, pool, &gen);
 		if (ret >= 0) {
-			shim_req_fill(&req, op, ret, oid, index);
+			tmem_req_init(&req, op, ret, oid, index);
 			ret = shim_ring_call(o->ring, gen, &req, src, dst);
 		} else if (unreachable_for_good(o, pool, ret)) {
 			return ret;
 		}
 	} while (answer_lost(ret) && await_pool(o, pool, &deadline));
 	if (answer_lost(ret))
-		shim_lost_note(o, pool, op, oid, index);
+		shim_owed_persist_note(o, pool, op, oid, index);
 	return ret;
 }
 
@@ -433,8 +421,8 @@ int shim_pool_call_batch(struct shim_ops *o, int pool,
 		calls[i].ret = ret;
 		if (answer_lost(ret)) {
 			memcpy(oid.oid, calls[i].req.oid, sizeof(oid.oid));
-			shim_lost_note(o, pool, calls[i].req.op, &oid,
-				       calls[i].req.index);
+			shim_owed_persist_note(o, pool, calls[i].req.op, &oid,
+					       calls[i].req.index);
 		}
 	}
 	return ret;
@@ -449,15 +437,15 @@ int shim_pool_flush(struct shim_ops *o, int pool, uint32_t op,
 
 	if (remote < 0) {
 		if (remote == -ENOTCONN)
-			shim_lost_note(o, pool, op, oid, index);
+			shim_owed_persist_note(o, pool, op, oid, index);
 		return remote;
 	}
-	shim_req_fill(&req, op, remote, oid, index);
+	tmem_req_init(&req, op, remote, oid, index);
 	ret = shim_ring_post_nodata(o->ring, gen, &req, may_spin);
 	if ((ret == -EBUSY || ret == -ETIMEDOUT) &&
-	    shim_owed_note(o, pool, op, oid, index))
+	    shim_owed_eph_note(o, pool, op, oid, index))
 		shim_pool_poison(o, pool);
 	if (ret == -ENOTCONN)
-		shim_lost_note(o, pool, op, oid, index);
+		shim_owed_persist_note(o, pool, op, oid, index);
 	return ret;
 }

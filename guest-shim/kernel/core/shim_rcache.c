@@ -60,7 +60,7 @@ static void fill_call(struct shim_call *c, uint32_t op, uint64_t blk)
 	uint32_t index;
 
 	shim_rc_key(blk, &oid, &index);
-	shim_req_fill(&c->req, op, 0, &oid, index);
+	tmem_req_init(&c->req, op, 0, &oid, index);
 	c->src = NULL;
 	c->dst = NULL;
 }

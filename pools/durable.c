@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The store's one mapping (durable.h): computing its geometry, formatting
- * a new arena, checking an old one before trusting a byte of it, and
- * pointing the arena and descriptors into it.  A file is read with
+ * durable.c: the store's one mapping of the arena (its format is
+ * durable.h): computing its geometry, formatting a new arena, checking an
+ * old one before trusting a byte of it, and pointing the frames
+ * (frames.c) and descriptors into it.  A file is read with
  * pread() and checked before it is mapped, so a refused file is never
  * written.
  */
@@ -16,7 +17,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "store_internal.h"
+#include "clock.h"
+#include "internal.h"
 
 #define THP_BYTES (2u << 20)
 
@@ -25,13 +27,13 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
-static uint64_t geom_sum(const struct tmem_arena_hdr *h)
+static uint64_t geom_sum(const struct tmem_durable_hdr *h)
 {
-	return XXH64(h, offsetof(struct tmem_arena_hdr, geom_sum), 0);
+	return XXH64(h, offsetof(struct tmem_durable_hdr, geom_sum), 0);
 }
 
 /* Fill the geometry half of h for max_frames frames aligned to block. */
-static void layout_compute(struct tmem_arena_hdr *h, uint32_t max_frames,
+static void layout_compute(struct tmem_durable_hdr *h, uint32_t max_frames,
 			   uint32_t block)
 {
 	uint64_t off = TMEM_PAGE_SIZE;
@@ -81,10 +83,10 @@ static int why_fail(char *why, size_t n, int err, const char *what)
 }
 
 /* The checks an adopted header passes; the file is st_size bytes. */
-static int hdr_check(const struct tmem_arena_hdr *h, uint64_t st_size,
+static int hdr_check(const struct tmem_durable_hdr *h, uint64_t st_size,
 		     char *why, size_t n)
 {
-	struct tmem_arena_hdr want;
+	struct tmem_durable_hdr want;
 
 	if (memcmp(h->magic, TMEM_ARENA_MAGIC, sizeof(h->magic)) != 0)
 		return why_fail(why, n, -EBADMSG, "not a tmemd arena (bad magic)");
@@ -103,7 +105,7 @@ static int hdr_check(const struct tmem_arena_hdr *h, uint64_t st_size,
 	layout_compute(&want, h->max_frames, h->block_bytes);
 	want.created_usec = h->created_usec;
 	want.geom_sum = h->geom_sum;
-	if (memcmp(&want, h, offsetof(struct tmem_arena_hdr, total_frames)) != 0)
+	if (memcmp(&want, h, offsetof(struct tmem_durable_hdr, total_frames)) != 0)
 		return why_fail(why, n, -EBADMSG, "damaged header (layout)");
 	if (st_size < h->file_bytes)
 		return why_fail(why, n, -EBADMSG, "arena file shorter than its header says");
@@ -151,7 +153,7 @@ static int map_region(struct tmem_store *s, int fd, uint64_t bytes)
 /* Point everything at the mapped regions. */
 static void wire_regions(struct tmem_store *s)
 {
-	struct tmem_arena_hdr *h = (struct tmem_arena_hdr *)s->map;
+	struct tmem_durable_hdr *h = (struct tmem_durable_hdr *)s->map;
 
 	s->hdr = h;
 	s->crec = (struct tmem_client_rec *)(s->map + h->off_clients);
@@ -166,31 +168,31 @@ static void wire_regions(struct tmem_store *s)
 	s->zs.zobjs = (uint64_t *)(s->map + h->off_zobjs);
 	s->zs.span_cap = h->span_cap;
 	s->zs.zobj_cap = h->zobj_cap;
-	s->arena.base = s->map + h->off_frames;
-	s->arena.max_frames = h->max_frames;
-	s->arena.hdr = h;
-	s->arena.file_backed = s->fd >= 0;
-	s->arena.fd = s->fd;
-	s->arena.fd_off = h->off_frames;
+	s->frames.base = s->map + h->off_frames;
+	s->frames.max_frames = h->max_frames;
+	s->frames.hdr = h;
+	s->frames.file_backed = s->fd >= 0;
+	s->frames.fd = s->fd;
+	s->frames.fd_off = h->off_frames;
 	/* Descriptors are reached at random, frames copied whole: huge
 	 * pages save TLB misses (best effort; shmem may not have them). */
 	(void)madvise(s->map + h->off_chunks, h->file_bytes - h->off_chunks,
 		      MADV_HUGEPAGE);
 }
 
-static int backing_format(struct tmem_store *s, const struct tmem_store_config *cfg,
+static int durable_format(struct tmem_store *s, const struct tmem_store_config *cfg,
 			  uint32_t block)
 {
 	uint64_t frames = cfg->arena_bytes >> TMEM_PAGE_SHIFT;
 	uint64_t max = cfg->max_arena_bytes ? cfg->max_arena_bytes >> TMEM_PAGE_SHIFT
 					    : frames;
-	struct tmem_arena_hdr h;
+	struct tmem_durable_hdr h;
 	int ret;
 
 	if (frames == 0 || max < frames || max > TMEM_MAX_DESCS / TMEM_DESCS_PER_FRAME)
 		return -EINVAL;
 	layout_compute(&h, (uint32_t)max, block);
-	h.created_usec = store_wall_usec();
+	h.created_usec = clock_nsec(CLOCK_REALTIME) / 1000u;
 	h.geom_sum = geom_sum(&h);
 	if (s->fd >= 0 && ftruncate(s->fd, (off_t)h.file_bytes) < 0)
 		return -errno;
@@ -199,19 +201,19 @@ static int backing_format(struct tmem_store *s, const struct tmem_store_config *
 		return ret;
 	/* The header goes in last, so a crash while formatting leaves a
 	 * file with no magic, which the next start refuses to guess about. */
-	memcpy((uint8_t *)s->map + offsetof(struct tmem_arena_hdr, total_frames),
-	       (uint8_t *)&h + offsetof(struct tmem_arena_hdr, total_frames),
-	       sizeof(h) - offsetof(struct tmem_arena_hdr, total_frames));
+	memcpy((uint8_t *)s->map + offsetof(struct tmem_durable_hdr, total_frames),
+	       (uint8_t *)&h + offsetof(struct tmem_durable_hdr, total_frames),
+	       sizeof(h) - offsetof(struct tmem_durable_hdr, total_frames));
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* program order is what a kill sees */
-	memcpy(s->map, &h, offsetof(struct tmem_arena_hdr, total_frames));
+	memcpy(s->map, &h, offsetof(struct tmem_durable_hdr, total_frames));
 	wire_regions(s);
 	return 0;
 }
 
-static int backing_adopt(struct tmem_store *s, uint64_t st_size, char *why,
+static int durable_adopt(struct tmem_store *s, uint64_t st_size, char *why,
 			 size_t n)
 {
-	struct tmem_arena_hdr h;
+	struct tmem_durable_hdr h;
 	ssize_t got = pread(s->fd, &h, sizeof(h), 0);
 	int ret;
 
@@ -229,7 +231,7 @@ static int backing_adopt(struct tmem_store *s, uint64_t st_size, char *why,
 	return 0;
 }
 
-int backing_open(struct tmem_store *s, const struct tmem_store_config *cfg,
+int durable_map(struct tmem_store *s, const struct tmem_store_config *cfg,
 		 int fd, bool *adopted, char *why, size_t n)
 {
 	struct stat st;
@@ -238,7 +240,7 @@ int backing_open(struct tmem_store *s, const struct tmem_store_config *cfg,
 	s->fd = fd;
 	*adopted = false;
 	if (fd < 0)
-		return backing_format(s, cfg, block);
+		return durable_format(s, cfg, block);
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
@@ -246,12 +248,12 @@ int backing_open(struct tmem_store *s, const struct tmem_store_config *cfg,
 	if (st.st_blksize > (blksize_t)block && !(st.st_blksize & (st.st_blksize - 1)))
 		block = (uint32_t)st.st_blksize; /* hugetlbfs: whole huge pages */
 	if (st.st_size == 0)
-		return backing_format(s, cfg, block);
+		return durable_format(s, cfg, block);
 	*adopted = true;
-	return backing_adopt(s, (uint64_t)st.st_size, why, n);
+	return durable_adopt(s, (uint64_t)st.st_size, why, n);
 }
 
-void backing_close(struct tmem_store *s)
+void durable_unmap(struct tmem_store *s)
 {
 	if (s->map)
 		munmap(s->map, s->map_bytes);

@@ -18,11 +18,11 @@
  */
 #include "shim_ops.h"
 
-void shim_lost_note(struct shim_ops *o, int pool, uint32_t op,
-		    const struct tmem_oid *oid, uint32_t index)
+void shim_owed_persist_note(struct shim_ops *o, int pool, uint32_t op,
+			    const struct tmem_oid *oid, uint32_t index)
 {
 	unsigned long flags;
-	struct shim_lost *l;
+	struct shim_owed_persist *l;
 
 	if (pool < 0 || pool >= SHIM_MAX_POOLS)
 		return;
@@ -36,10 +36,10 @@ void shim_lost_note(struct shim_ops *o, int pool, uint32_t op,
 		o->ring->env.ops->unlock(o->ring->env.priv, flags);
 		return;
 	}
-	if (o->nr_lost == SHIM_LOST_MAX) {
+	if (o->nr_owed_persist == SHIM_OWED_PERSIST_MAX) {
 		o->lost_dropped++;
 	} else {
-		l = &o->lost[o->nr_lost++];
+		l = &o->owed_persist[o->nr_owed_persist++];
 		l->pool = pool;
 		l->op = op;
 		l->oid = *oid;
@@ -48,27 +48,28 @@ void shim_lost_note(struct shim_ops *o, int pool, uint32_t op,
 	o->ring->env.ops->unlock(o->ring->env.priv, flags);
 }
 
-int shim_lost_replay(struct shim_ops *o, uint32_t gen, uint32_t local_pools)
+int shim_owed_persist_replay(struct shim_ops *o, uint32_t gen,
+			     uint32_t local_pools)
 {
 	struct tmem_req req;
 	unsigned long flags;
-	struct shim_lost l;
+	struct shim_owed_persist l;
 	uint32_t i = 0;
 	int32_t remote;
 
 	for (;;) {
 		flags = o->ring->env.ops->lock(o->ring->env.priv);
-		if (i >= o->nr_lost) {
-			o->nr_lost = 0;
+		if (i >= o->nr_owed_persist) {
+			o->nr_owed_persist = 0;
 			o->ring->env.ops->unlock(o->ring->env.priv, flags);
 			return 0;
 		}
-		l = o->lost[i++];
+		l = o->owed_persist[i++];
 		remote = o->pools[l.pool].remote_id;
 		o->ring->env.ops->unlock(o->ring->env.priv, flags);
 		if (!(local_pools & 1u << l.pool))
 			continue;	/* not taken back: the pool is new */
-		shim_req_fill(&req, l.op, remote, &l.oid, l.index);
+		tmem_req_init(&req, l.op, remote, &l.oid, l.index);
 		if (shim_ring_call(o->ring, gen, &req, NULL, NULL) == -ENOTCONN)
 			return -ENOTCONN;	/* kept for the next connection */
 		shim_stat_inc(&o->lost_replayed);

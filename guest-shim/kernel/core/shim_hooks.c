@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * cleancache_ops and frontswap_ops semantics on top of the ring; see
- * shim_ops.h.  Which of these may sleep follows where the kernel calls
+ * cleancache_ops and frontswap_ops semantics on top of the ring (the
+ * core half of tmem_shim_hooks.c); see shim_ops.h.  Which of these may sleep follows where the kernel calls
  * them: cleancache put_page and the invalidates of single pages run
  * under the page-cache lock with interrupts off, so they only post;
  * get, frontswap store/load, init and the whole-area invalidates run
@@ -46,7 +46,7 @@ int shim_cc_get_page(struct shim_ops *o, int pool, const struct tmem_oid *key,
 	if (shim_pool_remote(o, pool, &gen) == -ESTALE)
 		shim_pool_renew(o, pool);	/* then miss: it is empty */
 	else if (!index_too_big(index) &&
-		 !shim_owed_settle(o, pool, key, (uint32_t)index))
+		 !shim_owed_eph_settle(o, pool, key, (uint32_t)index))
 		ret = shim_pool_call(o, pool, TMEM_OP_GET_PAGE, key,
 				     (uint32_t)index, NULL, page);
 	if (ret == 1) {
@@ -72,7 +72,7 @@ void shim_cc_put_page(struct shim_ops *o, int pool, const struct tmem_oid *key,
 		shim_stat_inc(&o->cc.puts_dropped);
 		return;
 	}
-	shim_req_fill(&req, TMEM_OP_PUT_PAGE, remote, key, (uint32_t)index);
+	tmem_req_init(&req, TMEM_OP_PUT_PAGE, remote, key, (uint32_t)index);
 	ret = shim_ring_post_put(o->ring, gen, &req, page);
 	if (ret == -EBUSY) {
 		/*
@@ -80,7 +80,7 @@ void shim_cc_put_page(struct shim_ops *o, int pool, const struct tmem_oid *key,
 		 * older copy of this page (a full-page write never read
 		 * it back), so the dropped put becomes a flush of that
 		 * handle: posted, or owed to the pool's next get
-		 * (shim_owed.c), or with that table full the pool is
+		 * (shim_owed_eph.c), or with that table full the pool is
 		 * poisoned.
 		 */
 		shim_stat_inc(&o->cc.puts_dropped);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per-client LRU of ephemeral pages (oldest at the head), and eviction.
+ * Eviction from a client's LRU of ephemeral pages (oldest at the head;
+ * the list itself is kept by object.c with the page's other links).
  *
  * Eviction runs the wrong way round the lock order: it holds the LRU
  * lock to pick a page and then needs that page's pool lock.  So it only
@@ -9,50 +10,7 @@
  * held a listed page cannot be removed, and a page leaves the list before
  * its object is freed, so the page's object, chunk and pool stay live.
  */
-#include "store_internal.h"
-
-void do_lru_add_tail(struct tmem_client *c, uint32_t page)
-{
-	struct tmem_pagedesc *p = pd(c->store, page);
-
-	p->lnext = TMEM_NIL;
-	p->lprev = c->lru_tail;
-	if (c->lru_tail != TMEM_NIL)
-		pd(c->store, c->lru_tail)->lnext = page;
-	else
-		c->lru_head = page;
-	c->lru_tail = page;
-}
-
-void do_lru_del(struct tmem_client *c, uint32_t page)
-{
-	struct tmem_pagedesc *p = pd(c->store, page);
-
-	if (p->lprev != TMEM_NIL)
-		pd(c->store, p->lprev)->lnext = p->lnext;
-	else
-		c->lru_head = p->lnext;
-	if (p->lnext != TMEM_NIL)
-		pd(c->store, p->lnext)->lprev = p->lprev;
-	else
-		c->lru_tail = p->lprev;
-	p->lprev = p->lnext = TMEM_NIL;
-}
-
-void lru_add(struct tmem_client *c, uint32_t page)
-{
-	pthread_mutex_lock(&c->lru_lock);
-	do_lru_add_tail(c, page);
-	pthread_mutex_unlock(&c->lru_lock);
-}
-
-void lru_touch(struct tmem_client *c, uint32_t page)
-{
-	pthread_mutex_lock(&c->lru_lock);
-	do_lru_del(c, page);
-	do_lru_add_tail(c, page);
-	pthread_mutex_unlock(&c->lru_lock);
-}
+#include "internal.h"
 
 /* Pages evict_oldest_n unlinks before it frees their data in one alloc_lock hold. */
 #define EVICT_FREE_BATCH 32u

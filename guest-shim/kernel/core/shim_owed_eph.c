@@ -35,10 +35,10 @@ static int same_oid(const struct tmem_oid *a, const struct tmem_oid *b)
 	return !memcmp(a, b, sizeof(*a));
 }
 
-int shim_owed_note(struct shim_ops *o, int pool, uint32_t op,
-		   const struct tmem_oid *oid, uint32_t index)
+int shim_owed_eph_note(struct shim_ops *o, int pool, uint32_t op,
+		       const struct tmem_oid *oid, uint32_t index)
 {
-	struct shim_owed *e, *slot = NULL;
+	struct shim_owed_eph *e, *slot = NULL;
 	unsigned long flags;
 	uint32_t i;
 	int ret = 0;
@@ -51,8 +51,8 @@ int shim_owed_note(struct shim_ops *o, int pool, uint32_t op,
 		ret = -EINVAL;
 		goto out;
 	}
-	for (i = 0; i < SHIM_OWED_MAX; i++) {
-		e = &o->owed[i];
+	for (i = 0; i < SHIM_OWED_EPH_MAX; i++) {
+		e = &o->owed_eph[i];
 		if (e->state == OWED_NOTED && e->pool == pool && e->op == op &&
 		    e->index == index && same_oid(&e->oid, oid))
 			goto out;	/* owed already, and not yet sent */
@@ -63,10 +63,10 @@ int shim_owed_note(struct shim_ops *o, int pool, uint32_t op,
 		ret = -ENOSPC;
 		goto out;
 	}
-	*slot = (struct shim_owed){ .state = OWED_NOTED, .pool = pool,
+	*slot = (struct shim_owed_eph){ .state = OWED_NOTED, .pool = pool,
 				    .op = op, .index = index, .oid = *oid,
-				    .seq = ++o->owed_seq };
-	/* Written under the lock, read without it by shim_owed_settle. */
+				    .seq = ++o->owed_eph_seq };
+	/* Written under the lock, read without it by shim_owed_eph_settle. */
 	tmem_store_once(&o->pools[pool].owed, o->pools[pool].owed + 1);
 	shim_stat_inc(&o->cc.flushes_owed);
 out:
@@ -75,15 +75,15 @@ out:
 }
 
 /* Takes one NOTED entry of pool to send: its index, or -1 if none. */
-static int owed_take(struct shim_ops *o, int pool, struct shim_owed *copy)
+static int owed_take(struct shim_ops *o, int pool, struct shim_owed_eph *copy)
 {
 	unsigned long flags = owed_lock(o);
 	int i;
 
-	for (i = 0; i < (int)SHIM_OWED_MAX; i++) {
-		if (o->owed[i].state == OWED_NOTED && o->owed[i].pool == pool) {
-			o->owed[i].state = OWED_SENDING;
-			*copy = o->owed[i];
+	for (i = 0; i < (int)SHIM_OWED_EPH_MAX; i++) {
+		if (o->owed_eph[i].state == OWED_NOTED && o->owed_eph[i].pool == pool) {
+			o->owed_eph[i].state = OWED_SENDING;
+			*copy = o->owed_eph[i];
 			owed_unlock(o, flags);
 			return i;
 		}
@@ -98,11 +98,11 @@ static int answered(int ret)
 	return ret != -ENOTCONN && ret != -ETIMEDOUT && ret != -ESTALE;
 }
 
-static void owed_done(struct shim_ops *o, int i, const struct shim_owed *copy,
+static void owed_done(struct shim_ops *o, int i, const struct shim_owed_eph *copy,
 		      int ret)
 {
 	unsigned long flags = owed_lock(o);
-	struct shim_owed *e = &o->owed[i];
+	struct shim_owed_eph *e = &o->owed_eph[i];
 
 	if (e->state == OWED_SENDING && e->seq == copy->seq) {
 		if (answered(ret)) {
@@ -120,12 +120,12 @@ static int owed_covers(struct shim_ops *o, int pool, const struct tmem_oid *oid,
 		       uint32_t index)
 {
 	unsigned long flags = owed_lock(o);
-	const struct shim_owed *e;
+	const struct shim_owed_eph *e;
 	uint32_t i;
 	int hit = 0;
 
-	for (i = 0; i < SHIM_OWED_MAX && !hit; i++) {
-		e = &o->owed[i];
+	for (i = 0; i < SHIM_OWED_EPH_MAX && !hit; i++) {
+		e = &o->owed_eph[i];
 		hit = e->state != OWED_FREE && e->pool == pool &&
 		      same_oid(&e->oid, oid) &&
 		      (e->op == TMEM_OP_FLUSH_OBJECT || e->index == index);
@@ -134,10 +134,10 @@ static int owed_covers(struct shim_ops *o, int pool, const struct tmem_oid *oid,
 	return hit;
 }
 
-int shim_owed_settle(struct shim_ops *o, int pool, const struct tmem_oid *oid,
-		     uint32_t index)
+int shim_owed_eph_settle(struct shim_ops *o, int pool,
+			 const struct tmem_oid *oid, uint32_t index)
 {
-	struct shim_owed copy;
+	struct shim_owed_eph copy;
 	uint32_t n;
 	int i, ret;
 
@@ -145,7 +145,7 @@ int shim_owed_settle(struct shim_ops *o, int pool, const struct tmem_oid *oid,
 	    !tmem_load_once(&o->pools[pool].owed))
 		return 0;
 	/* Bounded: other CPUs may keep noting while this one sends. */
-	for (n = 0; n < SHIM_OWED_MAX; n++) {
+	for (n = 0; n < SHIM_OWED_EPH_MAX; n++) {
 		i = owed_take(o, pool, &copy);
 		if (i < 0)
 			break;
@@ -158,12 +158,12 @@ int shim_owed_settle(struct shim_ops *o, int pool, const struct tmem_oid *oid,
 	return owed_covers(o, pool, oid, index);
 }
 
-void shim_owed_clear(struct shim_ops *o, int pool)
+void shim_owed_eph_clear(struct shim_ops *o, int pool)
 {
 	uint32_t i;
 
-	for (i = 0; i < SHIM_OWED_MAX; i++)
-		if (o->owed[i].state != OWED_FREE && o->owed[i].pool == pool)
-			o->owed[i].state = OWED_FREE;
+	for (i = 0; i < SHIM_OWED_EPH_MAX; i++)
+		if (o->owed_eph[i].state != OWED_FREE && o->owed_eph[i].pool == pool)
+			o->owed_eph[i].state = OWED_FREE;
 	tmem_store_once(&o->pools[pool].owed, 0);
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The host memory arena and the raw data allocator: one 4 KiB frame per
- * page.  The frames are a region of the store's mapping (backing.c),
+ * frames.c: the free-frame allocator inside the arena, and the raw data
+ * allocator: one 4 KiB frame per page.  (The arena is the file or memory
+ * daemon/arena.c finds; durable.c maps and formats it.)  The frames are
+ * a region of the store's mapping (durable.c),
  * reserved once for the whole growth range, so growing only moves
  * total_frames.  Free frames are
  * kept on a stack of frame numbers beside the arena (4 bytes a frame,
@@ -11,7 +13,7 @@
  * is LIFO, so the next put reuses the frame freed last.  Frames never
  * handed out since the last shrink sit above a bump index, so a fresh
  * arena costs nothing until it is used.  All under alloc_lock (the size
- * fields are also read without it, see arena_set()).  total_frames and
+ * fields are also read without it, see relaxed_set()).  total_frames and
  * the bump are mirrored in the durable header for recovery (COMMIT.md):
  * the bump before a frame above it is handed out, a shrink's new size
  * only after every page has moved below it.
@@ -21,9 +23,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "store_internal.h"
+#include "internal.h"
 
-static inline uint8_t *frame_ptr(const struct tmem_arena *a, uint32_t f)
+static inline uint8_t *frame_ptr(const struct tmem_frames *a, uint32_t f)
 {
 	return a->base + ((size_t)f << TMEM_PAGE_SHIFT);
 }
@@ -43,7 +45,7 @@ static inline size_t free_stack_bytes(uint32_t max_frames)
  * touch.  In a file they are allocated first: on a tmpfs or hugetlbfs
  * without room a touch is a SIGBUS, an allocation a clean -ENOSPC.
  */
-static int arena_prefault_range(struct tmem_arena *a, uint32_t from, uint32_t to)
+static int frames_prefault_range(struct tmem_frames *a, uint32_t from, uint32_t to)
 {
 	if (to <= from)
 		return 0;
@@ -64,7 +66,7 @@ static int arena_prefault_range(struct tmem_arena *a, uint32_t from, uint32_t to
 /* In chunks of PREFAULT_CHUNK frames (64 MiB), asking should_stop
  * between them: prefaulting a large pool takes a while. */
 #define PREFAULT_CHUNK 16384u
-static int arena_prefault(struct tmem_arena *a, uint32_t from, uint32_t to)
+static int frames_prefault(struct tmem_frames *a, uint32_t from, uint32_t to)
 {
 	for (uint32_t f = from; f < to; f += PREFAULT_CHUNK) {
 		uint32_t end = to - f > PREFAULT_CHUNK ? f + PREFAULT_CHUNK : to;
@@ -72,14 +74,14 @@ static int arena_prefault(struct tmem_arena *a, uint32_t from, uint32_t to)
 
 		if (a->should_stop && a->should_stop(a->stop_ctx))
 			return -ECANCELED;
-		ret = arena_prefault_range(a, f, end);
+		ret = frames_prefault_range(a, f, end);
 		if (ret < 0)
 			return ret;
 	}
 	return 0;
 }
 
-static int arena_lock_range(struct tmem_arena *a, uint32_t from, uint32_t to)
+static int frames_lock_range(struct tmem_frames *a, uint32_t from, uint32_t to)
 {
 	if (!a->locked || to <= from)
 		return 0;
@@ -88,7 +90,7 @@ static int arena_lock_range(struct tmem_arena *a, uint32_t from, uint32_t to)
 	return 0;
 }
 
-int arena_init(struct tmem_arena *a, const struct tmem_store_config *cfg,
+int frames_init(struct tmem_frames *a, const struct tmem_store_config *cfg,
 	       uint32_t frames)
 {
 	int ret;
@@ -106,15 +108,15 @@ int arena_init(struct tmem_arena *a, const struct tmem_store_config *cfg,
 	a->prefault = cfg->prefault;
 	a->should_stop = cfg->should_stop;
 	a->stop_ctx = cfg->stop_ctx;
-	ret = arena_grow(a, frames);
+	ret = frames_grow(a, frames);
 	if (ret < 0) {
 		a->locked = false;
-		arena_fini(a);
+		frames_fini(a);
 	}
 	return ret;
 }
 
-void arena_fini(struct tmem_arena *a)
+void frames_fini(struct tmem_frames *a)
 {
 	if (a->free_stack)
 		munmap(a->free_stack, free_stack_bytes(a->max_frames));
@@ -124,29 +126,29 @@ void arena_fini(struct tmem_arena *a)
 	a->locked = false;
 }
 
-int arena_grow(struct tmem_arena *a, uint32_t new_frames)
+int frames_grow(struct tmem_frames *a, uint32_t new_frames)
 {
 	int ret;
 
 	if (new_frames > a->max_frames || new_frames < a->total_frames)
 		return -EINVAL;
-	ret = arena_lock_range(a, a->total_frames, new_frames);
+	ret = frames_lock_range(a, a->total_frames, new_frames);
 	if (ret < 0)
 		return ret;
 	if (a->prefault)
-		ret = arena_prefault(a, a->total_frames, new_frames);
+		ret = frames_prefault(a, a->total_frames, new_frames);
 	if (ret < 0) {
 		if (a->locked)
 			munlock(frame_ptr(a, a->total_frames),
 				frames_bytes(new_frames - a->total_frames));
 		return ret;
 	}
-	arena_set(&a->total_frames, new_frames);
-	arena_set(&a->hdr->total_frames, new_frames);
+	relaxed_set(&a->total_frames, new_frames);
+	relaxed_set(&a->hdr->total_frames, new_frames);
 	return 0;
 }
 
-void arena_trim_free(struct tmem_arena *a, uint32_t new_frames)
+void frames_trim_free(struct tmem_frames *a, uint32_t new_frames)
 {
 	uint32_t keep = 0;
 
@@ -157,18 +159,18 @@ void arena_trim_free(struct tmem_arena *a, uint32_t new_frames)
 	a->free_top = keep;
 	if (a->bump > new_frames)
 		a->bump = new_frames;
-	arena_set(&a->total_frames, new_frames);
+	relaxed_set(&a->total_frames, new_frames);
 }
 
-void arena_release(struct tmem_arena *a, uint32_t new_frames,
+void frames_release(struct tmem_frames *a, uint32_t new_frames,
 		   uint32_t old_frames)
 {
 	if (old_frames <= new_frames)
 		return;
 	/* Every page has moved below new_frames: now recovery may stop there. */
-	arena_set(&a->hdr->total_frames, new_frames);
+	relaxed_set(&a->hdr->total_frames, new_frames);
 	if (a->hdr->frame_bump > new_frames)
-		arena_set(&a->hdr->frame_bump, new_frames);
+		relaxed_set(&a->hdr->frame_bump, new_frames);
 	if (a->locked)
 		munlock(frame_ptr(a, new_frames), frames_bytes(old_frames - new_frames));
 	/* A file's pages stay in it unless the range is punched out. */
@@ -178,12 +180,12 @@ void arena_release(struct tmem_arena *a, uint32_t new_frames,
 
 /* ---- frames, and the raw data allocator ----------------------------------- */
 
-uint8_t *arena_frame(const struct tmem_arena *a, uint32_t f)
+uint8_t *frame_at(const struct tmem_frames *a, uint32_t f)
 {
 	return frame_ptr(a, f);
 }
 
-int arena_frame_alloc(struct tmem_arena *a, uint32_t *handle)
+int frames_alloc(struct tmem_frames *a, uint32_t *handle)
 {
 	uint32_t f;
 
@@ -192,43 +194,43 @@ int arena_frame_alloc(struct tmem_arena *a, uint32_t *handle)
 	} else if (a->bump < a->total_frames) {
 		f = a->bump++;
 		if (a->bump > a->hdr->frame_bump)
-			arena_set(&a->hdr->frame_bump, a->bump);
+			relaxed_set(&a->hdr->frame_bump, a->bump);
 	} else {
 		return -ENOSPC;
 	}
-	arena_set(&a->used, a->used + 1);
+	relaxed_set(&a->used, a->used + 1);
 	*handle = f;
 	return 0;
 }
 
-void arena_frame_free(struct tmem_arena *a, uint32_t f)
+void frames_free(struct tmem_frames *a, uint32_t f)
 {
 	/* Never overflows: a frame is freed once, and at most max_frames exist. */
 	a->free_stack[a->free_top++] = f;
 	if (a->free_top > a->free_high)
 		a->free_high = a->free_top;
-	arena_set(&a->used, a->used - 1);
+	relaxed_set(&a->used, a->used - 1);
 }
 
 /* A frame outside the new size, moved to one inside (shrink). */
-uint32_t arena_frame_relocate(struct tmem_arena *a, uint32_t f)
+uint32_t frames_relocate(struct tmem_frames *a, uint32_t f)
 {
 	uint32_t to;
 
 	if (f < a->total_frames)
 		return f;
 	/* resize checked used <= new size, so a frame is always free here. */
-	if (arena_frame_alloc(a, &to) < 0)
+	if (frames_alloc(a, &to) < 0)
 		return f;
 	memcpy(frame_ptr(a, to), frame_ptr(a, f), TMEM_PAGE_SIZE);
 	/* The old frame is outside the arena now; not freed to the stack. */
-	arena_set(&a->used, a->used - 1);
+	relaxed_set(&a->used, a->used - 1);
 	return to;
 }
 
 static int raw_alloc(struct tmem_store *s, const struct tmem_enc *e, uint32_t *handle)
 {
-	int ret = arena_frame_alloc(&s->arena, handle);
+	int ret = frames_alloc(&s->frames, handle);
 
 	if (ret == 0 && e->kind == TMEM_ENC_HUGE)
 		*handle |= TMEM_H_SUB;
@@ -237,14 +239,14 @@ static int raw_alloc(struct tmem_store *s, const struct tmem_enc *e, uint32_t *h
 
 static void raw_free(struct tmem_store *s, uint32_t h)
 {
-	arena_frame_free(&s->arena, h & TMEM_H_IDX);
+	frames_free(&s->frames, h & TMEM_H_IDX);
 }
 
 static void raw_write(struct tmem_store *s, uint32_t h, uint32_t page,
 		      const struct tmem_enc *e)
 {
 	(void)page;
-	memcpy(frame_ptr(&s->arena, h & TMEM_H_IDX), e->page, TMEM_PAGE_SIZE);
+	memcpy(frame_ptr(&s->frames, h & TMEM_H_IDX), e->page, TMEM_PAGE_SIZE);
 }
 
 static const void *raw_map(const struct tmem_store *s, uint32_t h, void *bounce,
@@ -253,12 +255,12 @@ static const void *raw_map(const struct tmem_store *s, uint32_t h, void *bounce,
 	(void)bounce;
 	*len = TMEM_PAGE_SIZE;
 	*codec = TMEM_CODEC_NONE;
-	return frame_ptr(&s->arena, h & TMEM_H_IDX);
+	return frame_ptr(&s->frames, h & TMEM_H_IDX);
 }
 
 static uint32_t raw_relocate(struct tmem_store *s, uint32_t h)
 {
-	return arena_frame_relocate(&s->arena, h & TMEM_H_IDX) | (h & ~TMEM_H_IDX);
+	return frames_relocate(&s->frames, h & TMEM_H_IDX) | (h & ~TMEM_H_IDX);
 }
 
 const struct tmem_data_ops tmem_raw_data_ops = {

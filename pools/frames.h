@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * frames.c: the arena's frames and their free-frame allocator, which is
+ * also the raw data allocator (tmem_raw_data_ops).  The arena itself is
+ * the file daemon/arena.c finds; durable.c maps it and points the frames
+ * into it.  Used by zs.c (its spans' frames), store.c (resize), stats.c.
+ */
+#ifndef TMEM_POOLS_FRAMES_H
+#define TMEM_POOLS_FRAMES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "durable.h"
+#include "tmem_store.h"
+
+/* The arena's frames and their free-frame allocator (frames.c).  Under
+ * alloc_lock; total_frames and used are also read without it (the counts
+ * every put asks for), so they are written with relaxed_set(). */
+struct tmem_frames {
+	uint8_t *base;         /* max_frames frames inside the store's mapping */
+	uint32_t max_frames;   /* reservation size */
+	uint32_t total_frames; /* current size: frames [0, total) may be used */
+	uint32_t bump;         /* frames >= bump were never handed out */
+	uint32_t *free_stack;  /* free frames below bump; max_frames entries, NORESERVE */
+	uint32_t free_top;     /* entries on free_stack */
+	uint32_t free_high;    /* free_stack's high-water mark (resident metadata) */
+	uint32_t used;         /* frames handed out */
+	bool locked;           /* mlock'd (frames [0, total)) */
+	bool prefault;         /* touch frames as they enter the arena */
+	/* While the store is set up only (cfg->should_stop): asked between
+	 * prefault chunks; NULL afterwards. */
+	bool (*should_stop)(void *ctx);
+	void *stop_ctx;
+	bool file_backed;      /* frames live in a file: release by MADV_REMOVE */
+	int fd;                /* that file (not owned), frames at fd_off */
+	uint64_t fd_off;
+	struct tmem_durable_hdr *hdr; /* total_frames and bump are mirrored there */
+};
+
+/* A tmem_frames (or durable header) size field: written under alloc_lock, read with or without it. */
+static inline void relaxed_set(uint32_t *field, uint32_t v)
+{
+	__atomic_store_n(field, v, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t relaxed_get(const uint32_t *field)
+{
+	return __atomic_load_n(field, __ATOMIC_RELAXED);
+}
+
+/* ---- frames.c: the free-frame allocator ---------------------------------- */
+int frames_init(struct tmem_frames *a, const struct tmem_store_config *cfg,
+	       uint32_t frames);
+void frames_fini(struct tmem_frames *a);
+int frames_grow(struct tmem_frames *a, uint32_t new_frames);
+/* Shrink step 1: the frames end at new_frames for new allocations; free
+ * frames above are dropped.  The caller then relocates every live handle. */
+void frames_trim_free(struct tmem_frames *a, uint32_t new_frames);
+/* Shrink step 2: give [new_frames, old_frames) back to the kernel. */
+void frames_release(struct tmem_frames *a, uint32_t new_frames,
+		   uint32_t old_frames);
+
+/* ---- raw frames (frames.c), for zs.c's spans; alloc_lock --------------- */
+int frames_alloc(struct tmem_frames *a, uint32_t *f);
+void frames_free(struct tmem_frames *a, uint32_t f);
+uint8_t *frame_at(const struct tmem_frames *a, uint32_t f);
+/* Shrink: f, or a copy of it below the new size. */
+uint32_t frames_relocate(struct tmem_frames *a, uint32_t f);
+
+#endif /* TMEM_POOLS_FRAMES_H */
