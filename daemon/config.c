@@ -178,6 +178,32 @@ static int restart_key(struct parse_ctx *ctx, const char *key, const char *v)
 	return 1;
 }
 
+/* [tmemd] keys of the elastic pool (fallow.h). */
+static int fallow_key(struct parse_ctx *ctx, const char *key, const char *v)
+{
+	struct tmemd_config *cfg = ctx->cfg;
+	enum tmem_size_result r;
+
+	if (!strcmp(key, "memory-reserve")) {
+		r = tmemd_parse_size(v, true, &cfg->memory_reserve);
+		if (r)
+			FAIL(ctx, "memory-reserve: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR
+			     ", or N%% of RAM)", v, tmem_size_strerror(r));
+	} else if (!strcmp(key, "xen-reserve")) {
+		r = tmemd_parse_size(v, false, &cfg->xen_reserve);
+		if (r)
+			FAIL(ctx, "xen-reserve: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR ")",
+			     v, tmem_size_strerror(r));
+	} else if (!strcmp(key, "memory-grow-delay")) {
+		if (parse_seconds(v, TMEMD_MAX_GROW_DELAY, &cfg->grow_delay_sec) ||
+		    !cfg->grow_delay_sec)
+			FAIL(ctx, "memory-grow-delay: want a duration such as 30, 90s or 5m (1s to 1h), got '%s'", v);
+	} else {
+		FAIL(ctx, "unknown key '%s' in [tmemd]", key);
+	}
+	return 1;
+}
+
 /* [tmemd] local-* keys: what one uid may hold on guest.sock. */
 static int local_key(struct parse_ctx *ctx, const char *key, const char *v)
 {
@@ -213,12 +239,12 @@ static int tmemd_key(struct parse_ctx *ctx, const char *key, const char *v)
 	unsigned long n;
 
 	if (!strcmp(key, "memory")) {
-		r = tmemd_parse_size(v, true, &cfg->memory_bytes);
-		if (!r && cfg->memory_bytes < 16 * TMEM_PAGE_SIZE)
-			r = TMEM_SIZE_RANGE;
+		r = tmemd_parse_memory(v, &cfg->memory_bytes);
 		if (r)
 			FAIL(ctx, "memory: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR
-			     ", or N%% of RAM; at least 64K)", v, tmem_size_strerror(r));
+			     ", N%% of RAM or auto; at least 64K)", v, tmem_size_strerror(r));
+	} else if (!strncmp(key, "memory-", 7) || !strcmp(key, "xen-reserve")) {
+		return fallow_key(ctx, key, v);
 	} else if (!strcmp(key, "compress-threshold")) {
 		if (parse_uint(v, 256, TMEM_PAGE_SIZE - 8, &n))
 			FAIL(ctx, "compress-threshold: want 256..%d bytes, got '%s'",

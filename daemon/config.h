@@ -37,6 +37,11 @@
 #define TMEMD_CONFIG_MAX_TEXT "1 MiB"
 #define TMEMD_MAX_AUTH_PER_CLIENT 16
 #define TMEMD_DEFAULT_MEMORY (128ull << 20)
+/* memory = auto: the pool follows what the host can spare (fallow.h). */
+#define TMEMD_MEMORY_AUTO UINT64_MAX
+#define TMEMD_DEFAULT_GROW_DELAY 30u      /* seconds without pressure before growing */
+#define TMEMD_MAX_GROW_DELAY 3600u
+#define TMEMD_DEFAULT_XEN_RESERVE (128ull << 20)
 #define TMEMD_DEFAULT_REATTACH_GRACE 300u  /* seconds */
 #define TMEMD_MAX_REATTACH_GRACE 86400u
 #define TMEMD_DEFAULT_PARKED_MAX_AGE 86400u  /* seconds: a day */
@@ -52,7 +57,10 @@ struct tmemd_client_conf {
 };
 
 struct tmemd_config {
-	uint64_t memory_bytes;   /* 0: TMEMD_DEFAULT_MEMORY */
+	uint64_t memory_bytes;   /* the ceiling; 0: TMEMD_DEFAULT_MEMORY; or TMEMD_MEMORY_AUTO */
+	uint64_t memory_reserve; /* bytes left to the host; 0: 5% of RAM, at least 64M */
+	uint64_t xen_reserve;    /* bytes left free in Xen; 0: TMEMD_DEFAULT_XEN_RESERVE */
+	unsigned grow_delay_sec; /* 0: TMEMD_DEFAULT_GROW_DELAY */
 	uint32_t compress_threshold; /* bytes; 0: the store's default (3 KiB) */
 	unsigned workers;        /* 0: one per online CPU */
 	char runtime_dir[256];   /* "": /run/tmemd or $XDG_RUNTIME_DIR/tmemd */

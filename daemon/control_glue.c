@@ -10,6 +10,7 @@
 #include "control/control.h"
 #include "control/ctl_proto.h"
 #include "control_glue.h"
+#include "fallow_json.h"
 #include "log.h"
 #include "tmem_names.h"
 
@@ -26,6 +27,7 @@ struct tmemd_ctl_glue {
 	struct tmemd_loop *loop;
 	struct tmemd_clients *reg;
 	const struct tmemd_config *cfg;  /* main's; reloads change it in place */
+	struct tmemd_fallow *fallow;
 	struct derived_grant *derived;   /* TMEM_MAX_SHARED_AUTH of them */
 	unsigned nr_derived;
 };
@@ -373,6 +375,22 @@ static void on_control(struct tmemd_watch *w, uint32_t events)
 		tmemd_loop_del(g->loop, &g->w);
 }
 
+static json_t *glue_memory_json(void *ctx)
+{
+	struct tmemd_ctl_glue *g = ctx;
+
+	return tmemd_fallow_json(g->fallow);
+}
+
+static int glue_release(void *ctx, uint64_t bytes, uint64_t *released)
+{
+	struct tmemd_ctl_glue *g = ctx;
+
+	if (!g->fallow)
+		return -EOPNOTSUPP;
+	return tmemd_fallow_release(g->fallow, bytes, released);
+}
+
 int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 			 struct tmemd_loop *loop, struct tmemd_clients *reg,
 			 struct tmemd_ctl_glue **out)
@@ -404,6 +422,8 @@ int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 		.refusals = glue_refusals,
 		.file_grants = file_grants,
 		.audit = glue_audit,
+		.memory_json = glue_memory_json,
+		.release = glue_release,
 	};
 	int rc;
 
@@ -412,6 +432,7 @@ int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 	g->loop = loop;
 	g->reg = reg;
 	g->cfg = cfg->daemon_cfg;
+	g->fallow = cfg->fallow;
 	if (!cc.state_dir) {
 		rc = tmemd_control_default_state_dir(state_dir, sizeof(state_dir));
 		if (rc) {

@@ -10,6 +10,7 @@
 
 #include "client_registry.h"
 #include "config.h"
+#include "fallow.h"
 #include "loop.h"
 
 struct tmemd_ctl_glue;
@@ -24,6 +25,7 @@ struct tmemd_ctl_glue_config {
 	unsigned max_conns_per_uid; /* 0: the server's default */
 	const struct tmemd_config *daemon_cfg; /* the running config (file grants) */
 	bool (*should_stop)(void *ctx); /* NULL, or asked while state.json is read */
+	struct tmemd_fallow *fallow;    /* the elastic pool (NULL: none) */
 };
 
 /* Starts the server; logs and returns -errno on failure (-ECANCELED,

@@ -15,6 +15,7 @@
 
 #include "client_registry.h"
 #include "compactor.h"
+#include "fallow.h"
 #include "config.h"
 #include "control_glue.h"
 #include "log.h"
@@ -43,6 +44,7 @@ struct tmemd {
 	struct tmemd_ctl_glue *control;
 	struct tmemd_service service;
 	struct tmemd_compactor compactor;
+	struct tmemd_fallow *fallow;
 	char stats_path[300];
 };
 
@@ -127,20 +129,59 @@ static int apply_shared_auth(struct tmemd *d)
 	return 0;
 }
 
+/*
+ * The arena is address space, not memory: frames are touched when a put
+ * first needs them and given back when they stay free (fallow.h).  With
+ * memory = auto it spans four times the RAM at start, room for a dom0
+ * that balloons up (dom0_mem=...,max:...); a size is the ceiling, and
+ * tmemctl pool-size may grow it up to the host's RAM.
+ */
+static void arena_geometry(const struct tmemd_config *cfg, struct tmem_store_config *sc)
+{
+	uint64_t ram = tmemd_host_ram_bytes();
+
+	if (cfg->memory_bytes == TMEMD_MEMORY_AUTO) {
+		sc->arena_bytes = sc->max_arena_bytes = 4 * ram;
+		return;
+	}
+	sc->arena_bytes = cfg->memory_bytes;
+	sc->max_arena_bytes = ram > cfg->memory_bytes ? ram : cfg->memory_bytes;
+}
+
+static int start_fallow(struct tmemd *d)
+{
+	uint64_t ram = tmemd_host_ram_bytes();
+	struct tmemd_fallow_config fc = {
+		.autosize = d->cfg.memory_bytes == TMEMD_MEMORY_AUTO,
+		.ceiling = d->cfg.memory_bytes == TMEMD_MEMORY_AUTO ? ram : d->cfg.memory_bytes,
+		.reserve = d->cfg.memory_reserve,
+		.xen_reserve = d->cfg.xen_reserve ? d->cfg.xen_reserve : TMEMD_DEFAULT_XEN_RESERVE,
+		.grow_delay_sec = d->cfg.grow_delay_sec ? d->cfg.grow_delay_sec
+							: TMEMD_DEFAULT_GROW_DELAY,
+	};
+	int rc;
+
+	if (!fc.reserve) {
+		fc.reserve = ram / 20;
+		if (fc.reserve < (64ull << 20))
+			fc.reserve = 64ull << 20;
+	}
+	rc = tmemd_fallow_start(&fc, d->store, d->policy, d->loop, &d->fallow);
+	if (rc)
+		log_err("cannot start the elastic pool: %s", strerror(-rc));
+	return rc;
+}
+
 static int start_core(struct tmemd *d)
 {
-	/* Address space (not memory) for tmemctl pool-size to grow into:
-	 * up to the host's RAM. */
-	uint64_t ram = tmemd_host_ram_bytes();
 	struct tmem_store_config sc = {
-		.arena_bytes = d->cfg.memory_bytes,
-		.max_arena_bytes = ram > d->cfg.memory_bytes ? ram : d->cfg.memory_bytes,
 		.compress_threshold = d->cfg.compress_threshold,
-		.prefault = true,
 		.should_stop = stop_pending,
 	};
 	struct tmem_policy_config pc;
 	int rc;
+
+	arena_geometry(&d->cfg, &sc);
 
 	rc = tmemd_restart_open_store(&d->restart, &sc, d->cfg.arena_path, d->discard_arena);
 	if (rc)
@@ -171,6 +212,9 @@ static int start_core(struct tmemd *d)
 	rc = tmemd_compactor_start(&d->compactor, d->store);
 	if (rc)
 		log_warn("no background compaction: %s", strerror(-rc));
+	rc = start_fallow(d);
+	if (rc)
+		return rc;
 	return start_step_done();
 }
 
@@ -184,6 +228,7 @@ static int start_services(struct tmemd *d)
 		.workers = d->workers,
 		.runtime_dir = d->cfg.runtime_dir,
 		.cfg = &d->cfg,
+		.fallow = d->fallow,
 	};
 	struct tmemd_ctl_glue_config cc = {
 		.runtime_dir = d->cfg.runtime_dir,
@@ -194,6 +239,7 @@ static int start_services(struct tmemd *d)
 		.max_conns_per_uid = d->cfg.control_max_per_uid,
 		.daemon_cfg = &d->cfg,
 		.should_stop = stop_pending,
+		.fallow = d->fallow,
 	};
 	const char *why = NULL;
 	int rc;
@@ -279,6 +325,7 @@ static void stop_all(struct tmemd *d)
 	if (d->transport)
 		d->transport->stop(d->transport_state);
 	tmemd_ctl_glue_stop(d->control);
+	tmemd_fallow_stop(d->fallow);
 	tmemd_compactor_stop(&d->compactor);
 	tmemd_clients_destroy(d->clients);
 	tmemd_workers_destroy(d->workers);
@@ -336,8 +383,13 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = start_services(&d);
 	if (!rc) {
-		log_info("ready: %llu MiB pool, %u workers, transport %s, runtime %s",
-			 (unsigned long long)(d.cfg.memory_bytes >> 20),
+		struct tmemd_fallow_stats fs;
+
+		tmemd_fallow_stats(d.fallow, &fs);
+		log_info("ready: pool ceiling %llu MiB%s, target %llu MiB, %u workers, transport %s, runtime %s",
+			 (unsigned long long)(fs.ceiling >> 20),
+			 d.cfg.memory_bytes == TMEMD_MEMORY_AUTO ? " (auto)" : "",
+			 (unsigned long long)(fs.target >> 20),
 			 d.cfg.workers, d.transport->name, d.cfg.runtime_dir);
 		tmemd_service_init(&d.service, d.store, d.loop);
 		tmemd_service_ready(&d.service);

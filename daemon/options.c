@@ -21,7 +21,8 @@ static void usage(FILE *f)
 		"  -r, --runtime-dir DIR   where guest.sock, control.sock and stats.json live\n"
 		"  -s, --state-dir DIR     where admin settings persist (state.json, at\n"
 		"                          most 4 MiB)\n"
-		"  -m, --memory SIZE       pool size: bytes, K/M/G suffix, or N%% of RAM\n"
+		"  -m, --memory SIZE|auto  pool ceiling: bytes, K/M/G suffix, N%% of RAM,\n"
+		"                          or auto (follow what the host can spare)\n"
 		"  -w, --workers N         ring worker threads (default one per CPU)\n"
 		"  -a, --arena PATH        keep the pages in PATH on tmpfs or hugetlbfs, so\n"
 		"                          they survive any restart (default: systemd's fd\n"
@@ -93,10 +94,9 @@ enum tmemd_options_result tmemd_options_parse(int argc, char **argv,
 			o->state_dir = optarg;
 			break;
 		case 'm':
-			if (tmemd_parse_size(optarg, true, &o->memory_bytes) ||
-			    o->memory_bytes < 16 * 4096)
+			if (tmemd_parse_memory(optarg, &o->memory_bytes))
 				return bad("--memory wants " TMEM_SIZE_GRAMMAR
-					   ", or N% of RAM (at least 64K)", optarg);
+					   ", N% of RAM (at least 64K), or auto", optarg);
 			break;
 		case 'w':
 			n = strtol(optarg, &end, 10);

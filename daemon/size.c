@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Sizes: proto/tmem_size.h's grammar, plus the host's RAM for "N%". */
+#include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "size.h"
 
 uint64_t tmemd_host_ram_bytes(void)
@@ -31,4 +33,18 @@ enum tmem_size_result tmemd_parse_size(const char *s, bool allow_percent, uint64
 		return TMEM_SIZE_RANGE;
 	*bytes = sz.pages * TMEM_PAGE_SIZE;
 	return TMEM_SIZE_OK;
+}
+
+enum tmem_size_result tmemd_parse_memory(const char *s, uint64_t *bytes)
+{
+	enum tmem_size_result r;
+
+	if (s && !strcmp(s, "auto")) {
+		*bytes = TMEMD_MEMORY_AUTO;
+		return TMEM_SIZE_OK;
+	}
+	r = tmemd_parse_size(s, true, bytes);
+	if (!r && *bytes < 16 * TMEM_PAGE_SIZE)
+		r = TMEM_SIZE_RANGE;
+	return r;
 }

@@ -16,6 +16,10 @@
  */
 enum tmem_size_result tmemd_parse_size(const char *s, bool allow_percent, uint64_t *bytes);
 
+/* The memory key and --memory: a size of at least 64K, N% of RAM, or
+ * "auto" (TMEMD_MEMORY_AUTO). */
+enum tmem_size_result tmemd_parse_memory(const char *s, uint64_t *bytes);
+
 /* Bytes of physical RAM, from sysconf(). */
 uint64_t tmemd_host_ram_bytes(void);
 

@@ -21,6 +21,8 @@
 #include "workers.h"
 
 /* What a transport gets from the daemon; it keeps the pointers. */
+struct tmemd_fallow;
+
 struct tmemd_env {
 	struct tmemd_loop *loop;
 	struct tmemd_clients *clients;
@@ -29,6 +31,8 @@ struct tmemd_env {
 	/* The config in force (reloads update it in place); NULL in tests.
 	 * The xen transport reads xen-domains from it. */
 	const struct tmemd_config *cfg;
+	/* The elastic pool, for the xen transport's balloon hooks; NULL in tests. */
+	struct tmemd_fallow *fallow;
 };
 
 struct tmem_transport_ops {

@@ -168,9 +168,9 @@ uint64_t policy_evict_own(struct tmem_pclient *pc, uint64_t want)
 }
 
 /*
- * The configured low-water mark, or 1/64 of the arena (at least 16
- * pages); never more than half the arena, so a small arena is not
- * emptied to keep its reserve.
+ * The configured low-water mark, or 1/64 of the arena's limit (its
+ * target; at least 16 pages); never more than half of it, so a small
+ * arena is not emptied to keep its reserve.
  */
 uint64_t policy_low_water(const struct tmem_policy *policy,
 			  uint64_t total_pages)
@@ -192,7 +192,7 @@ uint64_t tmem_policy_low_water(struct tmem_policy *policy)
 	if (!policy)
 		return 0;
 	store_arena_counts(policy->store, &a);
-	return policy_low_water(policy, a.total_pages);
+	return policy_low_water(policy, a.limit_pages);
 }
 
 /*
@@ -207,7 +207,7 @@ uint64_t policy_refill(struct tmem_policy *policy, bool inline_put)
 	uint64_t lw, want, got;
 
 	store_arena_counts(policy->store, &a);
-	lw = policy_low_water(policy, a.total_pages);
+	lw = policy_low_water(policy, a.limit_pages);
 	if (a.free_pages >= lw)
 		return 0;
 	if (inline_put && atomic_flag_test_and_set(&policy->refilling))

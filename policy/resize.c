@@ -22,7 +22,7 @@ static int shrink_make_room(struct tmem_policy *policy, uint64_t new_pages)
 		store_arena_counts(policy->store, &a);
 		if (a.persistent > new_pages)
 			return -EBUSY;
-		used = a.total_pages - a.free_pages;
+		used = a.used_pages;
 		if (used <= new_pages)
 			return 0;
 		if (!policy_evict_weighted(policy, used - new_pages))

@@ -112,6 +112,17 @@ int tmem_policy_put(struct tmem_pclient *pc, int32_t pool_id,
 int tmem_policy_resize(struct tmem_policy *policy, uint64_t new_pages);
 
 /*
+ * The elastic target (policy/target.c): at most pages frames in use from
+ * now on, 0 for the whole arena.  Lowering it evicts ephemeral pages
+ * (weighted) and compacts until the frames in use fit; *evicted (may be
+ * NULL) gets the pages evicted.  -EBUSY when persistent (or busy) pages
+ * alone do not fit: the target holds anyway, so persistent puts are
+ * refused until it rises, and nothing stored is lost.
+ */
+int tmem_policy_set_target(struct tmem_policy *policy, uint64_t pages,
+			   uint64_t *evicted);
+
+/*
  * Evicts ephemeral pages until free pages reach the low-water mark.
  * When the reserve is short it evicts at least a small batch (16 pages),
  * so the puts that follow need not evict.  Puts call this themselves;

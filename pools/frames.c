@@ -90,6 +90,14 @@ static int frames_lock_range(struct tmem_frames *a, uint32_t from, uint32_t to)
 	return 0;
 }
 
+static uint32_t *stack_map(uint32_t max_frames)
+{
+	void *p = mmap(NULL, free_stack_bytes(max_frames), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 int frames_init(struct tmem_frames *a, const struct tmem_store_config *cfg,
 	       uint32_t frames)
 {
@@ -97,12 +105,11 @@ int frames_init(struct tmem_frames *a, const struct tmem_store_config *cfg,
 
 	if (frames == 0 || frames > a->max_frames)
 		return -EINVAL;
-	a->free_stack = mmap(NULL, free_stack_bytes(a->max_frames),
-			     PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (a->free_stack == MAP_FAILED) {
-		a->free_stack = NULL;
-		return -errno;
+	a->free_stack = stack_map(a->max_frames);
+	a->released_stack = stack_map(a->max_frames);
+	if (!a->free_stack || !a->released_stack) {
+		frames_fini(a);
+		return -ENOMEM;
 	}
 	a->locked = cfg->lock_memory;
 	a->prefault = cfg->prefault;
@@ -120,7 +127,10 @@ void frames_fini(struct tmem_frames *a)
 {
 	if (a->free_stack)
 		munmap(a->free_stack, free_stack_bytes(a->max_frames));
+	if (a->released_stack)
+		munmap(a->released_stack, free_stack_bytes(a->max_frames));
 	a->free_stack = NULL;
+	a->released_stack = NULL;
 	if (a->locked && a->base && a->total_frames)
 		munlock(a->base, frames_bytes(a->total_frames));
 	a->locked = false;
@@ -157,6 +167,13 @@ void frames_trim_free(struct tmem_frames *a, uint32_t new_frames)
 		if (a->free_stack[i] < new_frames)
 			a->free_stack[keep++] = a->free_stack[i];
 	a->free_top = keep;
+	if (a->free_low > keep)
+		a->free_low = keep;
+	keep = 0;
+	for (uint32_t i = 0; i < a->released_top; i++)
+		if (a->released_stack[i] < new_frames)
+			a->released_stack[keep++] = a->released_stack[i];
+	a->released_top = keep;
 	if (a->bump > new_frames)
 		a->bump = new_frames;
 	relaxed_set(&a->total_frames, new_frames);
@@ -178,6 +195,72 @@ void frames_release(struct tmem_frames *a, uint32_t new_frames,
 		      a->file_backed ? MADV_REMOVE : MADV_DONTNEED);
 }
 
+/* ---- giving free frames back (release.c drives it) ------------------------ */
+
+/*
+ * Up to max of the free frames that no alloc has reached since the last
+ * call, keeping the keep nearest the top: the stack is LIFO, so the
+ * entries below free_low's mark are the coldest.  They leave the stack
+ * (in_transit) for the caller to punch out without alloc_lock.
+ */
+uint32_t frames_take_cold(struct tmem_frames *a, uint32_t *cold, uint32_t keep,
+			  uint32_t *out, uint32_t max)
+{
+	uint32_t n;
+
+	if (*cold > a->free_low)
+		*cold = a->free_low;
+	if (a->no_release || *cold <= keep)
+		return 0;
+	n = *cold - keep < max ? *cold - keep : max;
+	memcpy(out, a->free_stack, (size_t)n * sizeof(*out));
+	memmove(a->free_stack, a->free_stack + n,
+		(size_t)(a->free_top - n) * sizeof(*out));
+	a->free_top -= n;
+	a->free_low -= n;
+	*cold -= n;
+	a->in_transit += n;
+	return n;
+}
+
+/* Starts the next interval of free_low's mark. */
+uint32_t frames_cold_begin(struct tmem_frames *a)
+{
+	uint32_t cold = a->free_low < a->free_top ? a->free_low : a->free_top;
+
+	a->free_low = a->free_top;
+	return cold;
+}
+
+/* After the punch: punched frames are released, the others go back to
+ * the free stack.  A frame a shrink cut off meanwhile is dropped. */
+void frames_put_released(struct tmem_frames *a, const uint32_t *f, uint32_t n,
+			 bool punched)
+{
+	a->in_transit -= n;
+	for (uint32_t i = 0; i < n; i++) {
+		if (f[i] >= a->total_frames)
+			continue;
+		if (punched)
+			a->released_stack[a->released_top++] = f[i];
+		else
+			a->free_stack[a->free_top++] = f[i];
+	}
+	if (punched)
+		a->released_total += n;
+	else
+		a->no_release = true;
+}
+
+/* Punches frames [from, from + n) out of the memory or the file. */
+int frames_punch(const struct tmem_frames *a, uint32_t from, uint32_t n)
+{
+	if (madvise(frame_ptr(a, from), frames_bytes(n),
+		    a->file_backed ? MADV_REMOVE : MADV_DONTNEED) < 0)
+		return -errno;
+	return 0;
+}
+
 /* ---- frames, and the raw data allocator ----------------------------------- */
 
 uint8_t *frame_at(const struct tmem_frames *a, uint32_t f)
@@ -185,12 +268,21 @@ uint8_t *frame_at(const struct tmem_frames *a, uint32_t f)
 	return frame_ptr(a, f);
 }
 
-int frames_alloc(struct tmem_frames *a, uint32_t *handle)
+/*
+ * A free frame, ignoring the target: resident frames first (the one
+ * freed last is likely still in cache), then frames given back, then
+ * frames never touched.  The last two take their first touch in the put.
+ */
+static int frames_take(struct tmem_frames *a, uint32_t *handle)
 {
 	uint32_t f;
 
 	if (a->free_top) {
 		f = a->free_stack[--a->free_top];
+		if (a->free_top < a->free_low)
+			a->free_low = a->free_top;
+	} else if (a->released_top) {
+		f = a->released_stack[--a->released_top];
 	} else if (a->bump < a->total_frames) {
 		f = a->bump++;
 		if (a->bump > a->hdr->frame_bump)
@@ -199,8 +291,38 @@ int frames_alloc(struct tmem_frames *a, uint32_t *handle)
 		return -ENOSPC;
 	}
 	relaxed_set(&a->used, a->used + 1);
+	if (a->used > a->used_max)
+		relaxed_set(&a->used_max, a->used);
 	*handle = f;
 	return 0;
+}
+
+int frames_alloc(struct tmem_frames *a, uint32_t *handle)
+{
+	if (a->used >= frames_limit(a))
+		return -ENOSPC;
+	return frames_take(a, handle);
+}
+
+uint32_t frames_limit(const struct tmem_frames *a)
+{
+	uint32_t total = relaxed_get(&a->total_frames);
+	uint32_t target = relaxed_get(&a->target);
+
+	return target && target < total ? target : total;
+}
+
+void frames_set_target(struct tmem_frames *a, uint32_t target)
+{
+	relaxed_set(&a->target, target);
+}
+
+/* Touched frames, less those on the released stack or being punched. */
+uint32_t frames_resident(const struct tmem_frames *a)
+{
+	uint32_t away = a->released_top + a->in_transit;
+
+	return a->bump > away ? a->bump - away : 0;
 }
 
 void frames_free(struct tmem_frames *a, uint32_t f)
@@ -219,8 +341,9 @@ uint32_t frames_relocate(struct tmem_frames *a, uint32_t f)
 
 	if (f < a->total_frames)
 		return f;
-	/* resize checked used <= new size, so a frame is always free here. */
-	if (frames_alloc(a, &to) < 0)
+	/* resize checked used <= new size, so a frame is always free here
+	 * (the target does not apply: the page is stored already). */
+	if (frames_take(a, &to) < 0)
 		return f;
 	memcpy(frame_ptr(a, to), frame_ptr(a, f), TMEM_PAGE_SIZE);
 	/* The old frame is outside the arena now; not freed to the stack. */

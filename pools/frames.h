@@ -26,6 +26,18 @@ struct tmem_frames {
 	uint32_t free_top;     /* entries on free_stack */
 	uint32_t free_high;    /* free_stack's high-water mark (resident metadata) */
 	uint32_t used;         /* frames handed out */
+	uint32_t used_max;     /* used's high-water mark (zram's mem_used_max) */
+	/* Frames handed out stop at the target (tmemd's elastic size), not
+	 * only at total_frames; 0 = total_frames. */
+	uint32_t target;
+	/* Free frames given back to the host (punched out, or never touched
+	 * since): taken only when free_stack is empty.  Same size as it. */
+	uint32_t *released_stack;
+	uint32_t released_top;
+	uint32_t in_transit;   /* taken off free_stack, being punched out */
+	uint32_t free_low;     /* free_top's low-water mark since the last release */
+	uint64_t released_total; /* frames punched out, ever */
+	bool no_release;       /* punching failed once (hugetlbfs): keep frames */
 	bool locked;           /* mlock'd (frames [0, total)) */
 	bool prefault;         /* touch frames as they enter the arena */
 	/* While the store is set up only (cfg->should_stop): asked between
@@ -60,6 +72,21 @@ void frames_trim_free(struct tmem_frames *a, uint32_t new_frames);
 /* Shrink step 2: give [new_frames, old_frames) back to the kernel. */
 void frames_release(struct tmem_frames *a, uint32_t new_frames,
 		   uint32_t old_frames);
+
+/* Frames that hold memory now: touched, and not given back since. */
+uint32_t frames_resident(const struct tmem_frames *a);
+/* The elastic limit on frames handed out (0: none). */
+void frames_set_target(struct tmem_frames *a, uint32_t target);
+uint32_t frames_limit(const struct tmem_frames *a);
+
+/* Giving cold free frames back (release.c), under alloc_lock but for
+ * frames_punch(). */
+uint32_t frames_cold_begin(struct tmem_frames *a);
+uint32_t frames_take_cold(struct tmem_frames *a, uint32_t *cold, uint32_t keep,
+			  uint32_t *out, uint32_t max);
+void frames_put_released(struct tmem_frames *a, const uint32_t *f, uint32_t n,
+			 bool punched);
+int frames_punch(const struct tmem_frames *a, uint32_t from, uint32_t n);
 
 /* ---- raw frames (frames.c), for zs.c's spans; alloc_lock --------------- */
 int frames_alloc(struct tmem_frames *a, uint32_t *f);

@@ -263,7 +263,13 @@ static void rebuild_free_lists(struct recover *r)
 			a->free_stack[a->free_top++] = f;
 	}
 	a->free_high = a->free_top;
+	/* Free frames below the bump may have been punched out before the
+	 * restart: counted resident until store_release_cold() punches them
+	 * (again: a hole costs nothing). */
+	a->free_low = a->free_top;
+	a->released_top = 0;
 	relaxed_set(&a->used, a->bump - a->free_top);
+	relaxed_set(&a->used_max, a->used);
 	for (uint32_t gid = s->pool_bump; gid-- > 0;)
 		if (!s->pool_tab[gid]->live)
 			do_pool_struct_release(s->pool_tab[gid]);

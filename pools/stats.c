@@ -37,7 +37,7 @@ static void counters_snapshot(const struct tmem_counters *c,
 
 void store_arena_counts(struct tmem_store *s, struct tmem_arena_counts *out)
 {
-	uint32_t total, used;
+	uint32_t total, used, limit;
 
 	if (!out)
 		return;
@@ -50,8 +50,11 @@ void store_arena_counts(struct tmem_store *s, struct tmem_arena_counts *out)
 	 * but a racing pair of reads might, hence the clamp. */
 	used = relaxed_get(&s->frames.used);
 	total = relaxed_get(&s->frames.total_frames);
+	limit = frames_limit(&s->frames);
 	out->total_pages = total;
-	out->free_pages = total > used ? total - used : 0;
+	out->limit_pages = limit;
+	out->used_pages = used;
+	out->free_pages = limit > used ? limit - used : 0;
 	out->ephemeral = ld(&s->kind_pages[TMEM_KIND_EPH]);
 	out->persistent = ld(&s->kind_pages[TMEM_KIND_PERS]);
 }
@@ -147,6 +150,11 @@ void store_info(struct tmem_store *s, struct tmem_store_info *out)
 	pthread_mutex_unlock(&s->lock);
 	out->metadata_bytes = metadata_bytes(s);
 	store_zinfo(s, out);
+	pthread_mutex_lock(&s->alloc_lock);
+	out->mem_used_max = (uint64_t)s->frames.used_max * TMEM_PAGE_SIZE;
+	out->mem_resident = (uint64_t)frames_resident(&s->frames) * TMEM_PAGE_SIZE;
+	out->frames_released = s->frames.released_total;
+	pthread_mutex_unlock(&s->alloc_lock);
 }
 
 static uint32_t do_nr_pools(const struct tmem_client *c)

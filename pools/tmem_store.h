@@ -351,8 +351,10 @@ void store_client_page_counts(const struct tmem_client *c,
 			      struct tmem_page_counts *out);
 
 struct tmem_arena_counts {
-	uint64_t total_pages;  /* current arena size, in 4 KiB frames */
-	uint64_t free_pages;   /* frames free: physical room, not pages */
+	uint64_t total_pages;  /* current arena size (the ceiling), in 4 KiB frames */
+	uint64_t limit_pages;  /* frames that may be in use: the target, at most total */
+	uint64_t used_pages;   /* frames in use (data and spans) */
+	uint64_t free_pages;   /* limit_pages - used_pages: physical room, not pages */
 	uint64_t ephemeral;    /* over all clients, shared included */
 	uint64_t persistent;
 };
@@ -366,6 +368,22 @@ void store_arena_counts(struct tmem_store *store,
  * ephemeral pages first), and with -EINVAL above max_arena_bytes.
  */
 int store_resize(struct tmem_store *store, uint64_t new_pages);
+
+/*
+ * The elastic size: puts stop finding room once this many frames are in
+ * use (ephemeral pages are then evicted to make room, by policy/), even
+ * when the arena is larger.  Nothing stored moves or goes; 0 = the arena
+ * size.  policy/ evicts down to it (tmem_policy_set_target()).
+ */
+void store_set_target(struct tmem_store *store, uint64_t pages);
+
+/*
+ * Gives back to the host the free frames that no put has reached since
+ * the last call, keeping keep_pages of them resident for the next puts.
+ * Call it at a steady interval (tmemd: every second): a frame free for a
+ * whole interval is cold.  Returns the frames punched out.
+ */
+uint64_t store_release_cold(struct tmem_store *store, uint64_t keep_pages);
 
 /*
  * Compaction: move compressed pages out of the emptiest spans of each
@@ -446,6 +464,10 @@ struct tmem_store_info {
 	/* Compression over the whole store. */
 	struct tmem_zstats z;
 	uint64_t mem_used_total;   /* physical bytes: frames in use x 4096 */
+	uint64_t mem_used_max;     /* its peak since the store was opened */
+	/* Frames that hold memory: in use, or free and not given back yet. */
+	uint64_t mem_resident;     /* bytes */
+	uint64_t frames_released;  /* free frames given back to the host, ever */
 	uint64_t zs_overhead;      /* span bytes not holding data: headers, class rounding, span tails */
 	uint64_t zs_fragmentation; /* bytes of free slots in live spans */
 	uint64_t compactions;      /* compaction runs that moved a page */

@@ -29,6 +29,7 @@
 #ifndef TMEMD_CONTROL_H
 #define TMEMD_CONTROL_H
 
+#include <jansson.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -170,6 +171,12 @@ struct tmemd_control_hooks {
 	/* Optional (NULL: through log): one audit line, a state change peer
 	 * uid asked for about client (NULL: not about one), as syslog(3). */
 	void (*audit)(void *ctx, int priority, uid_t uid, const char *client, const char *msg);
+	/* Optional (NULL: null in status and stats): the elastic pool's
+	 * figures, a new reference (daemon/fallow_json.c). */
+	json_t *(*memory_json)(void *ctx);
+	/* Optional (NULL: "release" is refused): give bytes of the pool
+	 * back to the host now; *released gets what went.  0 or -errno. */
+	int (*release)(void *ctx, uint64_t bytes, uint64_t *released);
 };
 
 /*

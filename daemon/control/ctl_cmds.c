@@ -280,6 +280,24 @@ static int ctl_cmd_pool_size(struct tmemd_control *ctl, const struct ctl_request
 	return 0;
 }
 
+/* tmemctl release: what xend did before it ballooned dom0 down. */
+static int ctl_cmd_release(struct tmemd_control *ctl, const struct ctl_request *req,
+			   json_t **result, struct ctl_err *err)
+{
+	uint64_t released = 0;
+	int rc;
+
+	if (!ctl->hooks.release)
+		return ctl_err_set(err, EOPNOTSUPP, "release: this tmemd has no elastic pool");
+	rc = ctl->hooks.release(ctl->ctx, req->pages * TMEM_PAGE_SIZE, &released);
+	if (rc)
+		return ctl_err_set(err, -rc, "release: %s", strerror(-rc));
+	*result = json_pack("{s:I, s:I, s:o}", "asked_bytes",
+			    (json_int_t)(req->pages * TMEM_PAGE_SIZE),
+			    "released_bytes", (json_int_t)released, "memory", ctl_memory_json(ctl));
+	return 0;
+}
+
 static int count_client(const struct tmemd_control_client *cl, void *arg)
 {
 	(void)cl;
@@ -301,7 +319,7 @@ static int ctl_cmd_status(struct tmemd_control *ctl, const struct ctl_request *r
 	if (ctl->hooks.park_stats)
 		ctl->hooks.park_stats(ctl->ctx, &park);
 	*result = json_pack(
-		"{s:i, s:{s:s, s:i, s:I, s:I, s:s, s:s, s:s, s:s, s:o}, s:o, s:i, s:i, s:i, s:o}",
+		"{s:i, s:{s:s, s:i, s:I, s:I, s:s, s:s, s:s, s:s, s:o}, s:o, s:o, s:i, s:i, s:i, s:o}",
 		"version", TMEMD_CONTROL_PROTO_VERSION,
 		"daemon", "version", ctl->version, "pid", (int)getpid(),
 		"uptime_seconds", (json_int_t)(now.tv_sec - ctl->started.tv_sec),
@@ -309,7 +327,7 @@ static int ctl_cmd_status(struct tmemd_control *ctl, const struct ctl_request *r
 		"transport", ctl->transport, "runtime_dir", ctl->runtime_dir,
 		"state_dir", ctl->state_dir, "control_socket", ctl->sock_path,
 		"last_reload", ctl_reload_json(ctl),
-		"pool", ctl_pool_json(ctl),
+		"pool", ctl_pool_json(ctl), "memory", ctl_memory_json(ctl),
 		"clients", (int)clients, "parked_clients", (int)park.parked,
 		"control_connections", (int)ctl->nr_conns,
 		"restart", ctl_restart_json(ctl));
@@ -370,6 +388,7 @@ static const ctl_handler handlers[CTL_CMD_NR] = {
 	[CTL_FLUSH] = ctl_cmd_flush,
 	[CTL_SHARED_AUTH] = ctl_cmd_shared_auth,
 	[CTL_POOL_SIZE] = ctl_cmd_pool_size,
+	[CTL_RELEASE] = ctl_cmd_release,
 	[CTL_FORGET] = ctl_cmd_forget,
 };
 

@@ -107,6 +107,8 @@ json_t *ctl_stats_document(struct tmemd_control *ctl, const char *only);
 json_t *ctl_list_document(struct tmemd_control *ctl, const char *only);
 /* The stats document's "pool" object; "status" sends the same one. */
 json_t *ctl_pool_json(struct tmemd_control *ctl);
+/* The elastic pool's figures (the memory_json hook's), or null. */
+json_t *ctl_memory_json(struct tmemd_control *ctl);
 /* The fields of one client that "list" and "stats" share. */
 json_t *ctl_client_summary(struct tmemd_control *ctl,
 			   const struct tmemd_control_client *cl);

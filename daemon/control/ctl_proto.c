@@ -98,6 +98,7 @@ static const struct {
 	[CTL_FLUSH] = { .name = "flush", .writes = true, .args = client_args },
 	[CTL_SHARED_AUTH] = { .name = "shared-auth", .writes = true, .args = auth_args },
 	[CTL_POOL_SIZE] = { .name = "pool-size", .writes = true, .args = pool_size_args },
+	[CTL_RELEASE] = { .name = "release", .writes = true, .args = pool_size_args },
 	[CTL_FORGET] = { .name = "forget", .writes = true, .args = client_args },
 };
 

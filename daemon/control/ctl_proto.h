@@ -38,6 +38,7 @@ enum ctl_cmd {
 	CTL_SHARED_AUTH,
 	CTL_POOL_SIZE,
 	CTL_FORGET,
+	CTL_RELEASE,
 	CTL_CMD_NR,
 };
 

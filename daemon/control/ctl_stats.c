@@ -266,18 +266,21 @@ static json_t *shared_json(struct tmemd_control *ctl, const char *only)
 }
 
 /*
- * What the host could take back, in frames: the free ones and those the
+ * What the host could take back at once, in frames: the free frames that
+ * still hold memory (the others went back already) and those the
  * ephemeral pages hold.  Compressed, pages share frames, so the latter
  * is the used frames' share by page count (exact with compression off,
  * where a page is a frame).
  */
-static uint64_t freeable_frames(const struct tmem_arena_counts *a)
+static uint64_t freeable_frames(const struct tmem_store_info *si)
 {
-	uint64_t used = a->total_pages - a->free_pages, pages = a->ephemeral + a->persistent;
+	const struct tmem_arena_counts *a = &si->arena;
+	uint64_t resident = si->mem_resident / TMEM_PAGE_SIZE, pages = a->ephemeral + a->persistent;
+	uint64_t idle = resident > a->used_pages ? resident - a->used_pages : 0;
 
 	if (!pages)
-		return a->free_pages;
-	return a->free_pages + (uint64_t)((double)used * (double)a->ephemeral / (double)pages);
+		return idle;
+	return idle + (uint64_t)((double)a->used_pages * (double)a->ephemeral / (double)pages);
 }
 
 json_t *ctl_pool_json(struct tmemd_control *ctl)
@@ -295,7 +298,7 @@ json_t *ctl_pool_json(struct tmemd_control *ctl)
 	doc = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			"page_size", (int)TMEM_PAGE_SIZE,
 			"total_pages", jint(a->total_pages),
-			"used_pages", jint(a->total_pages - a->free_pages),
+			"used_pages", jint(a->used_pages),
 			"free_pages", jint(a->free_pages),
 			"ephemeral_pages", jint(a->ephemeral),
 			"persistent_pages", jint(a->persistent),
@@ -303,7 +306,7 @@ json_t *ctl_pool_json(struct tmemd_control *ctl)
 			"stored_bytes", jint(si.z.compr_data_size),
 			"metadata_bytes", jint(si.metadata_bytes),
 			"evictions", jint(si.evictions),
-			"freeable_pages", jint(freeable_frames(a)));
+			"freeable_pages", jint(freeable_frames(&si)));
 	if (doc && (json_object_set_new(doc, "compression", zstats_json(&si.z)) ||
 		    json_object_set_new(doc, "allocator", json_pack(
 			    "{s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
@@ -370,10 +373,18 @@ static json_t *refusals_json(struct tmemd_control *ctl)
 			 "requests", refusal_counts_json(&r, r.requests));
 }
 
+json_t *ctl_memory_json(struct tmemd_control *ctl)
+{
+	json_t *m = ctl->hooks.memory_json ? ctl->hooks.memory_json(ctl->ctx) : NULL;
+
+	return m ? m : json_null();
+}
+
 json_t *ctl_stats_document(struct tmemd_control *ctl, const char *only)
 {
-	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "version",
+	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "version",
 			 TMEMD_CONTROL_PROTO_VERSION, "pool", ctl_pool_json(ctl),
+			 "memory", ctl_memory_json(ctl),
 			 "clients", clients_json(ctl, true, only),
 			 "shared_pools", shared_json(ctl, only), "parked", parked_json(ctl),
 			 "restart", ctl_restart_json(ctl), "refusals", refusals_json(ctl));

@@ -477,6 +477,10 @@ static void on_watch(struct tmemd_xen_backend *be, const char *path,
 		scan_domains(be);
 		return;
 	}
+	if (!strcmp(token, XEN_TOKEN_BALLOON)) {
+		xen_balloon_target_changed(be);
+		return;
+	}
 	if (!strncmp(token, TOKEN_NAME, strlen(TOKEN_NAME))) {
 		if (!tmemd_xen_parse_u32(token + strlen(TOKEN_NAME), UINT32_MAX, &domid) &&
 		    (d = dom_find(be, domid)))
@@ -609,6 +613,7 @@ int tmemd_xen_backend_create(const struct tmemd_env *env, struct tmemd_xs xs,
 	}
 	xen_sort_previous_domains(be);
 	scan_domains(be);
+	(void)xen_balloon_start(be); /* logs; the pool then follows dom0 alone */
 	*out = be;
 	return 0;
 }
@@ -618,6 +623,7 @@ void tmemd_xen_backend_destroy(struct tmemd_xen_backend *be)
 	if (!be)
 		return;
 	be->stopping = true;
+	xen_balloon_stop(be);
 	while (be->doms) {
 		struct xen_dom *d = be->doms;
 

@@ -77,7 +77,15 @@ struct tmemd_xen_backend {
 	struct xen_kept *kept;       /* clients of the last run, kept (resume.c) */
 	unsigned nr_kept;
 	char allow_spec[sizeof(((struct tmemd_config *)0)->xen_domains)];
+	bool balloon_watched;        /* balloon.c watches dom0's memory/target */
+	uint64_t freeable_published; /* bytes in memory/tmem-freeable; UINT64_MAX: none */
 };
+
+/* balloon.c: the elastic pool's Xen hooks (fallow.h). */
+#define XEN_TOKEN_BALLOON "tmemd:balloon"
+int xen_balloon_start(struct tmemd_xen_backend *be);
+void xen_balloon_target_changed(struct tmemd_xen_backend *be);
+void xen_balloon_stop(struct tmemd_xen_backend *be);
 
 /* resume.c */
 #define XEN_IDENT_MARK 'X'  /* first byte of a domain's tmem_ident */

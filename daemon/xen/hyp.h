@@ -32,6 +32,13 @@ struct tmemd_xen_dominfo {
 	unsigned shutdown_reason; /* TMEMD_XEN_SHUTDOWN_*, when shutdown */
 };
 
+/* What the elastic pool reads of Xen's memory (xen/balloon.c). */
+struct tmemd_xen_meminfo {
+	uint64_t free_pages;  /* free in Xen (xc_physinfo) */
+	uint64_t tot_pages;   /* the domain's pages now */
+	uint64_t max_pages;   /* its maximum (dom0: dom0_mem=...,max:) */
+};
+
 struct tmemd_evtchn; /* one bound port; the implementation's */
 
 struct tmemd_hyp_ops {
@@ -52,6 +59,9 @@ struct tmemd_hyp_ops {
 	/* Up to max running domains, ascending; returns how many. */
 	int (*list_domains)(void *h, struct tmemd_xen_dominfo *out,
 			    unsigned max);
+	/* Optional (NULL: the pool does not balloon): Xen's free memory and
+	 * domain domid's pages. */
+	int (*mem_info)(void *h, uint32_t domid, struct tmemd_xen_meminfo *out);
 	void (*close)(void *h);
 };
 

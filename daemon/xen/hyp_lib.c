@@ -149,6 +149,22 @@ static int lib_list_domains(void *h, struct tmemd_xen_dominfo *out,
 	return (int)n;
 }
 
+static int lib_mem_info(void *h, uint32_t domid, struct tmemd_xen_meminfo *out)
+{
+	struct hyp_lib *hl = h;
+	xc_physinfo_t phys = { 0 };
+	xc_domaininfo_t info;
+
+	if (xc_physinfo(hl->xc, &phys) < 0)
+		return err_or(EIO);
+	if (xc_domain_getinfolist(hl->xc, domid, 1, &info) != 1 || info.domain != domid)
+		return err_or(ENOENT);
+	out->free_pages = phys.free_pages;
+	out->tot_pages = info.tot_pages;
+	out->max_pages = info.max_pages;
+	return 0;
+}
+
 static void hyp_lib_close(void *h)
 {
 	struct hyp_lib *hl = h;
@@ -171,6 +187,7 @@ static const struct tmemd_hyp_ops hyp_lib_ops = {
 	.notify = lib_notify,
 	.ack = lib_ack,
 	.list_domains = lib_list_domains,
+	.mem_info = lib_mem_info,
 	.close = hyp_lib_close,
 };
 

@@ -43,7 +43,8 @@ static void start(void)
 
 /* ---- the stats schema: every key man/tmemctl.8 documents, with its type --- */
 
-enum kind { INT, BOOL, STR, OBJ, ARR, INT_OR_NULL, STR_OR_NULL, REAL, REAL_OR_NULL };
+enum kind { INT, BOOL, STR, OBJ, ARR, INT_OR_NULL, STR_OR_NULL, REAL, REAL_OR_NULL,
+	    OBJ_OR_NULL };
 
 struct key {
 	const char *name;
@@ -141,8 +142,29 @@ static const struct key reason_keys[] = {
 static const struct key refusal_keys[] = {
 	KS("handshakes", OBJ, reason_keys), KS("requests", OBJ, reason_keys), { NULL },
 };
+/* The elastic pool (daemon/fallow_json.c); null without one, as here. */
+static const struct key host_mem_keys[] = {
+	K("available_bytes", INT), K("cgroup_limited", BOOL), K("psi", BOOL),
+	K("stall_percent", REAL), K("pressure", BOOL), { NULL },
+};
+static const struct key cause_keys[] = { K("events", INT), K("pages", INT), { NULL } };
+static const struct key reclaim_keys[] = {
+	KS("pressure", OBJ, cause_keys), KS("low_free", OBJ, cause_keys),
+	KS("toolstack", OBJ, cause_keys), KS("admin", OBJ, cause_keys), { NULL },
+};
+static const struct key xen_mem_keys[] = {
+	K("free_bytes", INT), K("dom0_bytes", INT), K("dom0_target_bytes", INT),
+	K("dom0_max_bytes", INT), K("ballooned_bytes", INT), { NULL },
+};
+static const struct key memory_keys[] = {
+	K("ceiling_bytes", INT), K("target_bytes", INT), K("used_bytes", INT),
+	K("peak_bytes", INT), K("resident_bytes", INT), K("released_bytes", INT),
+	KS("host", OBJ, host_mem_keys), K("target_changes", INT),
+	K("refusing_persistent", BOOL), KS("reclaim", OBJ, reclaim_keys),
+	KS("xen", OBJ_OR_NULL, xen_mem_keys), { NULL },
+};
 static const struct key stats_keys[] = {
-	K("version", INT), KS("pool", OBJ, pool_keys), KS("clients", ARR, client_keys),
+	K("version", INT), KS("pool", OBJ, pool_keys), KS("memory", OBJ_OR_NULL, memory_keys), KS("clients", ARR, client_keys),
 	KS("shared_pools", ARR, shared_keys), KS("parked", OBJ, parked_keys),
 	KS("restart", OBJ, restart_keys), KS("refusals", OBJ, refusal_keys), { NULL },
 };
@@ -197,6 +219,10 @@ static void check_value(json_t *v, const struct key *k, const char *where)
 		break;
 	case OBJ:
 		check_object(v, k->sub, k->name);
+		break;
+	case OBJ_OR_NULL:
+		if (!json_is_null(v))
+			check_object(v, k->sub, k->name);
 		break;
 	case ARR:
 		ck_assert_msg(json_is_array(v), "%s.%s: array", where, k->name);

@@ -293,17 +293,20 @@ START_TEST(test_freeable)
 	ck_assert_int_eq(host_cmd(&H, "puts vm1 0 1 10"), 10);
 	ck_assert_int_eq(host_cmd(&H, "puts vm1 1 1 6"), 6);
 	doc = ctl_json(&H, "status", NULL);
+	/* As xl tmem-freeable: the ephemeral pages; free frames only while
+	 * they still hold memory (none here: the frames of a put stay in
+	 * use, the others were never touched). */
 	free_pages = json_integer_value(jpath(doc, "pool.free_pages"));
 	freeable = json_integer_value(jpath(doc, "pool.freeable_pages"));
-	ck_assert_int_eq(freeable, free_pages + 10);
+	ck_assert_int_eq(freeable, 10);
+	ck_assert_int_gt(free_pages, 1000);
 	json_decref(doc);
 	doc = ctl_json(&H, "freeable", NULL);
 	ck_assert_int_eq(json_integer_value(json_object_get(doc, "freeable_pages")), freeable);
 	ck_assert_int_eq(json_integer_value(json_object_get(doc, "freeable_bytes")),
 			 freeable * 4096);
 	json_decref(doc);
-	/* 4 MiB pool, 6 persistent pages: 1018 pages, 3 MiB. */
-	expect(ctl(&H, "freeable", NULL), 0, "freeable: 3 MiB (1018 pages)", NULL);
+	expect(ctl(&H, "freeable", NULL), 0, "freeable: 40.0K (10 pages)", NULL);
 }
 END_TEST
 

@@ -13,12 +13,13 @@ TEST_HOSTILE := $(BUILD)/tests/daemon/test_hostile
 TEST_ATTACKS := $(BUILD)/tests/daemon/test_attacks
 TEST_REFUSALS := $(BUILD)/tests/daemon/test_refusals
 TEST_START_STOP := $(BUILD)/tests/daemon/test_start_stop
+TEST_FALLOW := $(BUILD)/tests/daemon/test_fallow
 DAEMON_TEST_HARNESS := $(BUILD)/tests/daemon/harness.o $(BUILD)/tests/daemon/rawclient.o
 
 TEST_CTL_NAMES := $(BUILD)/tests/daemon/test_ctl_names
 UNIT_TESTS += $(TEST_DAEMON_UNIT) $(TEST_CTL_NAMES)
 INTEGRATION_TESTS += $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_REFUSALS) \
-	$(TEST_START_STOP)
+	$(TEST_START_STOP) $(TEST_FALLOW)
 
 $(BUILD)/tests/daemon/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson inih) \
 	$(TSAN_NO_FENCE_WARNING)
@@ -50,6 +51,12 @@ $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_REFUSALS): $(BUILD)/tests/d
 $(TEST_START_STOP): $(BUILD)/tests/daemon/test_start_stop.o $(BUILD)/tests/daemon/start_files.o \
 		$(BUILD)/tests/daemon/restart_harness.o $(DAEMON_TEST_HARNESS) $(TEST_COMMON_LIB) \
 		$(LIBTMEM_A) | $(TMEMD)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
+
+# Issue 28: resident memory and the elastic target, from outside.
+$(TEST_FALLOW): $(BUILD)/tests/daemon/test_fallow.o $(BUILD)/tests/daemon/restart_harness.o \
+		$(DAEMON_TEST_HARNESS) $(TEST_COMMON_LIB) $(LIBTMEM_A) | $(TMEMD)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
 

@@ -42,7 +42,8 @@
 #define POOL_T 2                  /* the scratch client's pool 0, in the model */
 
 enum op { OP_PUT, OP_FLUSH, OP_FLUSH_OBJ, OP_GET, OP_EVICT, OP_RESIZE,
-	  OP_T_CREATE, OP_T_POOL, OP_T_DESTROY_POOL, OP_T_DESTROY, OP_COMPACT };
+	  OP_T_CREATE, OP_T_POOL, OP_T_DESTROY_POOL, OP_T_DESTROY, OP_COMPACT,
+	  OP_RELEASE };
 
 struct logent {
 	uint32_t op;
@@ -232,6 +233,9 @@ static void child_misc(struct child *c, uint32_t op)
 		ret = (int)store_client_evict_oldest_n(c->a, 1 + rnd(c, 8));
 	else if (op == OP_COMPACT)
 		ret = (int)store_compact(c->s);
+	else if (op == OP_RELEASE)
+		/* Punches free frames out of the file (issue 28). */
+		ret = (int)store_release_cold(c->s, rnd(c, 2) ? 0 : 8);
 	else
 		ret = store_resize(c->s, sizes[rnd(c, 4)]);
 	log_done(e, ret);
@@ -319,7 +323,7 @@ static void child_forced_op(struct child *c)
 	case 3: child_flush(c, 0, full_handle(c, 0), true); break;
 	case 4: child_get(c, 1, full_handle(c, 1)); break;
 	case 5: child_misc(c, OP_EVICT); break;
-	case 6: child_misc(c, OP_RESIZE); break;
+	case 6: child_misc(c, c->sh->force_op / 10 % 2 ? OP_RELEASE : OP_RESIZE); break;
 	case 7: child_put(c, 1, full_handle(c, 1)); break;
 	case 8:
 		/* Fragment the spans (every other page goes), then step
@@ -377,6 +381,8 @@ static void child_run(struct shared *sh, int fd, uint64_t seed)
 			child_misc(&c, OP_RESIZE);
 		else if (r < 77)
 			child_misc(&c, OP_COMPACT);
+		else if (r < 79)
+			child_misc(&c, OP_RELEASE);
 		else
 			child_scratch(&c);
 	}

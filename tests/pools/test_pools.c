@@ -12,6 +12,7 @@ static Suite *pools_suite(void)
 
 	add_semantics_tests(suite);
 	add_resize_tests(suite);
+	add_release_tests(suite);
 	add_model_tests(suite);
 	add_hooks_tests(suite);
 	add_durable_tests(suite);

@@ -6,6 +6,7 @@
 
 void add_semantics_tests(Suite *suite);
 void add_resize_tests(Suite *suite);
+void add_release_tests(Suite *suite);
 void add_model_tests(Suite *suite);
 void add_hooks_tests(Suite *suite);
 void add_durable_tests(Suite *suite);

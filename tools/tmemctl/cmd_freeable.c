@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tmemctl freeable: what xl tmem-freeable printed, the memory tmemd could
- * give back to the host (free pages plus ephemeral ones), from "status".
+ * give back to the host at once (the frames its ephemeral pages hold,
+ * and free frames not given back yet), from "status".
  */
 #include "args.h"
 #include "tmem_proto.h"
@@ -9,9 +10,10 @@
 static void human(struct hout *o, json_t *r)
 {
 	uint64_t pages = hu64(o, r, "pool.freeable_pages");
+	char size[16];
 
-	fprintf(o->f, "freeable: %llu MiB (%llu pages)\n",
-		(unsigned long long)(pages * TMEM_PAGE_SIZE >> 20), (unsigned long long)pages);
+	fmt_pages(size, sizeof(size), pages);
+	fprintf(o->f, "freeable: %s (%llu pages)\n", size, (unsigned long long)pages);
 }
 
 int cmd_freeable(const struct tmemctl_opts *gopts, int argc, char **argv)

@@ -52,6 +52,7 @@ static void human(struct hout *o, json_t *r)
 	json_t *clients = harray(o, r, "clients");
 
 	print_pool_summary(o, r);
+	print_memory_summary(o, r);
 	fputc('\n', o->f);
 	print_clients_table(o, clients);
 	print_ops_table(o, clients);

@@ -62,6 +62,7 @@ static void human(struct hout *o, json_t *r)
 	fprintf(o->f, "runtime %s, state %s\n", hstr(o, r, "daemon.runtime_dir"),
 		hstr(o, r, "daemon.state_dir"));
 	print_pool_summary(o, r);
+	print_memory_summary(o, r);
 	fprintf(o->f, "clients: %llu, parked: %llu\n", (unsigned long long)hu64(o, r, "clients"),
 		(unsigned long long)hu64(o, r, "parked_clients"));
 	print_last_reload(o, r);

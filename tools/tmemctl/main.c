@@ -21,7 +21,8 @@ static const struct tmemctl_cmd commands[] = {
 	{ "shared-auth", cmd_shared_auth, "UUID CLIENT [--revoke]",
 	  "allow (or stop) CLIENT joining shared pool UUID" },
 	{ "pool-size", cmd_pool_size, "SIZE", "resize the pool" },
-	{ "freeable", cmd_freeable, "[--json]", "memory tmemd could give back (free + ephemeral)" },
+	{ "freeable", cmd_freeable, "[--json]", "memory tmemd could give back at once (ephemeral pages)" },
+	{ "release", cmd_release, "SIZE", "give SIZE of the pool back to the host now" },
 	{ "forget", cmd_forget, "CLIENT",
 	  "remove what is stored for a client not attached, and drop it if parked" },
 	{ "top", cmd_top, "[--delay S] [--sort name|eph|pers|puts|gets|hit|evict] "

@@ -20,7 +20,7 @@ _tmemctl_clients()
 _tmemctl()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="status stats list set freeze thaw flush shared-auth pool-size top freeable forget"
+	local commands="status stats list set freeze thaw flush shared-auth pool-size release top freeable forget"
 	local global="--socket --runtime-dir --json --help --version"
 	local cmd="" i
 

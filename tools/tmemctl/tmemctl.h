@@ -47,6 +47,7 @@ int cmd_thaw(const struct tmemctl_opts *, int, char **);
 int cmd_flush(const struct tmemctl_opts *, int, char **);
 int cmd_shared_auth(const struct tmemctl_opts *, int, char **);
 int cmd_pool_size(const struct tmemctl_opts *, int, char **);
+int cmd_release(const struct tmemctl_opts *, int, char **);
 int cmd_top(const struct tmemctl_opts *, int, char **);
 int cmd_forget(const struct tmemctl_opts *, int, char **);
 int cmd_freeable(const struct tmemctl_opts *, int, char **);
@@ -126,6 +127,8 @@ void print_clients_table(struct hout *o, json_t *clients);
 void print_parked(struct hout *o, json_t *parked);
 /* The "pool" object of a status or stats reply. */
 void print_pool_summary(struct hout *o, json_t *doc);
+/* The "memory" line (print_memory.c); nothing when doc has none. */
+void print_memory_summary(struct hout *o, json_t *doc);
 
 /* prom.c: the stats document (and from the status reply, the version and
  * start time) in the Prometheus text format.  0 or -EINVAL. */

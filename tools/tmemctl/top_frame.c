@@ -147,6 +147,7 @@ void top_frame(struct hout *o, json_t *stats)
 	if (t->tty)
 		fputs("\033[H\033[2J", o->f);
 	print_pool_summary(o, stats);
+	print_memory_summary(o, stats);
 	fprintf(o->f, "\n%-20s %-6s %9s %9s %10s %10s %6s %9s %-6s\n", "NAME", "DOMID", "EPH",
 		"PERS", "PUTS/s", "GETS/s", "HIT%", "EVICT", "FROZEN");
 	json_array_foreach(clients, i, c)

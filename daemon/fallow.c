@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/* The elastic pool's controller (fallow.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "fallow.h"
+#include "log.h"
+
+#define TICK_MS 1000
+#define SHORT_TICK_MS 250   /* while under pressure or a Xen change */
+#define STALL_PCT 10.0      /* PSI "some" share of a tick that is pressure */
+#define KEEP_FRAMES 1024u   /* free frames kept resident for the next puts */
+#define MIN_TARGET (64u * TMEM_PAGE_SIZE)
+#define LOG_EVERY_NS (10ull * 1000000000ull)
+#define MiB (1024.0 * 1024.0)
+
+struct tmemd_fallow {
+	struct tmemd_fallow_config cfg;
+	struct tmem_store *store;
+	struct tmem_policy *policy;
+	struct tmemd_loop *loop;
+	struct tmemd_watch timer;
+	struct tmemd_host_mem_paths paths;
+	const struct tmemd_fallow_host_ops *host;
+	void *host_ctx;
+	uint64_t target;          /* bytes */
+	uint64_t last_ns;         /* the last tick */
+	uint64_t last_stall;      /* PSI total then */
+	uint64_t pressure_ns;     /* the last pressure or release: growth waits grow_delay */
+	uint64_t logged_ns;
+	uint64_t held;            /* tmemctl release: bytes held back until grow_delay passes */
+	bool short_tick;
+	struct tmemd_fallow_stats st;
+};
+
+const char *tmemd_reclaim_cause_name(enum tmemd_reclaim_cause c)
+{
+	static const char *const names[TMEMD_NR_RECLAIM_CAUSES] = {
+		[TMEMD_RECLAIM_PRESSURE] = "pressure",
+		[TMEMD_RECLAIM_LOW_FREE] = "low_free",
+		[TMEMD_RECLAIM_TOOLSTACK] = "toolstack",
+		[TMEMD_RECLAIM_ADMIN] = "admin",
+	};
+
+	return c < TMEMD_NR_RECLAIM_CAUSES ? names[c] : "?";
+}
+
+static void arm(struct tmemd_fallow *f, unsigned ms)
+{
+	struct itimerspec its = {
+		.it_value = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 },
+	};
+
+	(void)timerfd_settime(f->timer.fd, 0, &its, NULL);
+}
+
+static uint64_t used_bytes(struct tmemd_fallow *f)
+{
+	struct tmem_arena_counts a;
+
+	store_arena_counts(f->store, &a);
+	return a.used_pages * TMEM_PAGE_SIZE;
+}
+
+/* Sets the target and counts what it took; logs at most every 10 s. */
+static void apply_target(struct tmemd_fallow *f, uint64_t bytes,
+			 enum tmemd_reclaim_cause cause, bool falling)
+{
+	uint64_t evicted = 0, now = tmemd_now_ns();
+	int rc;
+
+	if (bytes < MIN_TARGET)
+		bytes = MIN_TARGET;
+	if (bytes == f->target)
+		return;
+	rc = tmem_policy_set_target(f->policy, bytes / TMEM_PAGE_SIZE, &evicted);
+	f->st.refusing_persistent = rc == -EBUSY;
+	f->st.target_changes++;
+	if (falling) {
+		f->st.reclaim_events[cause]++;
+		f->st.reclaim_pages[cause] += evicted;
+	}
+	if (now - f->logged_ns >= LOG_EVERY_NS || (rc == -EBUSY && !falling)) {
+		f->logged_ns = now;
+		log_info("pool target %.1f MiB -> %.1f MiB (%s; %llu pages evicted%s)",
+			 f->target / MiB, bytes / MiB,
+			 falling ? tmemd_reclaim_cause_name(cause) : "host has room",
+			 (unsigned long long)evicted,
+			 rc == -EBUSY ? "; persistent pages fill it: persistent puts refused" : "");
+	}
+	f->target = bytes;
+}
+
+/* Under Xen: what dom0 is about to lose to its balloon, and room to grow
+ * into Xen's free memory by raising dom0's target. */
+static void xen_sample(struct tmemd_fallow *f, uint64_t *pending_down, uint64_t *xen_room)
+{
+	struct tmemd_fallow_xen *x = &f->st.x;
+
+	*pending_down = 0;
+	*xen_room = 0;
+	if (!f->host || f->host->sample(f->host_ctx, x) < 0)
+		return;
+	f->st.xen = true;
+	if (x->dom0_now > x->dom0_target)
+		*pending_down = x->dom0_now - x->dom0_target;
+	if (x->xen_free > f->cfg.xen_reserve && x->dom0_max > x->dom0_target) {
+		uint64_t free_room = x->xen_free - f->cfg.xen_reserve;
+		uint64_t max_room = x->dom0_max - x->dom0_target;
+
+		*xen_room = free_room < max_room ? free_room : max_room;
+	}
+}
+
+/* Raise dom0's balloon target to let the pool grow into Xen's free
+ * memory: only while the pool is nearly full, a step at a time. */
+static void xen_grow(struct tmemd_fallow *f, uint64_t used, uint64_t want_more,
+		     uint64_t xen_room)
+{
+	uint64_t step = f->cfg.ceiling / 16;
+
+	if (!f->host || !xen_room || used + used / 8 < f->target)
+		return;
+	if (step > want_more)
+		step = want_more;
+	if (step > xen_room)
+		step = xen_room;
+	if (step < 4 * 1024 * 1024)
+		return;
+	if (f->host->set_dom0_target(f->host_ctx, f->st.x.dom0_target + step) == 0) {
+		f->st.ballooned += step;
+		log_info("dom0 balloon target +%.1f MiB for the tmem pool (Xen free %.1f MiB)",
+			 step / MiB, f->st.x.xen_free / MiB);
+	}
+}
+
+static void tick(struct tmemd_fallow *f)
+{
+	uint64_t now = tmemd_now_ns(), dt = now - f->last_ns, used = used_bytes(f);
+	uint64_t reserve = f->cfg.reserve, down, xen_room, want, hyst;
+	struct tmemd_host_mem h;
+	int64_t headroom;
+	bool stalled;
+
+	f->last_ns = now;
+	if (tmemd_host_mem_read(&f->paths, &h) < 0)
+		return;
+	xen_sample(f, &down, &xen_room);
+	if (h.cgroup_limited && reserve > h.cgroup_limit / 16)
+		reserve = h.cgroup_limit / 16;
+	f->st.stall_pct = h.have_psi && f->st.have_psi && dt ?
+		(double)(h.stall_usec - f->last_stall) * 100000.0 / (double)dt : 0;
+	f->st.have_psi = h.have_psi;
+	f->last_stall = h.stall_usec;
+	f->st.host_available = h.available;
+	f->st.cgroup_limited = h.cgroup_limited;
+	headroom = (int64_t)h.available - (int64_t)reserve - (int64_t)down - (int64_t)f->held;
+	want = headroom > 0 || (uint64_t)-headroom < used ? used + (uint64_t)headroom : 0;
+	if (want > f->cfg.ceiling)
+		want = f->cfg.ceiling;
+	stalled = f->st.stall_pct >= STALL_PCT;
+	hyst = f->cfg.ceiling / 64 > 4u << 20 ? f->cfg.ceiling / 64 : 4u << 20;
+	f->st.pressure = stalled || headroom < 0;
+	f->short_tick = f->st.pressure || down;
+	if (f->held && now - f->pressure_ns >= (uint64_t)f->cfg.grow_delay_sec * 1000000000ull)
+		f->held = 0;
+	if (stalled) {
+		f->pressure_ns = now;
+		/* Once only persistent pages are left, lowering the target
+		 * further would free nothing. */
+		if (!(f->st.refusing_persistent && f->target <= used))
+			apply_target(f, used - used / 8 < want ? used - used / 8 : want,
+				     TMEMD_RECLAIM_PRESSURE, true);
+	} else if (want + hyst < f->target || (down && want < f->target)) {
+		if (headroom < 0)
+			f->pressure_ns = now;
+		apply_target(f, want, down ? TMEMD_RECLAIM_TOOLSTACK : TMEMD_RECLAIM_LOW_FREE, true);
+	} else if (want > f->target + hyst &&
+		   now - f->pressure_ns >= (uint64_t)f->cfg.grow_delay_sec * 1000000000ull) {
+		uint64_t step = f->cfg.ceiling / 8;
+
+		apply_target(f, want - f->target > step ? f->target + step : want, 0, false);
+	}
+	if (want >= f->cfg.ceiling || f->st.pressure || down)
+		xen_room = 0;
+	xen_grow(f, used, f->cfg.ceiling - want, xen_room);
+	(void)store_release_cold(f->store, f->st.pressure || down ? 0 : KEEP_FRAMES);
+	if (f->host && f->host->publish_freeable) {
+		struct tmem_store_info si;
+
+		store_info(f->store, &si);
+		f->host->publish_freeable(f->host_ctx, si.arena.ephemeral * TMEM_PAGE_SIZE);
+	}
+}
+
+static void on_timer(struct tmemd_watch *w, uint32_t events)
+{
+	struct tmemd_fallow *f = w->data;
+	uint64_t n;
+
+	(void)events;
+	if (read(w->fd, &n, sizeof(n)) < 0 && errno == EAGAIN)
+		return;
+	tick(f);
+	arm(f, f->short_tick ? SHORT_TICK_MS : TICK_MS);
+}
+
+int tmemd_fallow_start(const struct tmemd_fallow_config *cfg,
+		       struct tmem_store *store, struct tmem_policy *policy,
+		       struct tmemd_loop *loop, struct tmemd_fallow **out)
+{
+	struct tmemd_fallow *f = calloc(1, sizeof(*f));
+	int rc;
+
+	if (!f)
+		return -ENOMEM;
+	f->cfg = *cfg;
+	f->store = store;
+	f->policy = policy;
+	f->loop = loop;
+	f->target = cfg->ceiling;
+	tmemd_host_mem_paths(&f->paths);
+	f->last_ns = tmemd_now_ns();
+	f->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	f->timer.fn = on_timer;
+	f->timer.data = f;
+	if (f->timer.fd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	rc = tmemd_loop_add(loop, &f->timer, EPOLLIN);
+	if (rc < 0)
+		goto fail;
+	tick(f); /* the first target now: the host may have less than the ceiling */
+	arm(f, f->short_tick ? SHORT_TICK_MS : TICK_MS);
+	*out = f;
+	return 0;
+fail:
+	if (f->timer.fd >= 0)
+		close(f->timer.fd);
+	free(f);
+	return rc;
+}
+
+void tmemd_fallow_set_host(struct tmemd_fallow *f, const struct tmemd_fallow_host_ops *ops,
+			   void *ctx)
+{
+	if (!f)
+		return;
+	f->host = ops;
+	f->host_ctx = ctx;
+	f->st.xen = ops != NULL;
+}
+
+void tmemd_fallow_kick(struct tmemd_fallow *f)
+{
+	if (f)
+		arm(f, 1);
+}
+
+int tmemd_fallow_release(struct tmemd_fallow *f, uint64_t bytes, uint64_t *released)
+{
+	uint64_t used, goal, before;
+
+	if (!f || !bytes)
+		return -EINVAL;
+	used = used_bytes(f);
+	before = f->target < used ? f->target : used;
+	goal = before > bytes ? before - bytes : 0;
+	f->held += bytes;
+	f->pressure_ns = tmemd_now_ns();
+	apply_target(f, goal, TMEMD_RECLAIM_ADMIN, true);
+	(void)store_release_cold(f->store, 0);
+	used = used_bytes(f);
+	*released = before > used ? before - used : 0;
+	if (f->host && f->st.x.dom0_target > *released && *released &&
+	    f->host->set_dom0_target(f->host_ctx, f->st.x.dom0_target - *released) == 0)
+		f->st.ballooned = f->st.ballooned > *released ? f->st.ballooned - *released : 0;
+	return 0;
+}
+
+void tmemd_fallow_stats(const struct tmemd_fallow *f, struct tmemd_fallow_stats *out)
+{
+	struct tmem_store_info si;
+
+	memset(out, 0, sizeof(*out));
+	if (!f)
+		return;
+	*out = f->st;
+	store_info(f->store, &si);
+	out->ceiling = f->cfg.ceiling;
+	out->target = f->target;
+	out->used = si.mem_used_total;
+	out->peak = si.mem_used_max;
+	out->resident = si.mem_resident;
+	out->released_bytes = si.frames_released * TMEM_PAGE_SIZE;
+}
+
+void tmemd_fallow_stop(struct tmemd_fallow *f)
+{
+	if (!f)
+		return;
+	tmemd_loop_del(f->loop, &f->timer);
+	close(f->timer.fd);
+	free(f);
+}

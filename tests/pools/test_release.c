@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pools/: the elastic target (store_set_target) and giving free frames
+ * back (store_release_cold), issue 28.  The daemon-level figures are in
+ * tests/daemon/test_fallow.c; kill -9 during a release is in
+ * test_crash.c's OP_RELEASE.
+ */
+#include <check.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "durable_helpers.h"
+
+#include "pool_helpers.h"
+#include "test_pools.h"
+
+static uint8_t buf[PG], out[PG];
+
+static struct tmem_store_info info(struct tmem_store *s)
+{
+	struct tmem_store_info si;
+
+	store_info(s, &si);
+	return si;
+}
+
+static void put_n(struct tmem_client *c, uint32_t from, uint32_t n, int want)
+{
+	struct tmem_oid o = mkoid(1, 2, 3);
+
+	for (uint32_t i = from; i < from + n; i++) {
+		page_fill(buf, i);
+		ck_assert_int_eq(store_put_page(c, 0, &o, i, buf, TMEM_PUT_CAP(TMEM_NO_CAP)), want);
+	}
+}
+
+static void check_n(struct tmem_client *c, uint32_t from, uint32_t n)
+{
+	struct tmem_oid o = mkoid(1, 2, 3);
+
+	for (uint32_t i = from; i < from + n; i++) {
+		ck_assert_int_eq(store_get_page(c, 0, &o, i, out), 1);
+		ck_assert(page_check(out, i));
+	}
+}
+
+/* The target stops puts below the arena size; raising it lets them in. */
+START_TEST(test_target_caps_puts)
+{
+	struct tmem_store *s = mkstore(64, 64);
+	struct tmem_arena_counts ac;
+	struct tmem_client *c;
+
+	test_incompressible = true;
+	ck_assert_int_eq(store_client_create(s, "c", &c), 0);
+	ck_assert_int_eq(store_new_pool(c, PERS, NULL), 0);
+	store_set_target(s, 20);
+	store_arena_counts(s, &ac);
+	ck_assert_uint_eq(ac.total_pages, 64);
+	ck_assert_uint_eq(ac.limit_pages, 20);
+	put_n(c, 0, 20, 1);
+	put_n(c, 20, 1, -ENOSPC);
+	store_arena_counts(s, &ac);
+	ck_assert_uint_eq(ac.free_pages, 0);
+	ck_assert_uint_eq(ac.used_pages, 20);
+	store_set_target(s, 0); /* none: the arena size again */
+	put_n(c, 20, 44, 1);
+	check_n(c, 0, 64);
+	store_destroy(s);
+}
+END_TEST
+
+/* A target under what is stored keeps every page (nothing moves) and
+ * only refuses more; a shrink of the arena still moves them. */
+START_TEST(test_target_below_used_keeps_pages)
+{
+	struct tmem_store *s = mkstore(64, 64);
+	struct tmem_client *c;
+
+	test_incompressible = true;
+	ck_assert_int_eq(store_client_create(s, "c", &c), 0);
+	ck_assert_int_eq(store_new_pool(c, PERS, NULL), 0);
+	put_n(c, 0, 40, 1);
+	store_set_target(s, 10);
+	put_n(c, 40, 1, -ENOSPC);
+	check_n(c, 0, 40);
+	ck_assert_int_eq(store_resize(s, 48), 0);
+	check_n(c, 0, 40);
+	store_destroy(s);
+}
+END_TEST
+
+/* Frames freed stay resident for one interval, then go back; the next
+ * puts take them again and read back right. */
+START_TEST(test_release_cold_frames)
+{
+	struct tmem_store *s = mkstore(256, 256);
+	struct tmem_oid o = mkoid(1, 2, 3);
+	struct tmem_client *c;
+	uint64_t resident;
+
+	test_incompressible = true;
+	ck_assert_int_eq(store_client_create(s, "c", &c), 0);
+	ck_assert_int_eq(store_new_pool(c, PERS, NULL), 0);
+	ck_assert_uint_eq(info(s).mem_resident, 0);
+	put_n(c, 0, 200, 1);
+	ck_assert_uint_eq(info(s).mem_resident, 200 * PG);
+	ck_assert_uint_eq(info(s).mem_used_max, 200 * PG);
+	for (uint32_t i = 0; i < 150; i++)
+		ck_assert_int_eq(store_flush_page(c, 0, &o, i), 1);
+	/* Freed during this interval: not cold yet, only after a full one. */
+	store_release_cold(s, 0);
+	ck_assert_uint_eq(store_release_cold(s, 16), 150 - 16);
+	resident = info(s).mem_resident;
+	ck_assert_uint_eq(resident, (50 + 16) * PG);
+	ck_assert_uint_eq(info(s).frames_released, 150 - 16);
+	ck_assert_uint_eq(info(s).mem_used_max, 200 * PG); /* the peak stays */
+	ck_assert_uint_eq(store_release_cold(s, 16), 0);   /* nothing more is cold */
+	/* The resident free frames first, then the released ones. */
+	put_n(c, 300, 150, 1);
+	check_n(c, 150, 50);
+	check_n(c, 300, 150);
+	ck_assert_uint_eq(info(s).mem_resident, 200 * PG);
+	store_destroy(s);
+}
+END_TEST
+
+/* In a file: the punched frames are holes, and a reopen finds every
+ * page kept, and reuses the holes. */
+START_TEST(test_release_in_file_survives_reopen)
+{
+	static const struct tmem_ident id = { { 'r', 2, 8 } };
+	struct tmem_oid o = mkoid(1, 2, 3);
+	int fd = durable_memfd();
+	struct tmem_store *s = durable_open(fd, 512);
+	struct tmem_client *c;
+	struct stat st;
+
+	test_incompressible = true;
+	ck_assert_int_eq(store_client_create_ident(s, "r", &id, &c), 0);
+	ck_assert_int_eq(store_new_pool(c, PERS, NULL), 0);
+	put_n(c, 0, 400, 1);
+	for (uint32_t i = 0; i < 400; i += 2)
+		ck_assert_int_eq(store_flush_page(c, 0, &o, i), 1);
+	store_release_cold(s, 0);
+	ck_assert_uint_eq(store_release_cold(s, 0), 200);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_lt(st.st_blocks * 512, 300 * PG); /* the holes are real */
+	store_destroy(s);
+	s = durable_open(fd, 512);
+	ck_assert_int_eq(store_client_claim(s, "r", &id, &c), 0);
+	for (uint32_t i = 1; i < 400; i += 2)
+		check_n(c, i, 1);
+	put_n(c, 1000, 200, 1);
+	for (uint32_t i = 1; i < 400; i += 2)
+		check_n(c, i, 1);
+	check_n(c, 1000, 200);
+	store_destroy(s);
+	close(fd);
+}
+END_TEST
+
+void add_release_tests(Suite *suite)
+{
+	TCase *tc = tcase_create("release");
+
+	tcase_add_test(tc, test_target_caps_puts);
+	tcase_add_test(tc, test_target_below_used_keeps_pages);
+	tcase_add_test(tc, test_release_cold_frames);
+	tcase_add_test(tc, test_release_in_file_survives_reopen);
+	suite_add_tcase(suite, tc);
+}

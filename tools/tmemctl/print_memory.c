@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The elastic pool's line of status, stats and top: what tmem costs the
+ * host now (physical bytes), and where its target stands.
+ */
+#include "tmemctl.h"
+#include "tmem_proto.h"
+
+static void fmt_bytes(char *buf, size_t len, struct hout *o, json_t *doc, const char *path)
+{
+	fmt_pages(buf, len, hu64(o, doc, path) / TMEM_PAGE_SIZE);
+}
+
+void print_memory_summary(struct hout *o, json_t *doc)
+{
+	char ceil[16], target[16], used[16], peak[16], res[16];
+	json_t *m = json_object_get(doc, "memory");
+
+	if (!json_is_object(m))
+		return;
+	fmt_bytes(ceil, sizeof(ceil), o, doc, "memory.ceiling_bytes");
+	fmt_bytes(target, sizeof(target), o, doc, "memory.target_bytes");
+	fmt_bytes(used, sizeof(used), o, doc, "memory.used_bytes");
+	fmt_bytes(peak, sizeof(peak), o, doc, "memory.peak_bytes");
+	fmt_bytes(res, sizeof(res), o, doc, "memory.resident_bytes");
+	fprintf(o->f, "memory (host bytes): ceiling %s  target %s  in use %s  peak %s  "
+		"resident %s%s%s\n", ceil, target, used, peak, res,
+		json_is_true(json_object_get(m, "pressure")) ? "  [host under pressure]" : "",
+		json_is_true(json_object_get(m, "refusing_persistent")) ?
+			"  [persistent puts refused: target full]" : "");
+}
