@@ -34,6 +34,7 @@ struct tmemd_fallow {
 	uint64_t logged_ns;
 	uint64_t held;            /* tmemctl release: bytes held back until grow_delay passes */
 	bool short_tick;
+	bool started;             /* the first target (at start) is no reclaim */
 	struct tmemd_fallow_stats st;
 };
 
@@ -80,7 +81,7 @@ static void apply_target(struct tmemd_fallow *f, uint64_t bytes,
 	rc = tmem_policy_set_target(f->policy, bytes / TMEM_PAGE_SIZE, &evicted);
 	f->st.refusing_persistent = rc == -EBUSY;
 	f->st.target_changes++;
-	if (falling) {
+	if (falling && f->started) {
 		f->st.reclaim_events[cause]++;
 		f->st.reclaim_pages[cause] += evicted;
 	}
@@ -95,6 +96,24 @@ static void apply_target(struct tmemd_fallow *f, uint64_t bytes,
 	f->target = bytes;
 }
 
+/* memory = auto under Xen: the ceiling is dom0's maximum, which it may
+ * balloon up to; the arena grows to it (address space only). */
+static void grow_ceiling(struct tmemd_fallow *f, uint64_t dom0_max)
+{
+	struct tmem_arena_counts a;
+
+	if (!f->cfg.autosize || dom0_max <= f->cfg.ceiling)
+		return;
+	store_arena_counts(f->store, &a);
+	if (tmem_policy_resize(f->policy, dom0_max / TMEM_PAGE_SIZE) == 0 ||
+	    tmem_policy_resize(f->policy, f->cfg.arena_max / TMEM_PAGE_SIZE) == 0) {
+		store_arena_counts(f->store, &a);
+		log_info("pool ceiling %.1f MiB -> %.1f MiB: dom0 may balloon up to %.1f MiB",
+			 f->cfg.ceiling / MiB, a.total_pages * TMEM_PAGE_SIZE / MiB, dom0_max / MiB);
+		f->cfg.ceiling = a.total_pages * TMEM_PAGE_SIZE;
+	}
+}
+
 /* Under Xen: what dom0 is about to lose to its balloon, and room to grow
  * into Xen's free memory by raising dom0's target. */
 static void xen_sample(struct tmemd_fallow *f, uint64_t *pending_down, uint64_t *xen_room)
@@ -106,6 +125,7 @@ static void xen_sample(struct tmemd_fallow *f, uint64_t *pending_down, uint64_t 
 	if (!f->host || f->host->sample(f->host_ctx, x) < 0)
 		return;
 	f->st.xen = true;
+	grow_ceiling(f, x->dom0_max);
 	if (x->dom0_now > x->dom0_target)
 		*pending_down = x->dom0_now - x->dom0_target;
 	if (x->xen_free > f->cfg.xen_reserve && x->dom0_max > x->dom0_target) {
@@ -236,6 +256,7 @@ int tmemd_fallow_start(const struct tmemd_fallow_config *cfg,
 	if (rc < 0)
 		goto fail;
 	tick(f); /* the first target now: the host may have less than the ceiling */
+	f->started = true;
 	arm(f, f->short_tick ? SHORT_TICK_MS : TICK_MS);
 	*out = f;
 	return 0;

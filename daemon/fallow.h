@@ -62,6 +62,7 @@ struct tmemd_fallow_host_ops {
 struct tmemd_fallow_config {
 	uint64_t ceiling;        /* bytes: the memory key, auto's host RAM */
 	bool autosize;           /* memory = auto */
+	uint64_t arena_max;      /* bytes the arena may grow to (auto under Xen) */
 	uint64_t reserve;        /* memory-reserve: bytes left to the host */
 	uint64_t xen_reserve;    /* xen-reserve: bytes left free in Xen */
 	unsigned grow_delay_sec; /* memory-grow-delay */

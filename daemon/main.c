@@ -52,7 +52,7 @@ struct tmemd {
  * A SIGTERM or SIGINT sent during the start: the loop that reads them
  * from its signalfd does not run yet, so they wait, blocked (loop.c).
  * The start asks here between its steps and inside the long ones (the
- * state file's reads, the arena's prefault), and stops cleanly: nothing
+ * state file's reads, the arena's records), and stops cleanly: nothing
  * in the arena is changed by a start given up (pools/COMMIT.md).
  */
 static bool stop_pending(void *ctx)
@@ -133,7 +133,8 @@ static int apply_shared_auth(struct tmemd *d)
  * The arena is address space, not memory: frames are touched when a put
  * first needs them and given back when they stay free (fallow.h).  With
  * memory = auto it spans four times the RAM at start, room for a dom0
- * that balloons up (dom0_mem=...,max:...); a size is the ceiling, and
+ * that balloons up (dom0_mem=...,max:...; fallow.c grows it); a size is
+ * the ceiling, and
  * tmemctl pool-size may grow it up to the host's RAM.
  */
 static void arena_geometry(const struct tmemd_config *cfg, struct tmem_store_config *sc)
@@ -141,7 +142,8 @@ static void arena_geometry(const struct tmemd_config *cfg, struct tmem_store_con
 	uint64_t ram = tmemd_host_ram_bytes();
 
 	if (cfg->memory_bytes == TMEMD_MEMORY_AUTO) {
-		sc->arena_bytes = sc->max_arena_bytes = 4 * ram;
+		sc->arena_bytes = ram;
+		sc->max_arena_bytes = 4 * ram;
 		return;
 	}
 	sc->arena_bytes = cfg->memory_bytes;
@@ -153,6 +155,7 @@ static int start_fallow(struct tmemd *d)
 	uint64_t ram = tmemd_host_ram_bytes();
 	struct tmemd_fallow_config fc = {
 		.autosize = d->cfg.memory_bytes == TMEMD_MEMORY_AUTO,
+		.arena_max = 4 * ram,
 		.ceiling = d->cfg.memory_bytes == TMEMD_MEMORY_AUTO ? ram : d->cfg.memory_bytes,
 		.reserve = d->cfg.memory_reserve,
 		.xen_reserve = d->cfg.xen_reserve ? d->cfg.xen_reserve : TMEMD_DEFAULT_XEN_RESERVE,

@@ -110,6 +110,43 @@ static const struct metric restart_metrics[] = {
 	{ NULL },
 };
 
+/* From the stats' memory object: the elastic pool (tmemd(8), MEMORY), all
+ * physical bytes of host memory. */
+#define RECLAIM(t, h, what)                                                          \
+	M("tmem_memory_reclaim_" t "_total", "counter", h, "reclaim.pressure." what,  \
+	  "cause=\"pressure\"", 1),                                                   \
+	MORE("tmem_memory_reclaim_" t "_total", "reclaim.low_free." what,             \
+	     "cause=\"low_free\"", 1),                                                \
+	MORE("tmem_memory_reclaim_" t "_total", "reclaim.toolstack." what,            \
+	     "cause=\"toolstack\"", 1),                                               \
+	MORE("tmem_memory_reclaim_" t "_total", "reclaim.admin." what, "cause=\"admin\"", 1)
+static const struct metric memory_metrics[] = {
+	M("tmem_memory_ceiling_bytes", "gauge", "The most the pool may hold (memory).",
+	  "ceiling_bytes", NULL, 1),
+	M("tmem_memory_target_bytes", "gauge",
+	  "What the pool may hold now: the ceiling, less what the host cannot spare.",
+	  "target_bytes", NULL, 1),
+	M("tmem_memory_used_bytes", "gauge", "Pool frames in use, bytes.", "used_bytes", NULL, 1),
+	M("tmem_memory_peak_bytes", "gauge", "The most in use since start (zram mem_used_max).",
+	  "peak_bytes", NULL, 1),
+	M("tmem_memory_resident_bytes", "gauge",
+	  "Pool memory held: frames in use and free frames not given back yet.",
+	  "resident_bytes", NULL, 1),
+	M("tmem_memory_released_bytes_total", "counter", "Free frames given back to the host.",
+	  "released_bytes", NULL, 1),
+	M("tmem_memory_host_available_bytes", "gauge",
+	  "What the host could spare at the last sample (MemAvailable, or under a cgroup limit).",
+	  "host.available_bytes", NULL, 1),
+	M("tmem_memory_stall_percent", "gauge",
+	  "Share of the last tick the host stalled on memory (PSI some).",
+	  "host.stall_percent", NULL, 1),
+	M("tmem_memory_target_changes_total", "counter", "Times the target moved.",
+	  "target_changes", NULL, 1),
+	RECLAIM("events", "Times the target fell, by cause.", "events"),
+	RECLAIM("evicted_pages", "Ephemeral pages evicted as the target fell, by cause.", "pages"),
+	{ NULL },
+};
+
 static const struct metric client_metrics[] = {
 	CL("client_weight", "gauge", "Eviction weight.", "weight"),
 	CL("client_frozen", "gauge", "1 when the client's puts are refused.", "frozen"),
@@ -339,6 +376,8 @@ int prom_write(FILE *out, json_t *stats, json_t *status)
 		return -EINVAL;
 	if (daemon_families(out, status) || families(out, pool_metrics, pool, NULL) ||
 	    families(out, restart_metrics, restart, NULL) ||
+	    (json_is_object(json_object_get(stats, "memory")) &&
+	     families(out, memory_metrics, json_object_get(stats, "memory"), NULL)) ||
 	    families(out, parked_metrics, parked, NULL) ||
 	    families(out, client_metrics, clients, client_labels) ||
 	    families(out, shared_metrics, shared, uuid_labels) ||
