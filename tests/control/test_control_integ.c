@@ -491,6 +491,9 @@ START_TEST(test_usage_errors)
 	expect_exit(ctl(&H, "shared-auth", UUID1, NULL), 2, NULL);
 	expect_exit(ctl(&H, "pool-size", "12Q", NULL), 2, "bad size");
 	expect_exit(ctl(&H, "pool-size", "0", NULL), 2, "bad size");
+	expect_exit(ctl(&H, "release", "12Q", NULL), 2, "bad size");
+	expect_exit(ctl(&H, "release", "0", NULL), 2, "bad size");
+	expect_exit(ctl(&H, "release", NULL), 2, NULL);
 	expect_exit(ctl(&H, "top", "--iterations", "0", NULL), 2, "iterations");
 	expect_exit(ctl(&H, "status", "extra", NULL), 2, NULL);
 }

@@ -85,6 +85,9 @@ START_TEST(test_options)
 	ck_assert_str_eq(o.runtime_dir, "/run/x");
 	ck_assert_int_eq(parse(&o, 3, "tmemd", "--transport", "tcp"), TMEMD_OPTS_EXIT_USAGE);
 	ck_assert_int_eq(parse(&o, 3, "tmemd", "--memory", "lots"), TMEMD_OPTS_EXIT_USAGE);
+	ck_assert_int_eq(parse(&o, 3, "tmemd", "--memory", "auto"), TMEMD_OPTS_RUN);
+	ck_assert(o.memory_bytes == TMEMD_MEMORY_AUTO);
+	ck_assert_int_eq(parse(&o, 3, "tmemd", "--memory", "Auto"), TMEMD_OPTS_EXIT_USAGE);
 	ck_assert_int_eq(parse(&o, 3, "tmemd", "--workers", "0"), TMEMD_OPTS_EXIT_USAGE);
 	ck_assert_int_eq(parse(&o, 3, "tmemd", "--runtime-dir", "rel"), TMEMD_OPTS_EXIT_USAGE);
 	ck_assert_int_eq(parse(&o, 4, "tmemd", "--arena", "/dev/shm/a", "--discard-arena"),
@@ -162,6 +165,25 @@ START_TEST(test_config_restart_keys)
 }
 END_TEST
 
+/* Issue 28: memory = auto, and the elastic pool's keys. */
+START_TEST(test_config_fallow_keys)
+{
+	struct tmemd_config cfg;
+	char err[256] = "";
+
+	ck_assert_int_eq(load(&cfg, "[tmemd]\nmemory = auto\nmemory-reserve = 256M\n"
+				    "memory-grow-delay = 2m\nxen-reserve = 1G\n", err), 0);
+	ck_assert(cfg.memory_bytes == TMEMD_MEMORY_AUTO);
+	ck_assert_uint_eq(cfg.memory_reserve, 256ull << 20);
+	ck_assert_uint_eq(cfg.grow_delay_sec, 120);
+	ck_assert_uint_eq(cfg.xen_reserve, 1ull << 30);
+	tmemd_config_free(&cfg);
+	ck_assert_int_eq(load(&cfg, "[tmemd]\nmemory-reserve = 10%\n", err), 0);
+	ck_assert_uint_gt(cfg.memory_reserve, 0);
+	tmemd_config_free(&cfg);
+}
+END_TEST
+
 /* --arena: memory only (tmpfs or hugetlbfs), one tmemd at a time. */
 START_TEST(test_arena_refusals)
 {
@@ -206,6 +228,17 @@ START_TEST(test_config_errors)
 		{ "[tmemd]\nreattach-grace = 25h\n", "t.conf:2: reattach-grace" },
 		{ "[tmemd]\nreattach-grace = -1\n", "t.conf:2: reattach-grace" },
 		{ "[tmemd]\nreattach-grace = 10ms\n", "t.conf:2: reattach-grace" },
+		/* Issue 28: the elastic pool's keys. */
+		{ "[tmemd]\nmemory = automatic\n", "t.conf:2: memory: bad size 'automatic'" },
+		{ "[tmemd]\nmemory = 8K\n", "t.conf:2: memory: bad size '8K'" },
+		{ "[tmemd]\nmemory-reserve = lots\n", "t.conf:2: memory-reserve: bad size" },
+		{ "[tmemd]\nmemory-reserve = 101%\n", "t.conf:2: memory-reserve: bad size" },
+		{ "[tmemd]\nmemory-grow-delay = 0\n", "t.conf:2: memory-grow-delay: want a duration" },
+		{ "[tmemd]\nmemory-grow-delay = 2h\n", "t.conf:2: memory-grow-delay" },
+		{ "[tmemd]\nmemory-grow-delay = soon\n", "t.conf:2: memory-grow-delay" },
+		{ "[tmemd]\nxen-reserve = 10%\n", "t.conf:2: xen-reserve: bad size" },
+		{ "[tmemd]\nxen-reserve = -1M\n", "t.conf:2: xen-reserve: bad size" },
+		{ "[tmemd]\nmemory-size = 1G\n", "t.conf:2: unknown key 'memory-size' in [tmemd]" },
 		{ "[defaults]\nweight = 0\n", "t.conf:2: weight" },
 		{ "[defaults]\nweight = 10001\n", "t.conf:2: weight" },
 		{ "[defaults]\nshared-auth = x\n", "t.conf:2: unknown key 'shared-auth'" },
@@ -736,6 +769,7 @@ static Suite *daemon_suite(void)
 	tcase_add_test(parse_tc, test_config_good);
 	tcase_add_test(parse_tc, test_config_errors);
 	tcase_add_test(parse_tc, test_config_restart_keys);
+	tcase_add_test(parse_tc, test_config_fallow_keys);
 	tcase_add_test(parse_tc, test_arena_refusals);
 	tcase_add_test(parse_tc, test_config_cap_not_page_multiple_refused);
 	tcase_add_test(parse_tc, test_config_domain_sections);

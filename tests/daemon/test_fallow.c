@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/test_main.h"
@@ -365,6 +366,46 @@ START_TEST(test_low_free_memory_shrinks)
 }
 END_TEST
 
+/* tmemctl release SIZE against the real tmemd: the target falls by SIZE
+ * at once, ephemeral pages go, persistent stay, and it holds. */
+START_TEST(test_release_by_hand)
+{
+	struct fake_host h;
+	struct daemon d;
+	struct tmem_conn *c;
+	int32_t eph, pers;
+	char cmd[512];
+	long long before, after;
+
+	fake_init(&h);
+	daemon_start(&d, elastic, "512M");
+	c = connect_as(&d, "released");
+	eph = tmem_new_pool(c, tmem_pool_flags(0), NULL);
+	pers = tmem_new_pool(c, tmem_pool_flags(TMEM_POOL_PERSIST), NULL);
+	fill(c, eph, 0, 96 * MiB / 4096);
+	fill(c, pers, 0, 32 * MiB / 4096);
+	before = stat_int(&d, "pool", "ephemeral_pages");
+	snprintf(cmd, sizeof(cmd), "%s --runtime-dir %s release 64M >%s/release.out 2>&1",
+		 getenv("TMEMCTL_BIN") ? getenv("TMEMCTL_BIN") : "build/tmemctl", d.dir, h.dir);
+	ck_assert_int_eq(system(cmd), 0);
+	after = stat_int(&d, "pool", "ephemeral_pages");
+	ck_assert_int_le(after, before - (long long)(60 * MiB / 4096));
+	ck_assert_int_le(stat_int(&d, "memory", "target_bytes"), (long long)(128 * MiB - 60 * MiB));
+	verify(c, pers, 0, 32 * MiB / 4096);
+	/* Held for memory-grow-delay (2 s), then free to grow again. */
+	harness_msleep(1000);
+	ck_assert_int_le(stat_int(&d, "memory", "target_bytes"), (long long)(128 * MiB));
+	ck_assert_int_eq(wait_target(&d, false, (long long)(512 * MiB), 15000),
+			 (long long)(512 * MiB));
+	snprintf(cmd, sizeof(cmd), "%s --runtime-dir %s release 0 >/dev/null 2>&1",
+		 getenv("TMEMCTL_BIN") ? getenv("TMEMCTL_BIN") : "build/tmemctl", d.dir);
+	ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+	tmem_disconnect(c);
+	ck_assert_int_eq(daemon_stop(&d), 0);
+	harness_remove_tree(h.dir);
+}
+END_TEST
+
 static Suite *fallow_suite(void)
 {
 	Suite *s = suite_create("fallow");
@@ -375,6 +416,7 @@ static Suite *fallow_suite(void)
 	tcase_add_test(tc, test_arena_file_blocks_fall);
 	tcase_add_test(tc, test_pressure_shrinks_then_grows);
 	tcase_add_test(tc, test_low_free_memory_shrinks);
+	tcase_add_test(tc, test_release_by_hand);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -112,14 +112,14 @@ static const struct metric restart_metrics[] = {
 
 /* From the stats' memory object: the elastic pool (tmemd(8), MEMORY), all
  * physical bytes of host memory. */
-#define RECLAIM(t, h, what)                                                          \
+#define RECLAIM(t, h, what, sc)                                                      \
 	M("tmem_memory_reclaim_" t "_total", "counter", h, "reclaim.pressure." what,  \
-	  "cause=\"pressure\"", 1),                                                   \
+	  "cause=\"pressure\"", sc),                                                  \
 	MORE("tmem_memory_reclaim_" t "_total", "reclaim.low_free." what,             \
-	     "cause=\"low_free\"", 1),                                                \
+	     "cause=\"low_free\"", sc),                                               \
 	MORE("tmem_memory_reclaim_" t "_total", "reclaim.toolstack." what,            \
-	     "cause=\"toolstack\"", 1),                                               \
-	MORE("tmem_memory_reclaim_" t "_total", "reclaim.admin." what, "cause=\"admin\"", 1)
+	     "cause=\"toolstack\"", sc),                                              \
+	MORE("tmem_memory_reclaim_" t "_total", "reclaim.admin." what, "cause=\"admin\"", sc)
 static const struct metric memory_metrics[] = {
 	M("tmem_memory_ceiling_bytes", "gauge", "The most the pool may hold (memory).",
 	  "ceiling_bytes", NULL, 1),
@@ -142,8 +142,9 @@ static const struct metric memory_metrics[] = {
 	  "host.stall_percent", NULL, 1),
 	M("tmem_memory_target_changes_total", "counter", "Times the target moved.",
 	  "target_changes", NULL, 1),
-	RECLAIM("events", "Times the target fell, by cause.", "events"),
-	RECLAIM("evicted_pages", "Ephemeral pages evicted as the target fell, by cause.", "pages"),
+	RECLAIM("events", "Times the target fell, by cause.", "events", 1),
+	RECLAIM("evicted_bytes", "Logical bytes of the ephemeral pages evicted as the target fell, "
+		"by cause.", "pages", PAGE),
 	{ NULL },
 };
 
