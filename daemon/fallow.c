@@ -277,6 +277,12 @@ void tmemd_fallow_set_host(struct tmemd_fallow *f, const struct tmemd_fallow_hos
 	f->st.xen = ops != NULL;
 }
 
+void tmemd_fallow_tick(struct tmemd_fallow *f)
+{
+	if (f)
+		tick(f);
+}
+
 void tmemd_fallow_kick(struct tmemd_fallow *f)
 {
 	if (f)

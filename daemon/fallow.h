@@ -92,6 +92,8 @@ int tmemd_fallow_start(const struct tmemd_fallow_config *cfg,
 /* Under Xen: the host hooks (NULL to drop them). */
 void tmemd_fallow_set_host(struct tmemd_fallow *f, const struct tmemd_fallow_host_ops *ops,
 			   void *ctx);
+/* One tick now, as the timer would (tests). */
+void tmemd_fallow_tick(struct tmemd_fallow *f);
 /* Xen: dom0's balloon target changed (a watch fired): act now. */
 void tmemd_fallow_kick(struct tmemd_fallow *f);
 /* tmemctl release: lower the target by bytes at once and hold it for

@@ -17,7 +17,8 @@ TEST_FALLOW := $(BUILD)/tests/daemon/test_fallow
 DAEMON_TEST_HARNESS := $(BUILD)/tests/daemon/harness.o $(BUILD)/tests/daemon/rawclient.o
 
 TEST_CTL_NAMES := $(BUILD)/tests/daemon/test_ctl_names
-UNIT_TESTS += $(TEST_DAEMON_UNIT) $(TEST_CTL_NAMES)
+TEST_FALLOW_UNIT := $(BUILD)/tests/daemon/test_fallow_unit
+UNIT_TESTS += $(TEST_DAEMON_UNIT) $(TEST_CTL_NAMES) $(TEST_FALLOW_UNIT)
 INTEGRATION_TESTS += $(TEST_TMEMD) $(TEST_HOSTILE) $(TEST_ATTACKS) $(TEST_REFUSALS) \
 	$(TEST_START_STOP) $(TEST_FALLOW)
 
@@ -29,6 +30,13 @@ $(BUILD)/tests/daemon/harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$(TMEMD)"
 # control_glue.c drives the control server.
 $(TEST_DAEMON_UNIT): $(BUILD)/tests/daemon/test_daemon_unit.o $(BUILD)/tests/daemon/fake_ring.o \
 		$(TEST_COMMON_LIB) $(DAEMON_CORE) $(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) \
+		$(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
+
+# Issue 28: the elastic pool's controller with a fake Xen.
+$(TEST_FALLOW_UNIT): $(BUILD)/tests/daemon/test_fallow_unit.o $(TEST_COMMON_LIB) $(DAEMON_CORE) \
+		$(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) \
 		$(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
