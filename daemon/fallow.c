@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/statvfs.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -158,6 +159,22 @@ static void xen_grow(struct tmemd_fallow *f, uint64_t used, uint64_t want_more,
 	}
 }
 
+/*
+ * A tmpfs that fills up under the arena file: frames get blocks before
+ * their first touch (pools/frames.c: a put is refused), but descriptors
+ * are touched where they lie, so the target keeps clear of the end by a
+ * margin (a sixteenth of what is in use, and 32 MiB).
+ */
+static int64_t fs_headroom(const struct tmemd_fallow *f, uint64_t used)
+{
+	struct statvfs sv;
+
+	if (!f->cfg.arena_path || statvfs(f->cfg.arena_path, &sv) < 0)
+		return INT64_MAX;
+	return (int64_t)((uint64_t)sv.f_bavail * sv.f_frsize) - (int64_t)(used / 16) -
+	       (int64_t)(32u << 20);
+}
+
 static void tick(struct tmemd_fallow *f)
 {
 	uint64_t now = tmemd_now_ns(), dt = now - f->last_ns, used = used_bytes(f);
@@ -179,6 +196,8 @@ static void tick(struct tmemd_fallow *f)
 	f->st.host_available = h.available;
 	f->st.cgroup_limited = h.cgroup_limited;
 	headroom = (int64_t)h.available - (int64_t)reserve - (int64_t)down - (int64_t)f->held;
+	if (fs_headroom(f, used) < headroom)
+		headroom = fs_headroom(f, used);
 	want = headroom > 0 || (uint64_t)-headroom < used ? used + (uint64_t)headroom : 0;
 	if (want > f->cfg.ceiling)
 		want = f->cfg.ceiling;

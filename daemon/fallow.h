@@ -66,6 +66,9 @@ struct tmemd_fallow_config {
 	uint64_t reserve;        /* memory-reserve: bytes left to the host */
 	uint64_t xen_reserve;    /* xen-reserve: bytes left free in Xen */
 	unsigned grow_delay_sec; /* memory-grow-delay */
+	/* The arena file (--arena), or NULL: its filesystem's free space
+	 * bounds the target too, with room for the descriptors. */
+	const char *arena_path;
 };
 
 struct tmemd_fallow_stats {

@@ -156,6 +156,7 @@ static int start_fallow(struct tmemd *d)
 	struct tmemd_fallow_config fc = {
 		.autosize = d->cfg.memory_bytes == TMEMD_MEMORY_AUTO,
 		.arena_max = 4 * ram,
+		.arena_path = d->cfg.arena_path[0] ? d->cfg.arena_path : NULL,
 		.ceiling = d->cfg.memory_bytes == TMEMD_MEMORY_AUTO ? ram : d->cfg.memory_bytes,
 		.reserve = d->cfg.memory_reserve,
 		.xen_reserve = d->cfg.xen_reserve ? d->cfg.xen_reserve : TMEMD_DEFAULT_XEN_RESERVE,

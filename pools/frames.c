@@ -190,6 +190,8 @@ void frames_release(struct tmem_frames *a, uint32_t new_frames,
 		relaxed_set(&a->hdr->frame_bump, new_frames);
 	if (a->locked)
 		munlock(frame_ptr(a, new_frames), frames_bytes(old_frames - new_frames));
+	if (a->file_mark > new_frames)
+		a->file_mark = new_frames;
 	/* A file's pages stay in it unless the range is punched out. */
 	(void)madvise(frame_ptr(a, new_frames), frames_bytes(old_frames - new_frames),
 		      a->file_backed ? MADV_REMOVE : MADV_DONTNEED);
@@ -268,6 +270,36 @@ uint8_t *frame_at(const struct tmem_frames *a, uint32_t f)
 	return frame_ptr(a, f);
 }
 
+/* In a file, frames [from, from + n) get blocks before their first touch
+ * (a touch past a full tmpfs is a SIGBUS; this is -ENOSPC). */
+static int frames_back(struct tmem_frames *a, uint32_t from, uint32_t n)
+{
+	if (!a->file_backed)
+		return 0;
+	if (fallocate(a->fd, 0, (off_t)(a->fd_off + frames_bytes(from)),
+		      (off_t)frames_bytes(n)) < 0 && errno != EOPNOTSUPP)
+		return -ENOSPC;
+	return 0;
+}
+
+/* Frames allocated in the file ahead of the bump, per fallocate. */
+#define BACK_CHUNK 512u
+
+/* The bump's next frame has blocks in the file. */
+static int frames_back_bump(struct tmem_frames *a)
+{
+	uint32_t n;
+
+	if (!a->file_backed || a->bump < a->file_mark)
+		return 0;
+	n = a->total_frames - a->bump < BACK_CHUNK ? a->total_frames - a->bump : BACK_CHUNK;
+	/* Near a full filesystem a chunk may not fit where a frame does. */
+	if (frames_back(a, a->bump, n) < 0 && (n = 1, frames_back(a, a->bump, 1) < 0))
+		return -ENOSPC;
+	a->file_mark = a->bump + n;
+	return 0;
+}
+
 /*
  * A free frame, ignoring the target: resident frames first (the one
  * freed last is likely still in cache), then frames given back, then
@@ -282,8 +314,13 @@ static int frames_take(struct tmem_frames *a, uint32_t *handle)
 		if (a->free_top < a->free_low)
 			a->free_low = a->free_top;
 	} else if (a->released_top) {
-		f = a->released_stack[--a->released_top];
+		f = a->released_stack[a->released_top - 1];
+		if (frames_back(a, f, 1) < 0)
+			return -ENOSPC;
+		a->released_top--;
 	} else if (a->bump < a->total_frames) {
+		if (frames_back_bump(a) < 0)
+			return -ENOSPC;
 		f = a->bump++;
 		if (a->bump > a->hdr->frame_bump)
 			relaxed_set(&a->hdr->frame_bump, a->bump);
@@ -342,9 +379,12 @@ uint32_t frames_relocate(struct tmem_frames *a, uint32_t f)
 	if (f < a->total_frames)
 		return f;
 	/* resize checked used <= new size, so a frame is always free here
-	 * (the target does not apply: the page is stored already). */
-	if (frames_take(a, &to) < 0)
+	 * (the target does not apply: the page is stored already), but in a
+	 * full tmpfs it may have no blocks: the shrink is then undone. */
+	if (frames_take(a, &to) < 0) {
+		a->relocate_failed = true;
 		return f;
+	}
 	memcpy(frame_ptr(a, to), frame_ptr(a, f), TMEM_PAGE_SIZE);
 	/* The old frame is outside the arena now; not freed to the stack. */
 	relaxed_set(&a->used, a->used - 1);

@@ -38,6 +38,12 @@ struct tmem_frames {
 	uint32_t free_low;     /* free_top's low-water mark since the last release */
 	uint64_t released_total; /* frames punched out, ever */
 	bool no_release;       /* punching failed once (hugetlbfs): keep frames */
+	/* In a file: frames below this were allocated in it (fallocate) in
+	 * chunks as the bump passed; a frame from the released stack is
+	 * allocated again alone.  So a full tmpfs gives -ENOSPC to a put,
+	 * never SIGBUS to a touch. */
+	uint32_t file_mark;
+	bool relocate_failed;  /* a shrink found no frame for a page (-ENOSPC) */
 	bool locked;           /* mlock'd (frames [0, total)) */
 	bool prefault;         /* touch frames as they enter the arena */
 	/* While the store is set up only (cfg->should_stop): asked between

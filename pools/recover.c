@@ -235,6 +235,35 @@ static void adopt_pages(struct recover *r)
 }
 
 /* Pass 3: chunks, frames and pool gids not in use go on their free lists. */
+
+/*
+ * Free frames below the bump may be holes (punched before the restart)
+ * or hold a stale page: all go to the released stack, punched out now
+ * (a hole costs nothing), so the resident count is right and each is
+ * given blocks again before its first touch (frames.c).  The stack came
+ * out in descending order: punched a contiguous run at a time.
+ */
+static void release_free_frames(struct tmem_frames *a)
+{
+	uint32_t n = a->free_top;
+
+	if (!a->file_backed)
+		return;
+	for (uint32_t i = 0; i < n;) {
+		uint32_t j = i + 1;
+
+		while (j < n && a->free_stack[j] + 1 == a->free_stack[j - 1])
+			j++;
+		if (frames_punch(a, a->free_stack[j - 1], j - i) < 0)
+			return; /* they stay resident and free */
+		i = j;
+	}
+	/* Descending, so the lowest frame is on top: taken first. */
+	memcpy(a->released_stack, a->free_stack, (size_t)n * sizeof(*a->free_stack));
+	a->released_top = n;
+	a->free_top = a->free_low = 0;
+}
+
 static void rebuild_free_lists(struct recover *r)
 {
 	struct tmem_store *s = r->s;
@@ -263,12 +292,11 @@ static void rebuild_free_lists(struct recover *r)
 			a->free_stack[a->free_top++] = f;
 	}
 	a->free_high = a->free_top;
-	/* Free frames below the bump may have been punched out before the
-	 * restart: counted resident until store_release_cold() punches them
-	 * (again: a hole costs nothing). */
 	a->free_low = a->free_top;
 	a->released_top = 0;
+	a->file_mark = a->bump;
 	relaxed_set(&a->used, a->bump - a->free_top);
+	release_free_frames(a);
 	relaxed_set(&a->used_max, a->used);
 	for (uint32_t gid = s->pool_bump; gid-- > 0;)
 		if (!s->pool_tab[gid]->live)

@@ -184,12 +184,13 @@ void store_destroy(struct tmem_store *s)
 static int do_frames_shrink(struct tmem_store *s, uint32_t new_frames)
 {
 	struct tmem_frames *a = &s->frames;
-	uint32_t old_frames = a->total_frames;
+	uint32_t old_frames = a->total_frames, old_bump = a->bump;
 
 	if (a->used > new_frames)
 		(void)do_zs_compact(s, NULL, true);
 	if (a->used > new_frames)
 		return -EBUSY;
+	a->relocate_failed = false;
 	frames_trim_free(a, new_frames);
 	for (uint32_t i = 0; i < s->descs.page_bump; i++) {
 		struct tmem_pagedesc *p = pd(s, i);
@@ -200,6 +201,15 @@ static int do_frames_shrink(struct tmem_store *s, uint32_t new_frames)
 			pd_publish(p, data_ops(h)->relocate(s, h));
 	}
 	do_zs_shrink(s);
+	if (a->relocate_failed) {
+		/* A page is still above new_frames (no blocks for its copy):
+		 * keep the old size and bump, so nothing hands its frame out.
+		 * The free frames trimmed above are lost until the next start
+		 * (recovery finds them); the pages moved stay where they went. */
+		a->bump = old_bump;
+		relaxed_set(&a->total_frames, old_frames);
+		return -ENOSPC;
+	}
 	frames_release(a, new_frames, old_frames);
 	return 0;
 }

@@ -406,6 +406,53 @@ START_TEST(test_release_by_hand)
 }
 END_TEST
 
+/* The arena on a tmpfs too small for the pool: puts past its end are
+ * refused (frames get blocks before their first touch, and the target
+ * keeps clear of the end), tmemd never dies of SIGBUS, and every page it
+ * acknowledged comes back. */
+START_TEST(test_full_tmpfs_refuses_puts)
+{
+	char dir[] = "/tmp/tmemd-small-tmpfs.XXXXXX", conf[256], cmd[128];
+	static char page[4096];
+	struct daemon d;
+	struct tmem_conn *c;
+	unsigned stored = 0, refused = 0;
+	int32_t pool;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=48M tmpfs %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(conf, sizeof(conf), "[tmemd]\narena = %s/arena\n%s", dir, plain);
+	daemon_start(&d, conf, "256M");
+	c = connect_as(&d, "cramped");
+	pool = tmem_new_pool(c, tmem_pool_flags(TMEM_POOL_PERSIST), NULL);
+	ck_assert_int_ge(pool, 0);
+	for (unsigned i = 0; i < 96 * MiB / 4096; i++) {
+		struct tmem_oid o = oid_of(i / PAGES_PER_OBJ);
+		int rc;
+
+		test_page(page, i);
+		rc = tmem_put(c, pool, &o, i % PAGES_PER_OBJ, page);
+		ck_assert_msg(rc == 1 || rc == 0 || rc == -ENOSPC, "put %u: %d", i, rc);
+		if (rc == 1)
+			stored = i + 1;
+		else
+			refused++;
+		if (rc != 1)
+			break;
+	}
+	ck_assert_msg(refused > 0, "96 MiB went into a 48 MiB tmpfs");
+	ck_assert(daemon_alive(&d));
+	fprintf(stderr, "small tmpfs: %u pages stored, then refused\n", stored);
+	verify(c, pool, 0, stored);
+	tmem_disconnect(c);
+	ck_assert_int_eq(daemon_stop(&d), 0);
+	snprintf(cmd, sizeof(cmd), "umount %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *fallow_suite(void)
 {
 	Suite *s = suite_create("fallow");
@@ -417,6 +464,8 @@ static Suite *fallow_suite(void)
 	tcase_add_test(tc, test_pressure_shrinks_then_grows);
 	tcase_add_test(tc, test_low_free_memory_shrinks);
 	tcase_add_test(tc, test_release_by_hand);
+	if (tmem_test_have_root("test_full_tmpfs_refuses_puts", "mounts a small tmpfs"))
+		tcase_add_test(tc, test_full_tmpfs_refuses_puts);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -71,7 +71,7 @@ check_readcache() {
 	local st steps="create pass1 pass2 mutate pass3" r2 r4 r6 maxe held q
 	check "tmemcache device created" grep -q "^E2E-GUEST $name DM-CREATED /dev/dm-" <<<"$con"
 	check "ext4 mounted on it" grep -q "^E2E-GUEST $name MOUNTED" <<<"$con"
-	[[ $quota == eph ]] && steps+=" pass4"
+	[[ $quota == eph || $quota == fallow ]] && steps+=" pass4"
 	check_fileset_errors $steps
 	check "pass1 filled tmem (puts $(rc "$name" pass1 puts))" gt0 "$(rc "$name" pass1 puts)"
 	r2=$(ratio "$name" pass1 pass2)
@@ -81,7 +81,8 @@ check_readcache() {
 	check "target counted invalidations ($(rc "$name" pass3 invalidations))" gt0 "$(rc "$name" pass3 invalidations)"
 	check "target read errors = 0 ($(rc "$name" pass3 errors))" test "$(rc "$name" pass3 errors)" = 0
 	check_ephemeral_shown
-	if [[ $quota == eph ]]; then
+	[[ $quota == fallow ]] && check_fallow
+	if [[ $quota == eph || $quota == fallow ]]; then
 		check_ephemeral_cap_set
 		r4=$(ratio "$name" dropped3 pass4)
 		check "under the cap the hit ratio fell (pass3 $(ratio "$name" dropped2 pass3)% -> pass4 ${r4}%), data still right" \
@@ -96,6 +97,34 @@ check_readcache() {
 		test "$(fileset "$name" pass6 errors)" = 0 -a "$r6" -lt 1
 	summary+=("$(printf '  %-14s %-4s %-9s hits=%-8s misses=%-8s pass2=%s%% stale=%s' "$name" "$type" "$mode" \
 		"$(rc "$name" pass3 hits)" "$(rc "$name" pass3 misses)" "$r2" "$(fileset "$name" pass3 stale)")")
+}
+
+# mem_at LABEL JQPATH: a figure of the memory object in snapshot LABEL.
+mem_at() { snapshots "$1" "$name" | tail -1 | jq -r ".memory$2 // \"none\"" 2>/dev/null; }
+
+# check_fallow: issue 28's Xen case (dom0-init.sh, fallow_actor): tmemd
+# with memory = auto, the pool full of the guest's ephemeral pages and
+# some persistent ones, Xen's free memory taken down to 48 MiB by a paused
+# ballast domain; xl create of a 256 MiB domain succeeds (autoballoon
+# lowers dom0's target, tmemd gives ephemeral pages back), and the held
+# persistent pages all come back right.
+check_fallow() {
+	local f rv hold ev pages t0 t1 sw
+	check "tmemd restarted with memory = auto" grep -aq '^E2E-DOM0 TMEMD-AUTO restarted=yes' <<<"$lines"
+	hold=$(grep -a "^E2E-WORKLOAD tag=$name-hold " <<<"$con" | tail -1)
+	check "held workload verified before (${hold#E2E-WORKLOAD })" grep -q ' errors=0 ' <<<"$hold "
+	f=$(grep -a "^E2E-DOM0 FALLOW $name " <<<"$lines" | tail -1)
+	check "xl create of a 256 MiB domain with Xen's free memory taken (${f#E2E-DOM0 FALLOW })" \
+		grep -q ' create_rc=0 ' <<<"$f"
+	ev=$(mem_at fallow-after .reclaim.toolstack.events) pages=$(mem_at fallow-after .reclaim.toolstack.pages)
+	t0=$(mem_at fallow-full .target_bytes) t1=$(mem_at fallow-after .target_bytes)
+	check "tmemd gave ephemeral pages back for it (toolstack reclaims ${ev}, ${pages} pages; target ${t0} -> ${t1})" \
+		gt0 "$pages"
+	rv=$(grep -a "^E2E-WORKLOAD-REVERIFY tag=$name-hold " <<<"$con" | tail -1)
+	check "held persistent pages all came back right (${rv#E2E-WORKLOAD-REVERIFY })" grep -q ' errors=0 ' <<<"$rv "
+	sw=$(grep -a "^E2E-GUEST $name SWAP-ERRORS " <<<"$con" | tail -1 | awk '{print $4}')
+	check "tmemswap_errors = 0 (${sw:-none})" test "${sw:-x}" = 0
+	fallow+=("$name ${f#E2E-DOM0 FALLOW $name } target=${t0}->${t1} toolstack_pages=${pages} ballooned=$(mem_at fallow-full .xen.ballooned_bytes)")
 }
 
 # pages_in LABEL N: the guest's client's persistent pages in snapshot LABEL-N.
@@ -185,11 +214,12 @@ check_compression() {
 # it shares with check_readcache.
 . "$(dirname "$0")/check-cleancache.sh"
 
-sum_stores=0 sum_loads=0 sum_errors=0 nguests=0 summary=() kills=() moves=()
+sum_stores=0 sum_loads=0 sum_errors=0 nguests=0 summary=() kills=() moves=() fallow=()
 while read -r name type kernel mode quota disk; do
 	[[ -n $name ]] || continue
 	nguests=$((nguests + 1))
 	q=; [[ $quota == 1 ]] && q=", quota"; [[ $quota == eph ]] && q=", ephemeral quota"
+	[[ $quota == fallow ]] && q=", elastic pool and ephemeral quota"
 	echo "guest $name ($type, $kernel kernel, $mode$q):"
 	domid=$(grep -a "^E2E-DOM0 DOMID $name " <<<"$lines" | awk '{print $4}')
 	check "created (domid ${domid:-none})" test -n "$domid"
@@ -268,5 +298,6 @@ check "no program crashed in dom0 ($(grep -c . <<<"$crashed"))" test -z "$crashe
 echo "summary:"
 printf '%s\n' "${summary[@]}"
 echo "  moves: ${moves[*]:-none}"
+echo "  fallow: ${fallow[*]:-none}"
 echo "  guests=$nguests stores=$sum_stores loads=$sum_loads errors=$sum_errors kills=${kills[*]:-none} failed_checks=$fails wall=${WALL:-?}s"
 ((fails == 0))

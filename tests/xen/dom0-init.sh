@@ -240,6 +240,55 @@ mover() {
 	done
 }
 
+# ---- the elastic pool (issue 28): quota "fallow" ----
+# restart_auto: tmemd again with memory = auto on a fresh arena (no guest
+# is attached between guests), so the pool follows dom0 and Xen's free
+# memory; dom0 boots with dom0_mem=1024M,max:2560M (run-e2e.sh).
+restart_auto() {
+	pid=$(cat /run/e2e/tmemd.pid)
+	touch /run/e2e/restarting
+	kill $pid; while kill -0 $pid 2>/dev/null; do sleep 0.1; done
+	rm -f /dev/shm/tmemd.arena
+	TMEMD_ARGS=$(echo "$TMEMD_ARGS" | sed "s/--memory [^ ]*/--memory auto/")
+	ok=yes; start_tmemd || ok=no
+	rm -f /run/e2e/restarting
+	tmemd_pid=$(cat /run/e2e/tmemd.pid)
+	say "TMEMD-AUTO restarted=$ok $($TMEMCTL status 2>&1 | grep '^memory' | tr -s ' ')"
+}
+# xen_free: Xen's free memory, MiB.
+xen_free() { xl info free_memory 2>/dev/null || echo 0; }
+# fallow_actor GUEST: with the guest's pages in the pool (its readcache
+# passes done, its held workload swapped out), a paused ballast domain
+# takes Xen's free memory down to 48 MiB, and a 256 MiB domain is created:
+# xl's autoballoon must get its memory from dom0, so tmemd gives its
+# ephemeral pages back.  The guest then reads its file set and its held
+# pages again.
+fallow_actor() {
+	domid=$(xl domid $1)
+	snapshot fallow-before $1 $domid
+	free0=$(xen_free) t0=$(up)
+	ballast=$((free0 - 48)); brc=skipped
+	if [ $ballast -ge 64 ]; then
+		sed -e 's/^name = .*/name = "ballast"/' -e "s/^memory = .*/memory = $ballast/" \
+			-e "s/^maxmem = .*/maxmem = $ballast/" -e '/^disk/d' -e '/^extra/d' /guest/$1.cfg >/tmp/ballast.cfg
+		xl create -p /tmp/ballast.cfg >/tmp/xl-ballast.log 2>&1; brc=$?
+	fi
+	free1=$(xen_free)
+	snapshot fallow-full $1 $domid
+	sed -e 's/^name = .*/name = "newcomer"/' -e '/^disk/d' -e '/^extra/d' /guest/$1.cfg >/tmp/newcomer.cfg
+	t1=$(up)
+	xl create -p /tmp/newcomer.cfg >/tmp/xl-newcomer.log 2>&1; crc=$?
+	t2=$(up)
+	sleep 2
+	free2=$(xen_free)
+	snapshot fallow-after $1 $domid
+	say "FALLOW $1 ballast=${ballast}M/rc=$brc create_rc=$crc create_s=$(echo "$t2 $t1" | awk '{printf "%.1f", $1 - $2}') xen_free_mib=$free0/$free1/$free2 dom0_target_kib=$(xenstore-read /local/domain/0/memory/target) freeable_kib=$(xenstore-read /local/domain/0/memory/tmem-freeable 2>/dev/null || echo none)"
+	[ $crc = 0 ] || sed 's/^/E2E-XL /' /tmp/xl-newcomer.log
+	[ "$brc" = 0 ] || [ "$brc" = skipped ] || sed 's/^/E2E-XL /' /tmp/xl-ballast.log
+	xl destroy newcomer 2>/dev/null; xl destroy ballast 2>/dev/null
+	grep -E 'pool target|balloon' /run/tmemd.log | tail -n 12 | sed 's/^/E2E-TMEMD-LOG /'
+}
+
 # create_guest NAME: xl create, one at a time (concurrent creates fail).
 create_guest() {
 	say "CREATE $1 uptime=$(up)"
@@ -271,18 +320,21 @@ run_guest() {
 	say "MOVE-PLAN $name $(move_points $name | grep -c .)"
 	mover $name &
 	mover_pid=$!
-	if [ "$quota" != 0 ]; then   # 1: persistent cap, eph: ephemeral cap
-		cap="--persistent-max 4M"; [ "$quota" = eph ] && cap="--ephemeral-max 16M"
-		wait_marker $name "E2E-GUEST $name WAIT-QUOTA" 900 || say "TIMEOUT $name WAIT-QUOTA"
+	if [ "$quota" != 0 ]; then   # 1: persistent cap, eph: ephemeral cap, fallow: above
+		cap="--persistent-max 4M"
+		[ "$quota" = eph ] || [ "$quota" = fallow ] && cap="--ephemeral-max 16M"
+		wait_marker $name "E2E-GUEST $name WAIT-QUOTA" 1500 || say "TIMEOUT $name WAIT-QUOTA"
 		domid=$(xl domid $name)   # a move gave it a new one
 		snapshot pre-quota $name $domid
+		# fallow: the elastic pool's case first, then the ephemeral cap's.
+		[ "$quota" = fallow ] && fallow_actor $name
 		$TMEMCTL set $domid $cap >/tmp/set-$name.log 2>&1
 		say "QUOTA $name domid=$domid rc=$? $(tr '\n' ' ' </tmp/set-$name.log)"
 		tty=$(xenstore-read /local/domain/$domid/console/tty)
 		echo go >$tty
 		say "GO-SENT $name tty=$tty"
 	fi
-	wait_marker $name "E2E-GUEST $name DONE" 1200 || say "TIMEOUT $name DONE"
+	wait_marker $name "E2E-GUEST $name DONE" 1800 || say "TIMEOUT $name DONE"
 	kill $killer_pid 2>/dev/null; wait $killer_pid 2>/dev/null
 	while [ -f /run/e2e/moving-$name ]; do sleep 1; done
 	kill $mover_pid 2>/dev/null; wait $mover_pid 2>/dev/null
@@ -315,6 +367,7 @@ pids=""
 while read -r name quota; do
 	[ -n "$name" ] || continue
 	tmemd_alive || { say "SKIP $name (tmemd died)"; continue; }
+	[ "$quota" = fallow ] && restart_auto
 	if grep -q 'e2e.parallel=1' /proc/cmdline; then
 		create_guest $name || continue
 		run_guest $name $quota &

@@ -1,7 +1,10 @@
 #!/bin/sh
 # /init of an e2e-xen domU.  Kernel command line (xl cfg "extra"):
 #   e2e.name=NAME  e2e.mode=tmemswap|frontswap|readcache|cleancache|plain|noshim
-#   e2e.quota=0|1|eph  e2e.swapmb=MiB  e2e.filesmb=MiB
+#   e2e.quota=0|1|eph|fallow  e2e.swapmb=MiB  e2e.filesmb=MiB
+# (readcache with e2e.quota=fallow: the elastic-pool case and the
+# ephemeral cap's; it also swaps a held workload through /dev/tmemswap0,
+# verified again at the end)
 # tmemswap:  swapon /dev/tmemswap0, its refused pages going to backing=/dev/xvdb
 # frontswap: swapon /dev/xvdb, frontswap carrying the pages to tmemd
 # readcache: ext4 on a tmemcache target over /dev/xvdb, the file set of
@@ -37,7 +40,11 @@ say "DISK /dev/xvdb $(( $(cat /sys/block/xvdb/size) / 2048 )) MiB"
 case "$MODE" in
 tmemswap) params="cleancache=0 frontswap=0 tmemswap_mb=$SWAPMB backing=/dev/xvdb" ;;
 frontswap) params="cleancache=0 frontswap=1 tmemswap_mb=0" ;;
-readcache) params="cleancache=0 frontswap=0 tmemswap_mb=0" ;;
+readcache)
+	params="cleancache=0 frontswap=0 tmemswap_mb=0"
+	# The elastic-pool case (it includes the ephemeral cap's): persistent
+	# pages too, held through the whole run.
+	[ "$QUOTA" = fallow ] && params="cleancache=0 frontswap=0 tmemswap_mb=384" ;;
 cleancache) params="cleancache=1 frontswap=0 tmemswap_mb=0 ring_entries=256 nr_slots=128" ;;
 plain) params="cleancache=0 frontswap=0 tmemswap_mb=0" ;;
 noshim) params="" ;;
@@ -53,9 +60,30 @@ fi
 dmesg | grep -E 'tmem_shim|tmemswap0|frontswap:|cleancache:' | grep -v 'command line' | sed "s/^/E2E-DMESG $NAME /"
 if dmesg | grep -q 'connected to tmem backend'; then say CONNECTED; else say NOT-CONNECTED; fi
 
+# fallow_hold: persistent pages in tmem for the whole readcache run: a
+# workload of 320 MiB in 256 MiB of RAM swaps to /dev/tmemswap0 (no
+# backing disk: a refused page would be an I/O error), verifies, holds.
+# 320 MiB: some 100 MiB of it in tmem, and room left for the page cache.
+fallow_hold() {
+	mkswap /dev/tmemswap0 >/dev/null && swapon /dev/tmemswap0 || fail "swapon /dev/tmemswap0"
+	/bin/e2e-workload -s 7 -m 320 -z -H -r /tmp/reverify -t $NAME-hold >/tmp/wl-hold.out 2>&1 &
+	i=0; while ! grep -q '^E2E-WORKLOAD' /tmp/wl-hold.out && [ $i -lt 1800 ]; do sleep 1; i=$((i+1)); done
+	i=0; while ! grep -q '^E2E-WORKLOAD-HOLD' /tmp/wl-hold.out && [ $i -lt 5 ]; do sleep 1; i=$((i+1)); done
+	cat /tmp/wl-hold.out
+	grep -q '^E2E-WORKLOAD-HOLD' /tmp/wl-hold.out || fail "the held workload did not hold"
+}
+fallow_reverify() {
+	touch /tmp/reverify
+	i=0; while ! grep -q '^E2E-WORKLOAD-REVERIFY' /tmp/wl-hold.out && [ $i -lt 1800 ]; do sleep 1; i=$((i+1)); done
+	grep '^E2E-WORKLOAD-REVERIFY' /tmp/wl-hold.out || say "REVERIFY-MISSING"
+	say "SWAP-ERRORS $(cat /sys/kernel/debug/tmem_shim/tmemswap_errors 2>/dev/null)"
+}
+
 if [ "$MODE" = readcache ]; then
+	[ "$QUOTA" = fallow ] && fallow_hold
 	. /bin/readcache.sh
 	readcache_run
+	[ "$QUOTA" = fallow ] && fallow_reverify
 	say DONE
 	exec sleep 100000
 fi

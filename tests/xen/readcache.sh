@@ -64,7 +64,7 @@ readcache_run() {
 	drop_caches
 	rc_counters dropped2
 	rc_step pass3 verify
-	if [ "$QUOTA" = eph ]; then
+	if [ "$QUOTA" = eph ] || [ "$QUOTA" = fallow ]; then
 		say WAIT-QUOTA
 		read -t 300 go </dev/hvc0 || fail "no go from dom0"
 		say "GO $go"

@@ -15,7 +15,7 @@
  * wrong index (misplaced), the wrong seed (stale, from an earlier run) or
  * a bad checksum (corrupt) counts as one error.
  *
- * usage: e2e-workload [-m MiB] [-x FACTOR] [-s SEED] [-t TAG] [-H] [-z]
+ * usage: e2e-workload [-m MiB] [-x FACTOR] [-s SEED] [-t TAG] [-H] [-z] [-r FILE]
  *   -m MiB     memory to fill (default: FACTOR x MemTotal)
  *   -x FACTOR  multiple of MemTotal when -m is not given (default 2)
  *   -s SEED    run seed (default 1); use a new one for each run
@@ -24,6 +24,10 @@
  *              pages) and sleep until killed, so the harness can look at
  *              tmemd's view of a guest with pages in tmem and destroy it
  *   -z         half-compressible pages (above)
+ *   -r FILE    with -H: once FILE exists, verify every page again and
+ *              print "E2E-WORKLOAD-REVERIFY tag=... errors=N", then hold
+ *              (the e2e's elastic-pool case: the pages were in tmem while
+ *              dom0 took memory back from the pool)
  * Prints one line "E2E-WORKLOAD tag=... mib=... pages=... errors=N ..."
  * and exits 0 only when every page verified.
  */
@@ -105,6 +109,7 @@ struct args {
 	long mib, factor;
 	uint64_t seed;
 	const char *tag;
+	const char *reverify;
 	int hold, zip;
 };
 
@@ -112,7 +117,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "m:x:s:t:Hz")) != -1) {
+	while ((c = getopt(argc, argv, "m:x:s:t:Hzr:")) != -1) {
 		switch (c) {
 		case 'm': a->mib = strtol(optarg, NULL, 0); break;
 		case 'x': a->factor = strtol(optarg, NULL, 0); break;
@@ -120,6 +125,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 't': a->tag = optarg; break;
 		case 'H': a->hold = 1; break;
 		case 'z': a->zip = 1; break;
+		case 'r': a->reverify = optarg; break;
 		default: return -EINVAL;
 		}
 	}
@@ -135,7 +141,8 @@ int main(int argc, char **argv)
 	double t0, t1, t2;
 
 	if (parse_args(argc, argv, &a) < 0) {
-		fprintf(stderr, "usage: %s [-m MiB] [-x FACTOR] [-s SEED] [-t TAG] [-H] [-z]\n", argv[0]);
+		fprintf(stderr, "usage: %s [-m MiB] [-x FACTOR] [-s SEED] [-t TAG] [-H] [-z] [-r FILE]\n",
+			argv[0]);
 		return 2;
 	}
 	long mib = a.mib, factor = a.factor;
@@ -184,6 +191,18 @@ int main(int argc, char **argv)
 	if (a.hold && !errors) {
 		printf("E2E-WORKLOAD-HOLD tag=%s\n", tag);
 		fflush(stdout);
+		while (a.reverify && access(a.reverify, F_OK) != 0)
+			sleep(1);
+		if (a.reverify) {
+			uint64_t again = 0;
+
+			t1 = now_s();
+			for (size_t i = 0; i < pages; i++)
+				again += check_page((const uint64_t *)(mem + i * PAGE_BYTES), i, seed) != 0;
+			printf("E2E-WORKLOAD-REVERIFY tag=%s pages=%zu errors=%" PRIu64 " verify_s=%.1f\n",
+			       tag, pages, again, now_s() - t1);
+			fflush(stdout);
+		}
 		for (;;)
 			pause();
 	}
