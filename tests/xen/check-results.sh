@@ -109,13 +109,16 @@ mem_at() { snapshots "$1" "$name" | tail -1 | jq -r ".memory$2 // \"none\"" 2>/d
 # lowers dom0's target, tmemd gives ephemeral pages back), and the held
 # persistent pages all come back right.
 check_fallow() {
-	local f rv hold ev pages t0 t1 sw
+	local f r rv hold ev pages t0 t1 sw
 	check "tmemd restarted with memory = auto" grep -aq '^E2E-DOM0 TMEMD-AUTO restarted=yes' <<<"$lines"
 	hold=$(grep -a "^E2E-WORKLOAD tag=$name-hold " <<<"$con" | tail -1)
 	check "held workload verified before (${hold#E2E-WORKLOAD })" grep -q ' errors=0 ' <<<"$hold "
+	r=$(grep -a "^E2E-DOM0 FALLOW-RELEASE $name " <<<"$lines" | tail -1)
+	check "without autoballoon: refused, then tmemctl release, then created (${r#E2E-DOM0 FALLOW-RELEASE })" \
+		grep -q 'refused_first=\[rc=[1-9].* release_rc=0 .* create=\[rc=0 ' <<<"$r"
 	f=$(grep -a "^E2E-DOM0 FALLOW $name " <<<"$lines" | tail -1)
-	check "xl create of a 256 MiB domain with Xen's free memory taken (${f#E2E-DOM0 FALLOW })" \
-		grep -q ' create_rc=0 ' <<<"$f"
+	check "with autoballoon: xl create of a 256 MiB domain with Xen's free memory taken (${f#E2E-DOM0 FALLOW })" \
+		grep -q ' create=\[rc=0 ' <<<"$f"
 	ev=$(mem_at fallow-after .reclaim.toolstack.events) pages=$(mem_at fallow-after .reclaim.toolstack.pages)
 	t0=$(mem_at fallow-full .target_bytes) t1=$(mem_at fallow-after .target_bytes)
 	check "tmemd gave ephemeral pages back for it (toolstack reclaims ${ev}, ${pages} pages; target ${t0} -> ${t1})" \
@@ -124,7 +127,7 @@ check_fallow() {
 	check "held persistent pages all came back right (${rv#E2E-WORKLOAD-REVERIFY })" grep -q ' errors=0 ' <<<"$rv "
 	sw=$(grep -a "^E2E-GUEST $name SWAP-ERRORS " <<<"$con" | tail -1 | awk '{print $4}')
 	check "tmemswap_errors = 0 (${sw:-none})" test "${sw:-x}" = 0
-	fallow+=("$name ${f#E2E-DOM0 FALLOW $name } target=${t0}->${t1} toolstack_pages=${pages} ballooned=$(mem_at fallow-full .xen.ballooned_bytes)")
+	fallow+=("$name release: ${r#E2E-DOM0 FALLOW-RELEASE $name } autoballoon: ${f#E2E-DOM0 FALLOW $name } target=${t0}->${t1} toolstack_pages=${pages} ballooned=$(mem_at fallow-full .xen.ballooned_bytes)")
 }
 
 # pages_in LABEL N: the guest's client's persistent pages in snapshot LABEL-N.
@@ -285,6 +288,23 @@ while read -r name type kernel mode quota disk; do
 	summary+=("$(printf '  %-14s %-4s %-9s stores=%-8s loads=%-8s errors=%s kicks=%s/%s %s=%s' "$name" "$type" "$mode" \
 		"${st2:-?}" "${ld2:-?}" "$errs" "${kicks:-?}" "${posted:-?}" "${cz:-?}" "${zratio:-?}")")
 done <<<"$GUESTS"
+
+# Issue 28, point 2: tmemd in a memory-limited cgroup, a hog beside it.
+cgl=$(grep -a '^E2E-DOM0 CGROUP ' <<<"$lines" | tail -1)
+if grep -q 'e2e.cgroup=0' <<<"${E2E_DOM0_EXTRA:-}"; then
+	echo "cgroup case: not run (e2e.cgroup=0)"
+else
+	echo "cgroup case (dom0, memory.max 512M): ${cgl#E2E-DOM0 CGROUP }"
+	cgv() { grep -oE "(^| )$1=[^ ]+" <<<"$cgl" | head -1 | cut -d= -f2; }
+	check "cgroup: the hog ran to the end, nothing OOM-killed (hog_rc=$(cgv hog_rc), oom_kills=$(cgv oom_kills), tmemd alive=$(cgv tmemd_alive))" \
+		test "$(cgv hog_rc)" = 0 -a "$(cgv oom_kills)" = 0 -a "$(cgv tmemd_alive)" = yes
+	check "cgroup: tmemd's target fell within 5 s of the hog ($(cgv fell_s) s; $(cgv target_before) -> $(cgv target_low))" \
+		awk -v s="$(cgv fell_s)" 'BEGIN { exit !(s != "none" && s + 0 <= 5) }'
+	check "cgroup: the target grew back after the hog ($(cgv grew_s) s, to $(cgv target_after))" \
+		test "$(cgv grew_s)" != none
+	check "cgroup: every persistent page came back right (pers=$(cgv pers) missing=$(cgv missing) wrong=$(cgv wrong))" \
+		test "$(cgv fill_rc)" = 0 -a "$(cgv missing)" = 0 -a "$(cgv wrong)" = 0
+fi
 
 grep -aq '^E2E-DOM0 ALL-DONE' <<<"$lines" && pass "dom0 finished" || fail "dom0 did not finish (see $log)"
 grep -aq '^E2E-DOM0 TMEMD-UP' <<<"$lines" && pass "tmemd --transport xen started in dom0" || fail "tmemd --transport xen did not start in dom0"

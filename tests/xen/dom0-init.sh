@@ -257,37 +257,114 @@ restart_auto() {
 }
 # xen_free: Xen's free memory, MiB.
 xen_free() { xl info free_memory 2>/dev/null || echo 0; }
-# fallow_actor GUEST: with the guest's pages in the pool (its readcache
-# passes done, its held workload swapped out), a paused ballast domain
-# takes Xen's free memory down to 48 MiB, and a 256 MiB domain is created:
-# xl's autoballoon must get its memory from dom0, so tmemd gives its
-# ephemeral pages back.  The guest then reads its file set and its held
-# pages again.
-fallow_actor() {
-	domid=$(xl domid $1)
-	snapshot fallow-before $1 $domid
-	free0=$(xen_free) t0=$(up)
-	ballast=$((free0 - 48)); brc=skipped
-	if [ $ballast -ge 64 ]; then
-		sed -e 's/^name = .*/name = "ballast"/' -e "s/^memory = .*/memory = $ballast/" \
-			-e "s/^maxmem = .*/maxmem = $ballast/" -e '/^disk/d' -e '/^extra/d' /guest/$1.cfg >/tmp/ballast.cfg
-		xl create -p /tmp/ballast.cfg >/tmp/xl-ballast.log 2>&1; brc=$?
-	fi
-	free1=$(xen_free)
-	snapshot fallow-full $1 $domid
-	sed -e 's/^name = .*/name = "newcomer"/' -e '/^disk/d' -e '/^extra/d' /guest/$1.cfg >/tmp/newcomer.cfg
-	t1=$(up)
-	xl create -p /tmp/newcomer.cfg >/tmp/xl-newcomer.log 2>&1; crc=$?
-	t2=$(up)
-	sleep 2
-	free2=$(xen_free)
-	snapshot fallow-after $1 $domid
-	say "FALLOW $1 ballast=${ballast}M/rc=$brc create_rc=$crc create_s=$(echo "$t2 $t1" | awk '{printf "%.1f", $1 - $2}') xen_free_mib=$free0/$free1/$free2 dom0_target_kib=$(xenstore-read /local/domain/0/memory/target) freeable_kib=$(xenstore-read /local/domain/0/memory/tmem-freeable 2>/dev/null || echo none)"
-	[ $crc = 0 ] || sed 's/^/E2E-XL /' /tmp/xl-newcomer.log
-	[ "$brc" = 0 ] || [ "$brc" = skipped ] || sed 's/^/E2E-XL /' /tmp/xl-ballast.log
-	xl destroy newcomer 2>/dev/null; xl destroy ballast 2>/dev/null
-	grep -E 'pool target|balloon' /run/tmemd.log | tail -n 12 | sed 's/^/E2E-TMEMD-LOG /'
+# ballast CFG NAME: a paused domain taking Xen's free memory down to 48 MiB.
+ballast() {
+	mb=$(( $(xen_free) - 48 ))
+	[ $mb -ge 64 ] || { echo "small"; return 0; }
+	sed -e "s/^name = .*/name = \"$2\"/" -e "s/^memory = .*/memory = $mb/" \
+		-e "s/^maxmem = .*/maxmem = $mb/" -e '/^disk/d' -e '/^extra/d' $1 >/tmp/$2.cfg
+	xl create -p /tmp/$2.cfg >/tmp/xl-$2.log 2>&1 && echo "${mb}M" || echo "failed"
 }
+# newcomer CFG NAME: xl create -p of a 256 MiB domain; prints rc and seconds.
+newcomer() {
+	sed -e "s/^name = .*/name = \"$2\"/" -e '/^disk/d' -e '/^extra/d' $1 >/tmp/$2.cfg
+	t0=$(up); xl create -p /tmp/$2.cfg >/tmp/xl-$2.log 2>&1; rc=$?
+	echo "rc=$rc s=$(echo "$(up) $t0" | awk '{printf "%.1f", $1 - $2}')"
+}
+# fallow_actor GUEST: with the guest's pages in the pool (its readcache
+# passes done, its held workload swapped out), paused ballast domains take
+# Xen's free memory down to 48 MiB, and a 256 MiB domain is created twice:
+#   1. as without xl's autoballoon (the e2e's xl.conf): refused first;
+#      then tmemctl release gives pool memory back and lowers dom0's
+#      balloon target, and the create succeeds;
+#   2. with autoballoon on: xl lowers dom0's target itself, tmemd sees it
+#      and gives ephemeral pages back in time for xl's wait.
+# The guest then reads its file set and its held pages again.
+fallow_actor() {
+	domid=$(xl domid $1) cfg=/guest/$1.cfg
+	snapshot fallow-before $1 $domid
+	free0=$(xen_free)
+	b1=$(ballast $cfg ballast1) free1=$(xen_free)
+	snapshot fallow-full $1 $domid
+	refused=$(newcomer $cfg newcomer0)
+	xl destroy newcomer0 2>/dev/null
+	$TMEMCTL release 320M >/tmp/release.log 2>&1; relrc=$?
+	j=0; while [ $(xen_free) -lt 300 ] && [ $j -lt 100 ]; do sleep 0.1; j=$((j+1)); done
+	free2=$(xen_free)
+	by_hand=$(newcomer $cfg newcomer1)
+	snapshot fallow-released $1 $domid
+	say "FALLOW-RELEASE $1 ballast=$b1 xen_free_mib=$free0/$free1/$free2 refused_first=[$refused] release_rc=$relrc [$(tr '\n' ' ' </tmp/release.log)] create=[$by_hand]"
+	xl destroy newcomer1 2>/dev/null
+	b2=$(ballast $cfg ballast2) free3=$(xen_free)
+	echo 'autoballoon="on"' >/etc/xen/xl.conf
+	target0=$(xenstore-read /local/domain/0/memory/target)
+	auto=$(newcomer $cfg newcomer2)
+	sleep 2
+	echo 'autoballoon="off"' >/etc/xen/xl.conf
+	snapshot fallow-after $1 $domid
+	say "FALLOW $1 ballast=$b2 xen_free_mib=$free3/$(xen_free) dom0_target_kib=$target0/$(xenstore-read /local/domain/0/memory/target) create=[$auto] freeable_kib=$(xenstore-read /local/domain/0/memory/tmem-freeable 2>/dev/null || echo none)"
+	for d in newcomer0 newcomer1 newcomer2 ballast1 ballast2; do
+		[ -s /tmp/xl-$d.log ] && tail -n 5 /tmp/xl-$d.log | sed "s/^/E2E-XL $d /"
+		xl destroy $d 2>/dev/null
+	done
+	grep -E 'pool target|balloon|ceiling' /run/tmemd.log | tail -n 16 | sed 's/^/E2E-TMEMD-LOG /'
+	return 0
+}
+
+# ---- issue 28, point 2: host pressure in a memory-limited cgroup ----
+# A second tmemd (local transport, memory = auto) in a cgroup v2 with
+# memory.max 512M (memory.high 448M: the kernel throttles, and PSI shows
+# it, before it would OOM-kill), filled by e2e-cgfill with 160 MiB of
+# ephemeral and 96 MiB of persistent pages; then a hog in the same cgroup
+# needs 60% of the limit (e2e-workload -m 307).  Neither may be
+# OOM-killed, tmemd's target must fall within 5 s of the hog's start and
+# grow back once it exits, and every persistent page must come back.
+CG=/sys/fs/cgroup/tmemd-e2e CGRUN=/run/tmemd-cg
+cg_target() {
+	tmemctl --socket $CGRUN/control.sock stats --json 2>/dev/null | tr -d ' \n' |
+		sed -n 's/.*"target_bytes":\([0-9]*\).*/\1/p'
+}
+cgroup_case() {
+	grep -q 'e2e.cgroup=0' /proc/cmdline && return 0
+	mkdir -p /sys/fs/cgroup; mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null
+	echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+	mkdir -p $CG $CGRUN
+	if ! echo 512M >$CG/memory.max || ! echo 448M >$CG/memory.high; then
+		say "CGROUP-FAILED no cgroup v2 memory controller"; return 0
+	fi
+	printf '[tmemd]\nmemory-grow-delay = 5s\n[defaults]\ncompress = off\n' >$CGRUN/tmemd.conf
+	sh -c "echo \$\$ >$CG/cgroup.procs; echo -900 >/proc/self/oom_score_adj; exec tmemd -c $CGRUN/tmemd.conf --transport local --runtime-dir $CGRUN --state-dir $CGRUN --memory auto" >$CGRUN/log 2>&1 &
+	cgpid=$!
+	i=0; while [ -z "$(cg_target)" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+	rm -f /run/e2e/cg-go
+	e2e-cgfill $CGRUN/guest.sock 160 96 /run/e2e/cg-go >$CGRUN/fill.out 2>&1 &
+	fillpid=$!
+	i=0; while ! grep -q READY $CGRUN/fill.out && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done
+	before=$(cg_target) low=$before fell=none t0=$(up)
+	sh -c "echo \$\$ >$CG/cgroup.procs; exec e2e-workload -m 307 -s 5 -t cghog" >$CGRUN/hog.out 2>&1 &
+	hog=$!
+	while kill -0 $hog 2>/dev/null; do
+		t=$(cg_target); [ -n "$t" ] && [ "$t" -lt "$low" ] && low=$t
+		[ $fell = none ] && [ -n "$t" ] && [ "$t" -lt "$before" ] &&
+			fell=$(echo "$(up) $t0" | awk '{printf "%.1f", $1 - $2}')
+		sleep 0.25
+	done
+	wait $hog; hogrc=$? t1=$(up) grew=none
+	i=0; while [ $i -lt 240 ]; do
+		t=$(cg_target)
+		[ -n "$t" ] && [ "$t" -ge $((before / 10 * 9)) ] && {
+			grew=$(echo "$(up) $t1" | awk '{printf "%.1f", $1 - $2}'); break; }
+		sleep 0.25; i=$((i+1))
+	done
+	touch /run/e2e/cg-go; wait $fillpid; fillrc=$?
+	alive=no; kill -0 $cgpid 2>/dev/null && alive=yes
+	say "CGROUP limit=512M target_before=$before target_low=$low fell_s=$fell hog_rc=$hogrc grew_s=$grew target_after=$(cg_target) tmemd_alive=$alive oom_kills=$(sed -n 's/^oom_kill //p' $CG/memory.events) fill_rc=$fillrc $(tail -n 1 $CGRUN/fill.out) $(head -n 1 $CGRUN/fill.out) hog=[$(grep '^E2E-WORKLOAD tag=' $CGRUN/hog.out)]"
+	tmemctl --socket $CGRUN/control.sock stats --json 2>/dev/null | tr -d '\n\t' | sed 's/^/E2E-STATS cgroup tmemd-cg 0 uptime=0 /'
+	grep -E 'pool target' $CGRUN/log | tail -n 8 | sed 's/^/E2E-TMEMD-CG-LOG /'
+	kill $cgpid; wait $cgpid
+	rmdir $CG 2>/dev/null
+}
+cgroup_case
 
 # create_guest NAME: xl create, one at a time (concurrent creates fail).
 create_guest() {
@@ -313,7 +390,7 @@ run_guest() {
 		sleep 2
 	done ) &
 	poller=$!
-	wait_marker $name "E2E-GUEST $name READY" 180 || say "TIMEOUT $name READY"
+	wait_marker $name "E2E-GUEST $name READY" 600 || say "TIMEOUT $name READY"
 	say "KILL-PLAN $name $(kill_points $name | grep -c .)"
 	killer $name $domid &
 	killer_pid=$!

@@ -67,7 +67,7 @@ if dmesg | grep -q 'connected to tmem backend'; then say CONNECTED; else say NOT
 fallow_hold() {
 	mkswap /dev/tmemswap0 >/dev/null && swapon /dev/tmemswap0 || fail "swapon /dev/tmemswap0"
 	/bin/e2e-workload -s 7 -m 320 -z -H -r /tmp/reverify -t $NAME-hold >/tmp/wl-hold.out 2>&1 &
-	i=0; while ! grep -q '^E2E-WORKLOAD' /tmp/wl-hold.out && [ $i -lt 1800 ]; do sleep 1; i=$((i+1)); done
+	i=0; while ! grep -q '^E2E-WORKLOAD tag=' /tmp/wl-hold.out && [ $i -lt 1800 ]; do sleep 1; i=$((i+1)); done
 	i=0; while ! grep -q '^E2E-WORKLOAD-HOLD' /tmp/wl-hold.out && [ $i -lt 5 ]; do sleep 1; i=$((i+1)); done
 	cat /tmp/wl-hold.out
 	grep -q '^E2E-WORKLOAD-HOLD' /tmp/wl-hold.out || fail "the held workload did not hold"

@@ -5,7 +5,7 @@
 # usage: mkinitramfs.sh OUT   with, in the environment:
 #   KV          the stock Debian kernel version (dom0 and the stock guests)
 #   WORK        scratch folder
-#   TMEMD TMEMCTL WORKLOAD FILESET  the programs
+#   TMEMD TMEMCTL WORKLOAD FILESET CGFILL  the programs
 #   SHIM_STOCK  tmem_shim.ko built for KV
 #   FS_KERNEL FS_SHIM  the frontswap test kernel's bzImage and its tmem_shim.ko
 #   GUESTS      guest lines "NAME TYPE KERNEL(stock|fs) MODE QUOTA DISK"
@@ -15,7 +15,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 out=${1:?usage: mkinitramfs.sh OUT}
-: "${KV:?}" "${WORK:?}" "${TMEMD:?}" "${TMEMCTL:?}" "${WORKLOAD:?}" "${FILESET:?}" "${SHIM_STOCK:?}" "${GUESTS:?}" "${SWAPMB:?}" "${FILESMB:?}"
+: "${KV:?}" "${WORK:?}" "${TMEMD:?}" "${TMEMCTL:?}" "${WORKLOAD:?}" "${FILESET:?}" "${CGFILL:?}" "${SHIM_STOCK:?}" "${GUESTS:?}" "${SWAPMB:?}" "${FILESMB:?}"
 xenbin=/usr/lib/xen-4.17/bin
 
 # --- guest initramfs images: one per kernel ---
@@ -52,8 +52,10 @@ echo 'autoballoon="off"' >"$root/etc/xen/xl.conf"
 cp "$here/vbd-hotplug.sh" "$root/etc/xen/scripts/e2e-vbd"
 
 mkdir -p "$root/usr/sbin" "$root/usr/bin"
-copy_bins "$root" "$TMEMD" "$TMEMCTL"
+copy_bins "$root" "$TMEMD" "$TMEMCTL" "$CGFILL"
 mv "$root/$TMEMD" "$root/usr/sbin/tmemd"; mv "$root/$TMEMCTL" "$root/usr/bin/tmemctl"
+# Issue 28's cgroup case in dom0: the client and the memory hog.
+mv "$root/$CGFILL" "$root/usr/bin/e2e-cgfill"; cp "$WORKLOAD" "$root/usr/bin/e2e-workload"
 
 cp "/boot/vmlinuz-$KV" "$root/guest/vmlinuz-stock"
 # dm_mod first: tmem_shim.ko uses its symbols (the tmemcache target);

@@ -17,6 +17,8 @@
 E2E_XEN_DIR := tests/xen
 E2E_WORKLOAD := $(BUILD)/tests/xen/e2e-workload
 E2E_FILESET := $(BUILD)/tests/xen/e2e-fileset
+# Issue 28's cgroup case: a libtmem client in dom0 (dynamic, like tmemd).
+E2E_CGFILL := $(BUILD)/tests/xen/e2e-cgfill
 E2E_WORK ?= $(BUILD)/e2e-xen
 
 # Static: the guests' initramfs has no C library.
@@ -30,15 +32,19 @@ $(E2E_FILESET): $(E2E_XEN_DIR)/fileset.c $(E2E_XEN_DIR)/e2e_pattern.h | $(DEPS_S
 	$(call quiet,CCLD,$@)
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -static $< -o $@
 
+$(E2E_CGFILL): $(BUILD)/tests/xen/cgfill.o $(LIBTMEM_A)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@
+
 e2e-xen-deps:
 	$(Q)mk/deps.sh mk/deps-xen.list
 
 e2e-xen: e2e-xen-deps
 	$(Q)$(MAKE) --no-print-directory $(TMEMD) $(TMEMCTL) $(E2E_WORKLOAD) \
-		$(E2E_FILESET) shim-dkms
+		$(E2E_FILESET) $(E2E_CGFILL) shim-dkms
 	$(Q)E2E_WORK=$(abspath $(E2E_WORK)) TMEMD=$(abspath $(TMEMD)) \
 		TMEMCTL=$(abspath $(TMEMCTL)) WORKLOAD=$(abspath $(E2E_WORKLOAD)) \
-		FILESET=$(abspath $(E2E_FILESET)) \
+		FILESET=$(abspath $(E2E_FILESET)) CGFILL=$(abspath $(E2E_CGFILL)) \
 		SHIM_SRC=$(abspath $(SHIM_DKMS_DIR)) $(E2E_XEN_DIR)/run-e2e.sh
 
 .PHONY: e2e-xen e2e-xen-deps

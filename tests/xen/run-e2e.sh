@@ -5,7 +5,7 @@
 # kernel, packs dom0, boots, and judges the serial log (check-results.sh).
 # A missing prerequisite fails; nothing is skipped.
 #
-# env (from tests/xen/module.mk): E2E_WORK TMEMD TMEMCTL WORKLOAD FILESET SHIM_SRC
+# env (from tests/xen/module.mk): E2E_WORK TMEMD TMEMCTL WORKLOAD FILESET CGFILL SHIM_SRC
 # optional: E2E_GUESTS (guest lines, see below), E2E_TIMEOUT (s),
 #           E2E_DOM0_EXTRA (dom0 kernel args; e2e.tmemd=0: no tmemd;
 #             e2e.diag=1: xl list and vcpu-list, domain, VMCB and xenctx dumps 8 s in),
@@ -25,7 +25,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-: "${E2E_WORK:?}" "${TMEMD:?}" "${TMEMCTL:?}" "${WORKLOAD:?}" "${FILESET:?}" "${SHIM_SRC:?}"
+: "${E2E_WORK:?}" "${TMEMD:?}" "${TMEMCTL:?}" "${WORKLOAD:?}" "${FILESET:?}" "${CGFILL:?}" "${SHIM_SRC:?}"
 T0=$(date +%s)
 stamp() { echo "e2e-xen: [$(( $(date +%s) - T0 ))s] $*"; }
 
@@ -65,7 +65,7 @@ KV=${KV#linux-image-}
 [[ -n $KV ]] || die "linux-image-amd64 is not installed"
 HDRS=/usr/src/linux-headers-$KV
 for f in /boot/vmlinuz-$KV /boot/xen-4.17-amd64.gz /lib/modules/$KV/kernel "$HDRS/Makefile" \
-	/usr/lib/xen-4.17/bin/xl /bin/busybox "$TMEMD" "$TMEMCTL" "$WORKLOAD" "$FILESET" "$SHIM_SRC/Kbuild" \
+	/usr/lib/xen-4.17/bin/xl /bin/busybox "$TMEMD" "$TMEMCTL" "$WORKLOAD" "$FILESET" "$CGFILL" "$SHIM_SRC/Kbuild" \
 	/usr/sbin/dmsetup /usr/sbin/mke2fs; do
 	[[ -e $f ]] || die "missing $f (make e2e-xen installs mk/deps-xen.list; is a package out of step?)"
 done
@@ -110,7 +110,7 @@ else
 fi
 
 # --- dom0 initramfs, guest disks ---
-export E2E_XLCFG_EXTRA E2E_GUEST_ARGS KV SMP=${E2E_SMP:-2} WORK=$E2E_WORK TMEMD TMEMCTL WORKLOAD FILESET \
+export E2E_XLCFG_EXTRA E2E_GUEST_ARGS KV SMP=${E2E_SMP:-2} WORK=$E2E_WORK TMEMD TMEMCTL WORKLOAD FILESET CGFILL \
 	SHIM_STOCK=$E2E_WORK/shim-stock/tmem_shim.ko FS_KERNEL FS_SHIM GUESTS SWAPMB FILESMB
 "$here/mkinitramfs.sh" "$E2E_WORK/dom0.cpio.gz"
 drives=()
