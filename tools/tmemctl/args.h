@@ -42,6 +42,9 @@ bool check_client(const char *cmd, const char *client);
  * result as JSON (--json) or with human(). */
 int run_request(const struct tmemctl_opts *opts, const char *cmd, json_t *args,
 		human_fn human);
+/* cmd_pool_size.c: COMMAND SIZE sent as {pages} (pool-size, release). */
+int run_size_command(const struct tmemctl_opts *gopts, int argc, char **argv,
+		     const char *cmd, human_fn print);
 /* all.c: run_request() once per connected client (-a/--all), args (may
  * be NULL, stolen) with "client" set to each; the worst exit code. */
 int run_request_all(const struct tmemctl_opts *opts, const char *cmd, json_t *args,

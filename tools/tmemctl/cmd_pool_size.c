@@ -13,7 +13,10 @@ static void human(struct hout *o, json_t *r)
 		(unsigned long long)hu64(o, r, "total_pages"), freep);
 }
 
-int cmd_pool_size(const struct tmemctl_opts *gopts, int argc, char **argv)
+/* COMMAND SIZE, SIZE a whole number of pages above 0, as {pages}: pool-size
+ * and release. */
+int run_size_command(const struct tmemctl_opts *gopts, int argc, char **argv,
+		     const char *cmd, human_fn print)
 {
 	struct tmemctl_opts opts = *gopts;
 	struct cmd_pos pos;
@@ -26,10 +29,14 @@ int cmd_pool_size(const struct tmemctl_opts *gopts, int argc, char **argv)
 	if (!rc && pages == 0)
 		rc = TMEM_SIZE_RANGE;
 	if (rc) {
-		usage_error("pool-size: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR ")",
-			    pos.argv[0], tmem_size_strerror(rc));
+		usage_error("%s: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR ")",
+			    cmd, pos.argv[0], tmem_size_strerror(rc));
 		return EXIT_USAGE;
 	}
-	return run_request(&opts, "pool-size",
-			   json_pack("{s:I}", "pages", (json_int_t)pages), human);
+	return run_request(&opts, cmd, json_pack("{s:I}", "pages", (json_int_t)pages), print);
+}
+
+int cmd_pool_size(const struct tmemctl_opts *gopts, int argc, char **argv)
+{
+	return run_size_command(gopts, argc, argv, "pool-size", human);
 }

@@ -6,7 +6,7 @@
  * target falls as much, so Xen has that memory free for a new domain.
  */
 #include "args.h"
-#include "tmem_size.h"
+#include "tmem_proto.h"
 
 static void human(struct hout *o, json_t *r)
 {
@@ -20,21 +20,5 @@ static void human(struct hout *o, json_t *r)
 
 int cmd_release(const struct tmemctl_opts *gopts, int argc, char **argv)
 {
-	struct tmemctl_opts opts = *gopts;
-	struct cmd_pos pos;
-	uint64_t pages;
-	int rc;
-
-	if (!cmd_args(&opts, argc, argv, NULL, 1, 1, &pos, &rc))
-		return rc;
-	rc = parse_size_pages(pos.argv[0], false, &pages);
-	if (!rc && pages == 0)
-		rc = TMEM_SIZE_RANGE;
-	if (rc) {
-		usage_error("release: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR ")",
-			    pos.argv[0], tmem_size_strerror(rc));
-		return EXIT_USAGE;
-	}
-	return run_request(&opts, "release",
-			   json_pack("{s:I}", "pages", (json_int_t)pages), human);
+	return run_size_command(gopts, argc, argv, "release", human);
 }
