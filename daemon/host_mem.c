@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "host_mem.h"
 
@@ -42,8 +43,11 @@ void tmemd_host_mem_paths(struct tmemd_host_mem_paths *p)
 	path_from_env(p->meminfo, sizeof(p->meminfo), "TMEMD_MEMINFO", "/proc/meminfo");
 	own_cgroup(cg, sizeof(cg));
 	path_from_env(p->cgroup, sizeof(p->cgroup), "TMEMD_CGROUP", cg);
+	/* The cgroup's own stalls where cgroup v2 keeps them (not in the
+	 * root cgroup, nor under v1), else the whole system's. */
 	if (getenv("TMEMD_PSI") || !p->cgroup[0] ||
-	    snprintf(p->psi, sizeof(p->psi), "%s/memory.pressure", p->cgroup) >= (int)sizeof(p->psi))
+	    snprintf(p->psi, sizeof(p->psi), "%s/memory.pressure", p->cgroup) >= (int)sizeof(p->psi) ||
+	    access(p->psi, R_OK) != 0)
 		path_from_env(p->psi, sizeof(p->psi), "TMEMD_PSI", "/proc/pressure/memory");
 }
 

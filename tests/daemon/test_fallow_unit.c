@@ -12,10 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/test_main.h"
 #include "fallow.h"
+#include "host_mem.h"
 #include "loop.h"
 #include "tmem_policy.h"
 #include "tmem_store.h"
@@ -230,6 +233,57 @@ START_TEST(test_release_lowers_dom0_target)
 }
 END_TEST
 
+/* host_mem.c: the tightest cgroup up the tree wins over MemAvailable,
+ * its page cache (not its shmem: the arena) counting as room, and the
+ * cgroup's own PSI file is read. */
+START_TEST(test_host_mem_cgroup_room)
+{
+	struct tmemd_host_mem_paths p;
+	struct tmemd_host_mem h;
+	char parent[128], child[160], path[200];
+
+	snprintf(parent, sizeof(parent), "%s/slice", fx.dir);
+	snprintf(child, sizeof(child), "%s/tmemd.service", parent);
+	ck_assert_int_eq(mkdir(parent, 0700), 0);
+	ck_assert_int_eq(mkdir(child, 0700), 0);
+	snprintf(path, sizeof(path), "%s/memory.max", parent);
+	write_file(path, "1073741824\n");
+	snprintf(path, sizeof(path), "%s/memory.current", parent);
+	write_file(path, "943718400\n"); /* 900 MiB */
+	snprintf(path, sizeof(path), "%s/memory.stat", parent);
+	write_file(path, "anon 1\nfile 104857600\nkernel 3\nshmem 20971520\n");
+	snprintf(path, sizeof(path), "%s/memory.max", child);
+	write_file(path, "max\n");
+	snprintf(path, sizeof(path), "%s/memory.pressure", child);
+	write_file(path, "some avg10=1.00 avg60=0.50 avg300=0.10 total=123456\n"
+			 "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+	host_available(2048);
+	unsetenv("TMEMD_PSI");
+	setenv("TMEMD_CGROUP", child, 1);
+	tmemd_host_mem_paths(&p);
+	ck_assert_str_eq(p.cgroup, child);
+	ck_assert_ptr_nonnull(strstr(p.psi, "tmemd.service/memory.pressure"));
+	ck_assert_int_eq(tmemd_host_mem_read(&p, &h), 0);
+	ck_assert_uint_eq(h.total, 1024 * MiB);
+	/* 124 MiB under the limit, plus 100 MiB of cache less 20 MiB of shmem */
+	ck_assert_uint_eq(h.available, 124 * MiB + 80 * MiB);
+	ck_assert(h.cgroup_limited);
+	ck_assert_uint_eq(h.cgroup_limit, 1024 * MiB);
+	ck_assert(h.have_psi);
+	ck_assert_uint_eq(h.stall_usec, 123456);
+	/* No such cgroup file: the whole system's PSI, and MemAvailable. */
+	setenv("TMEMD_CGROUP", fx.dir, 1);
+	tmemd_host_mem_paths(&p);
+	ck_assert_str_eq(p.psi, "/proc/pressure/memory");
+	ck_assert_int_eq(tmemd_host_mem_read(&p, &h), 0);
+	ck_assert_uint_eq(h.available, 2048 * MiB);
+	ck_assert(!h.cgroup_limited);
+	/* A meminfo without MemAvailable is an error, not a zero. */
+	write_file(fx.meminfo, "MemTotal: 1048576 kB\n");
+	ck_assert_int_eq(tmemd_host_mem_read(&p, &h), -EINVAL);
+}
+END_TEST
+
 static Suite *fallow_unit_suite(void)
 {
 	Suite *s = suite_create("fallow-unit");
@@ -240,6 +294,7 @@ static Suite *fallow_unit_suite(void)
 	tcase_add_test(tc, test_no_balloon_when_idle);
 	tcase_add_test(tc, test_toolstack_takes_memory_back);
 	tcase_add_test(tc, test_release_lowers_dom0_target);
+	tcase_add_test(tc, test_host_mem_cgroup_room);
 	suite_add_tcase(s, tc);
 	return s;
 }
