@@ -455,9 +455,10 @@ bool tmemd_ctl_glue_auth_stored(void *g, const struct tmem_uuid *uuid, const cha
 	return tmemd_control_auth_stored(((struct tmemd_ctl_glue *)g)->ctl, uuid, client);
 }
 
-void tmemd_ctl_glue_note_reload(struct tmemd_ctl_glue *g, int rc, const char *message)
+void tmemd_ctl_glue_note_reload(struct tmemd_ctl_glue *g, int rc, const char *message,
+				const char *restart_pending)
 {
-	tmemd_control_note_reload(g->ctl, rc, message);
+	tmemd_control_note_reload(g->ctl, rc, message, restart_pending);
 	sync_grants(g);  /* the file's grants by name may have changed */
 }
 

@@ -231,8 +231,11 @@ int tmemd_control_write_stats(struct tmemd_control *ctl, const char *path);
 bool tmemd_control_auth_stored(const struct tmemd_control *ctl,
 			       const struct tmem_uuid *uuid, const char *principal);
 /* Records the daemon's last config reload (rc 0 or -errno, a one-line
- * message) for "status". */
-void tmemd_control_note_reload(struct tmemd_control *ctl, int rc, const char *message);
+ * message) for "status", with the restart-only keys whose new values wait
+ * for a restart (comma-separated, "" or NULL for none; after a failed
+ * reload, NULL keeps the list of the last good one). */
+void tmemd_control_note_reload(struct tmemd_control *ctl, int rc, const char *message,
+			       const char *restart_pending);
 
 /* Closes every connection, unlinks the socket.  Accepts NULL. */
 void tmemd_control_stop(struct tmemd_control *ctl);

@@ -59,6 +59,7 @@ struct tmemd_control {
 		int rc;           /* 0 or -errno */
 		struct timespec when; /* CLOCK_MONOTONIC */
 		char message[512];
+		char restart_pending[256]; /* "arena, workers": keys not in force */
 	} reload;
 };
 

@@ -478,3 +478,30 @@ void write_text_file(const char *dir, const char *name, const char *text)
 	fputs(text, f);
 	ck_assert_int_eq(fclose(f), 0);
 }
+
+/* How many reloads (good or bad) tmemd has logged so far. */
+static int reloads_logged(struct host *h)
+{
+	char path[160], line[1024];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/host.err", h->dir);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "reloaded ") || strstr(line, "error: reload: ");
+	fclose(f);
+	return n;
+}
+
+void host_reload(struct host *h)
+{
+	int before = reloads_logged(h);
+
+	ck_assert_int_eq(kill(h->pid, SIGHUP), 0);
+	for (int i = 0; i < 500 && reloads_logged(h) == before; i++)
+		usleep(10000);
+	ck_assert_msg(reloads_logged(h) > before, "no reload logged, see %s/host.err", h->dir);
+}

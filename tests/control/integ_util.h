@@ -71,6 +71,9 @@ void host_teardown(struct host *h);
 /* True when tmemd's stderr so far (<dir>/host.err) has a line holding
  * both a and b. */
 bool host_logged(struct host *h, const char *a, const char *b);
+/* SIGHUP, then waits until tmemd has logged the reload, good or bad
+ * (asserted). */
+void host_reload(struct host *h);
 /* Writes text as dir/name (asserted), e.g. a tmemd.conf or state.json
  * for the next host_start(). */
 void write_text_file(const char *dir, const char *name, const char *text);

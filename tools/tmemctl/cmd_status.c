@@ -5,6 +5,28 @@
 
 #include "args.h"
 
+static bool is_array(const json_t *v)
+{
+	return json_is_array(v);
+}
+
+/* The [tmemd] keys a reload read but cannot apply: the file and what is
+ * in force differ until a restart (issue 30).  Absent from an older
+ * tmemd: nothing printed. */
+static void print_restart_pending(struct hout *o, json_t *r)
+{
+	json_t *keys = json_object_get(jpath(r, "daemon.last_reload"), "restart_pending");
+	json_t *k;
+	size_t i;
+
+	if (!is_array(keys) || !json_array_size(keys))
+		return;
+	fprintf(o->f, "restart pending: tmemd.conf changes ");
+	json_array_foreach(keys, i, k)
+		fprintf(o->f, "%s%s", i ? ", " : "", json_is_string(k) ? json_string_value(k) : "?");
+	fprintf(o->f, "; they apply at the next restart (systemctl restart tmemd)\n");
+}
+
 /* "last reload: ok, 12 s ago: reloaded /etc/tmemd/tmemd.conf", or none. */
 static void print_last_reload(struct hout *o, json_t *r)
 {
@@ -17,6 +39,7 @@ static void print_last_reload(struct hout *o, json_t *r)
 	fprintf(o->f, "last reload: %s, %llu s ago: %s\n", result,
 		(unsigned long long)hu64(o, r, "daemon.last_reload.seconds_ago"),
 		hstr(o, r, "daemon.last_reload.message"));
+	print_restart_pending(o, r);
 }
 
 static bool is_number(const json_t *v)

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Issue 30: what an admin reads is true.  The real tmemd and tmemctl
+ * (local transport), one test per claim of the issue, each named after
+ * the bug it guards against.
+ *
+ *  - test_check_config_agrees_with_start: a table of files, one key each,
+ *    bad and good; tmemd --check-config and a real start of tmemd on the
+ *    same file must both refuse it with the same sentence, or both take
+ *    it.
+ *  - test_reload_names_every_restart_key: a reload that changes every
+ *    restart-only key names each one, in the log and in status.
+ */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/test_main.h"
+#include "integ_util.h"
+#include "tmemctl/tmemctl.h"
+
+static struct host H;
+
+static void setup(void)
+{
+	host_init(&H);
+}
+
+static void teardown(void)
+{
+	host_teardown(&H);
+}
+
+/* ---- item 1: --check-config and the start agree ----------------------- */
+
+/* The first line of text holding "error:", without its newline ("" if none). */
+static void first_error(const char *text, char *out, size_t len)
+{
+	const char *e = strstr(text, "error:");
+	size_t n;
+
+	out[0] = '\0';
+	if (!e)
+		return;
+	n = strcspn(e, "\n");
+	snprintf(out, len, "%.*s", (int)n, e);
+}
+
+/* Runs tmemd on file to its refusal, or to "ready" (then stops it).
+ * true when it started; its stderr in err. */
+static bool real_start(const char *file, char **err)
+{
+	char errpath[160], *text;
+	size_t n;
+	pid_t pid;
+	int status = 0;
+	bool ready = false;
+	FILE *f;
+
+	snprintf(errpath, sizeof(errpath), "%s/start.err", H.dir);
+	unlink(errpath);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		FILE *e = freopen(errpath, "w", stderr);
+
+		(void)e;
+		execl(tmemd_bin(), "tmemd", "--foreground", "-c", file, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 1000; i++) {
+		char line[1024];
+
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			pid = 0;
+			break;
+		}
+		f = fopen(errpath, "r");
+		while (f && fgets(line, sizeof(line), f))
+			ready = ready || strstr(line, "info: ready:");
+		if (f)
+			fclose(f);
+		if (ready)
+			break;
+		usleep(10000);
+	}
+	if (pid) {
+		ck_assert_msg(ready, "tmemd on %s neither started nor exited in 10 s", file);
+		kill(pid, SIGTERM);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "stop: %#x", status);
+	} else {
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+			      "tmemd on %s: status %#x, wanted exit 1", file, status);
+	}
+	f = fopen(errpath, "r");
+	ck_assert_ptr_nonnull(f);
+	text = calloc(1, 65536);
+	ck_assert_ptr_nonnull(text);
+	n = fread(text, 1, 65535, f);
+	text[n] = '\0';
+	fclose(f);
+	*err = text;
+	return ready;
+}
+
+/* /var/tmp is on disk on most hosts; where it is tmpfs, an arena there is
+ * fine, and the case expects that. */
+static bool var_tmp_on_disk(void)
+{
+	struct statfs sf;
+
+	return statfs("/var/tmp", &sf) == 0 && sf.f_type != TMPFS_MAGIC &&
+	       sf.f_type != HUGETLBFS_MAGIC;
+}
+
+struct conf_case {
+	const char *text;  /* lines after the base [tmemd] section */
+	bool good;
+	const char *says;  /* a piece of the refusal, for bad ones */
+};
+
+START_TEST(test_check_config_agrees_with_start)
+{
+	unsigned long long ram = (unsigned long long)sysconf(_SC_PHYS_PAGES) *
+				 (unsigned long long)sysconf(_SC_PAGESIZE);
+	char over_ram[64], arena_ok[200], arena_disk[200], rundir_ok[200];
+	const struct conf_case cases[] = {
+		/* The issue's three. */
+		{ "control-admin-group = nosuchgroup\n", false, "no such group" },
+		{ "xen-domains = 1-100, web1, -bad\n", false, "xen-domains" },
+		{ over_ram, false, "more than this host's RAM" },
+		/* Every other [tmemd] key, bad. */
+		{ "memory = 1K\n", false, "memory" },
+		{ "memory = 12Q\n", false, "memory" },
+		{ "workers = 0\n", false, "workers" },
+		{ "runtime-dir = relative\n", false, "runtime-dir" },
+		{ "runtime-dir = /nonexistent-tmemd/run\n", false, "does not exist" },
+		{ "state-dir = relative\n", false, "state-dir" },
+		{ "transport = pigeon\n", false, "transport" },
+		{ "control-socket-mode = 0007\n", false, "control-socket-mode" },
+		{ "control-max-per-uid = 0\n", false, "control-max-per-uid" },
+		{ "local-max-clients-per-uid = 0\n", false, "local-max-clients-per-uid" },
+		{ "local-max-pools-per-uid = 99999\n", false, "local-max-pools-per-uid" },
+		{ "local-max-handshakes-per-uid = x\n", false, "local-max-handshakes-per-uid" },
+		{ "arena = relative\n", false, "arena" },
+		{ "arena = /nonexistent-tmemd/arena\n", false, "does not exist" },
+		{ arena_disk, !var_tmp_on_disk(), "not on tmpfs" },
+		{ "reattach-grace = 2d\n", false, "reattach-grace" },
+		{ "parked-max-age = 0\n", false, "parked-max-age" },
+		{ "compress-threshold = 10\n", false, "compress-threshold" },
+		{ "colour = blue\n", false, "unknown key" },
+		/* [defaults] and [client] keys, bad. */
+		{ "[defaults]\nweight = 0\n", false, "weight" },
+		{ "[defaults]\ncompress = on\n", false, "compress" },
+		{ "[defaults]\nephemeral-max = 3X\n", false, "ephemeral-max" },
+		{ "[client vm1]\npersistent-max = -1\n", false, "persistent-max" },
+		{ "[client bad!]\nweight = 5\n", false, "bad client" },
+		{ "[client vm1]\nshared-auth = nope\n", false, "bad UUID" },
+		{ "[nosuch]\nx = 1\n", false, "unknown section" },
+		/* And good values of the same keys: both take them. */
+		{ "control-admin-group = root\n", true, NULL },
+		{ "xen-domains = 1-100, web1, db2\n", true, NULL },
+		{ "memory = 8M\nworkers = 2\ncompress-threshold = 2048\n", true, NULL },
+		{ "control-socket-mode = 0640\ncontrol-max-per-uid = 4\n", true, NULL },
+		{ "local-max-clients-per-uid = 8\nlocal-max-pools-per-uid = 64\n"
+		  "local-max-handshakes-per-uid = 4\n", true, NULL },
+		{ "reattach-grace = 5m\nparked-max-age = 1h\n", true, NULL },
+		{ arena_ok, true, NULL },
+		{ rundir_ok, true, NULL },
+		{ "[defaults]\nweight = 50\ncompress = zstd:3\nephemeral-max = 8M\n"
+		  "[client vm1]\npersistent-max = none\n"
+		  "shared-auth = 6ba7b810-9dad-11d1-80b4-00c04fd430c8\n", true, NULL },
+	};
+	char file[160];
+
+	snprintf(over_ram, sizeof(over_ram), "memory = %lluM\n", (ram >> 20) + 1024);
+	/* tmpfs: the arena is memory. */
+	snprintf(arena_ok, sizeof(arena_ok), "arena = /dev/shm/tmemd-truth-%d\n", (int)getpid());
+	snprintf(arena_disk, sizeof(arena_disk), "arena = /var/tmp/tmemd-truth-%d\n", (int)getpid());
+	snprintf(rundir_ok, sizeof(rundir_ok), "runtime-dir = %s/run2\n", H.dir);
+	snprintf(file, sizeof(file), "%s/case.conf", H.dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct conf_case *c = &cases[i];
+		const char *argv[] = { tmemd_bin(), "--check-config", "-c", file, NULL };
+		char check_err[600], start_err[600], *serr = NULL;
+		struct run r;
+		bool started;
+		FILE *f = fopen(file, "w");
+
+		ck_assert_ptr_nonnull(f);
+		/* A start that can run here (local transport, small pool, our
+		 * dirs); the case's lines come after and win. */
+		fprintf(f, "[tmemd]\ntransport = local\nmemory = 4M\nworkers = 1\n"
+			"runtime-dir = %s\nstate-dir = %s\n%s", H.run, H.state, c->text);
+		ck_assert_int_eq(fclose(f), 0);
+		r = run_argv(argv, NULL);
+		started = real_start(file, &serr);
+		first_error(r.err, check_err, sizeof(check_err));
+		first_error(serr, start_err, sizeof(start_err));
+		ck_assert_msg(c->good == (r.status == 0),
+			      "case %zu (%s): --check-config exit %d: %s", i, c->text, r.status,
+			      r.err);
+		ck_assert_msg(started == (r.status == 0),
+			      "case %zu (%s): --check-config exit %d (%s) but the start %s: %s", i,
+			      c->text, r.status, check_err, started ? "ran" : "refused", serr);
+		if (!c->good) {
+			ck_assert_msg(strstr(check_err, c->says), "case %zu: \"%s\" lacks \"%s\"",
+				      i, check_err, c->says);
+			ck_assert_msg(!strcmp(check_err, start_err),
+				      "case %zu: --check-config says \"%s\", the start \"%s\"", i,
+				      check_err, start_err);
+		} else {
+			ck_assert_msg(strstr(r.out, ": OK"), "case %zu: %s", i, r.out);
+		}
+		free(serr);
+		run_free(&r);
+		unlink(file);
+	}
+	snprintf(file, sizeof(file), "/dev/shm/tmemd-truth-%d", (int)getpid());
+	unlink(file);
+}
+END_TEST
+
+/* ---- item 2: a reload names what waits for a restart ------------------- */
+
+/* The bug: a reload that changed arena, control-admin-group,
+ * control-socket-mode, reattach-grace and compress-threshold logged only
+ * memory and workers, and status said "last reload: ok". */
+START_TEST(test_reload_names_every_restart_key)
+{
+	static const char *const keys[] = {
+		"memory", "workers", "transport", "runtime-dir", "state-dir", "arena",
+		"control-admin-group", "control-socket-mode", "control-max-per-uid",
+		"reattach-grace", "compress-threshold",
+	};
+	char text[1024];
+	json_t *doc, *pending;
+	struct run r;
+
+	ck_assert_int_eq(host_start(&H, NULL), 0);
+	snprintf(text, sizeof(text),
+		 "[tmemd]\nmemory = 8M\nworkers = 2\ntransport = local\nruntime-dir = %s/r2\n"
+		 "state-dir = %s/s2\narena = /dev/shm/tmemd-truth-%d\ncontrol-admin-group = root\n"
+		 "control-socket-mode = 0640\ncontrol-max-per-uid = 3\nreattach-grace = 10m\n"
+		 "compress-threshold = 2048\n", H.dir, H.dir, (int)getpid());
+	write_text_file(H.dir, "tmemd.conf", text);
+	host_reload(&H);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		char key[64];
+
+		/* transport = local is what runs (xen is not usable here). */
+		if (!strcmp(keys[i], "transport"))
+			continue;
+		snprintf(key, sizeof(key), ": %s = ", keys[i]);
+		ck_assert_msg(host_logged(&H, key, "needs a restart"),
+			      "the reload did not name %s, see %s/host.err", keys[i], H.dir);
+	}
+	doc = ctl_json(&H, "status", NULL);
+	pending = jpath(doc, "daemon.last_reload.restart_pending");
+	ck_assert_msg(json_is_array(pending), "no restart_pending");
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		bool found = false;
+		json_t *k;
+		size_t j;
+
+		json_array_foreach(pending, j, k)
+			found = found || !strcmp(json_string_value(k), keys[i]);
+		ck_assert_msg(found == !!strcmp(keys[i], "transport"),
+			      "restart_pending and %s disagree", keys[i]);
+	}
+	json_decref(doc);
+	r = ctl(&H, "status", NULL);
+	ck_assert_msg(strstr(r.out, "restart pending: ") && strstr(r.out, "arena") &&
+		      strstr(r.out, "compress-threshold"), "%s", r.out);
+	run_free(&r);
+	/* A second reload of the same file: still not in force, still said. */
+	host_reload(&H);
+	doc = ctl_json(&H, "status", NULL);
+	ck_assert_uint_eq(json_array_size(jpath(doc, "daemon.last_reload.restart_pending")),
+			  sizeof(keys) / sizeof(keys[0]) - 1);
+	json_decref(doc);
+	/* Back to what runs: nothing pending. */
+	write_text_file(H.dir, "tmemd.conf", "[tmemd]\n");
+	host_reload(&H);
+	doc = ctl_json(&H, "status", NULL);
+	ck_assert_uint_eq(json_array_size(jpath(doc, "daemon.last_reload.restart_pending")), 0);
+	json_decref(doc);
+}
+END_TEST
+
+/* A reload of a file the next start would refuse fails, and keeps what
+ * is in force: systemctl reload then fails too (ExecReload runs
+ * --check-config, which says the same). */
+START_TEST(test_reload_refuses_what_a_start_refuses)
+{
+	json_t *doc;
+
+	ck_assert_int_eq(host_start(&H, NULL), 0);
+	write_text_file(H.dir, "tmemd.conf", "[tmemd]\ncontrol-admin-group = nosuchgroup\n");
+	host_reload(&H);
+	doc = ctl_json(&H, "status", NULL);
+	ck_assert_str_eq(json_string_value(jpath(doc, "daemon.last_reload.result")), "failed");
+	ck_assert_ptr_nonnull(strstr(json_string_value(jpath(doc, "daemon.last_reload.message")),
+				     "no such group"));
+	json_decref(doc);
+}
+END_TEST
+
+static Suite *truth_suite(void)
+{
+	Suite *s = suite_create("admin-truth");
+	TCase *tc = tcase_create("truth");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_check_config_agrees_with_start);
+	tcase_add_test(tc, test_reload_names_every_restart_key);
+	tcase_add_test(tc, test_reload_refuses_what_a_start_refuses);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tmem_test_main(truth_suite(), 0);
+}
