@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "ctl_internal.h"
@@ -193,7 +194,9 @@ static int flush_cb(const struct tmemd_control_client *cl, void *arg)
 
 	name_cb(cl, arg);
 	store_client_page_counts(c, &op->left);
-	while (op->evicted < op->left.ephemeral && (rc = store_client_evict_oldest(c)) == 1)
+	/* Counted as admin_flushes, not evictions: evictions are the
+	 * memory-pressure signal (issue 30). */
+	while (op->evicted < op->left.ephemeral && (rc = (int)store_client_admin_flush_n(c, 1)) == 1)
 		op->evicted++;
 	store_client_page_counts(c, &op->left);
 	return rc < 0 ? rc : 0;
@@ -287,6 +290,18 @@ static int count_client(const struct tmemd_control_client *cl, void *arg)
 	return 0;
 }
 
+/* CPU time tmemd has used, user and system, all threads: what tmem
+ * costs the host (issue 30), beside what it saves. */
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0.0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 static int ctl_cmd_status(struct tmemd_control *ctl, const struct ctl_request *req,
 			  json_t **result, struct ctl_err *err)
 {
@@ -301,11 +316,12 @@ static int ctl_cmd_status(struct tmemd_control *ctl, const struct ctl_request *r
 	if (ctl->hooks.park_stats)
 		ctl->hooks.park_stats(ctl->ctx, &park);
 	*result = json_pack(
-		"{s:i, s:{s:s, s:i, s:I, s:I, s:s, s:s, s:s, s:s, s:o}, s:o, s:i, s:i, s:i, s:o}",
+		"{s:i, s:{s:s, s:i, s:I, s:I, s:f, s:s, s:s, s:s, s:s, s:o}, s:o, s:i, s:i, s:i, s:o}",
 		"version", TMEMD_CONTROL_PROTO_VERSION,
 		"daemon", "version", ctl->version, "pid", (int)getpid(),
 		"uptime_seconds", (json_int_t)(now.tv_sec - ctl->started.tv_sec),
 		"start_time_seconds", (json_int_t)ctl->started_wall,
+		"cpu_seconds", cpu_seconds(),
 		"transport", ctl->transport, "runtime_dir", ctl->runtime_dir,
 		"state_dir", ctl->state_dir, "control_socket", ctl->sock_path,
 		"last_reload", ctl_reload_json(ctl),

@@ -25,7 +25,7 @@ static json_t *jcap(uint64_t cap)
 
 static json_t *ops_json(const struct tmem_op_counters *o)
 {
-	return json_pack("{s:o, s:o, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:o, s:o, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "puts", jint(o->puts), "succ_puts", jint(o->succ_puts),
 			 "failed_puts",
 			 "quota", jint(o->failed_puts[TMEM_PUT_FAIL_QUOTA]),
@@ -35,7 +35,7 @@ static json_t *ops_json(const struct tmem_op_counters *o)
 			 "failed_gets", jint(o->failed_gets),
 			 "flush_pages", jint(o->flush_pages),
 			 "flush_objects", jint(o->flush_objects),
-			 "evictions", jint(o->evictions));
+			 "evictions", jint(o->evictions), "admin_flushes", jint(o->admin_flushes));
 }
 
 /* logical / stored bytes; null when nothing is stored in bytes (no
@@ -56,6 +56,40 @@ static json_t *zstats_json(const struct tmem_zstats *z)
 			 "compression_ratio", ratio_json(orig, z->compr_data_size));
 }
 
+/* zramctl's DATA and COMPR of some pages: logical bytes (4096 a page)
+ * and the bytes they take compressed. */
+static json_t *bytes_json(const struct tmem_zstats *z)
+{
+	return json_pack("{s:o, s:o}", "logical_bytes", jint(z->pages * TMEM_PAGE_SIZE),
+			 "compressed_bytes", jint(z->compr_data_size));
+}
+
+/*
+ * The "data" object (issue 30): each size once, its unit in its name,
+ * logical and compressed side by side, by kind and in all, and the
+ * ratio.  kind[0] ephemeral, kind[1] persistent.
+ */
+static json_t *data_json(const struct tmem_zstats kind[2])
+{
+	struct tmem_zstats all = kind[0];
+
+	all.pages += kind[1].pages;
+	all.compr_data_size += kind[1].compr_data_size;
+	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "ephemeral", bytes_json(&kind[0]),
+			 "persistent", bytes_json(&kind[1]),
+			 "logical_bytes", jint(all.pages * TMEM_PAGE_SIZE),
+			 "compressed_bytes", jint(all.compr_data_size),
+			 "compression_ratio", ratio_json(all.pages * TMEM_PAGE_SIZE,
+							 all.compr_data_size));
+}
+
+/* Ops by the kind of pool: ephemeral (cleancache) and persistent (frontswap). */
+static json_t *ops_kind_json(const struct tmem_op_counters kind[2])
+{
+	return json_pack("{s:o, s:o}", "ephemeral", ops_json(&kind[0]),
+			 "persistent", ops_json(&kind[1]));
+}
+
 static json_t *uuid_json(const struct tmem_pool_info *p)
 {
 	char text[TMEM_UUID_TEXT];
@@ -66,33 +100,26 @@ static json_t *uuid_json(const struct tmem_pool_info *p)
 	return json_string(text);
 }
 
-/* Per-client walk over its pools: the pool list plus the sums that
- * become the cleancache (ephemeral) and frontswap (persistent) views. */
+/* Per-client walk over its pools: the pool list plus the compression of
+ * its private pools by kind (shared pools are charged to no client: the
+ * shared_pools list has them). */
 struct pool_walk {
 	json_t *pools;
-	struct tmem_op_counters eph, pers;
+	struct tmem_zstats z_kind[2];
 	int rc;
 };
-
-static void add_ops(struct tmem_op_counters *sum, const struct tmem_op_counters *o)
-{
-	sum->puts += o->puts;
-	sum->succ_puts += o->succ_puts;
-	for (int i = 0; i < TMEM_PUT_FAIL_NR; i++)
-		sum->failed_puts[i] += o->failed_puts[i];
-	sum->gets += o->gets;
-	sum->succ_gets += o->succ_gets;
-	sum->failed_gets += o->failed_gets;
-	sum->flush_pages += o->flush_pages;
-	sum->flush_objects += o->flush_objects;
-	sum->evictions += o->evictions;
-}
 
 static int pool_cb(const struct tmem_pool_info *p, void *arg)
 {
 	struct pool_walk *w = arg;
+	struct tmem_zstats *z = &w->z_kind[p->persistent];
 
-	add_ops(p->persistent ? &w->pers : &w->eph, &p->ops);
+	if (!p->shared) {
+		z->pages += p->z.pages;
+		z->compr_data_size += p->z.compr_data_size;
+		z->same_pages += p->z.same_pages;
+		z->huge_pages += p->z.huge_pages;
+	}
 	return json_array_append_new(w->pools, json_pack(
 		"{s:i, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o}", "id", (int)p->id,
 		"persistent", p->persistent, "shared", p->shared, "uuid", uuid_json(p),
@@ -157,8 +184,10 @@ static json_t *client_stats(struct tmemd_control *ctl,
 	if (!doc || !w.pools || w.rc ||
 	    json_object_set_new(doc, "ops", ops_json(&info.ops)) ||
 	    json_object_set_new(doc, "compression", zstats_json(&info.z)) ||
-	    json_object_set_new(doc, "cleancache", cleancache_json(&w.eph)) ||
-	    json_object_set_new(doc, "frontswap", frontswap_json(&w.pers)) ||
+	    json_object_set_new(doc, "data", data_json(w.z_kind)) ||
+	    json_object_set_new(doc, "ops_by_kind", ops_kind_json(info.ops_kind)) ||
+	    json_object_set_new(doc, "cleancache", cleancache_json(&info.ops_kind[0])) ||
+	    json_object_set_new(doc, "frontswap", frontswap_json(&info.ops_kind[1])) ||
 	    json_object_set(doc, "pools", w.pools)) {
 		json_decref(doc);
 		doc = NULL;
@@ -242,10 +271,12 @@ static int shared_pool_cb(const struct tmem_pool_info *p, void *arg)
 	if (w->nr_seen < TMEM_MAX_SHARED_POOLS)
 		w->seen[w->nr_seen++] = p->uuid;
 	return json_array_append_new(w->arr, json_pack(
-		"{s:o, s:o, s:o, s:o, s:o}", "uuid", uuid_json(p),
+		"{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "uuid", uuid_json(p),
 		"sharers", jint(p->sharers),
 		"authorised", authorised_json(w->ctl, &p->uuid),
-		"pages", jint(p->pages), "objects", jint(p->objects)));
+		"pages", jint(p->pages), "objects", jint(p->objects),
+		"logical_bytes", jint(p->z.pages * TMEM_PAGE_SIZE),
+		"compressed_bytes", jint(p->z.compr_data_size)));
 }
 
 static int shared_client_cb(const struct tmemd_control_client *cl, void *arg)
@@ -305,6 +336,8 @@ json_t *ctl_pool_json(struct tmemd_control *ctl)
 			"evictions", jint(si.evictions),
 			"freeable_pages", jint(freeable_frames(a)));
 	if (doc && (json_object_set_new(doc, "compression", zstats_json(&si.z)) ||
+		    json_object_set_new(doc, "data", data_json(si.z_kind)) ||
+		    json_object_set_new(doc, "ops", ops_kind_json(si.ops_kind)) ||
 		    json_object_set_new(doc, "allocator", json_pack(
 			    "{s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			    "mem_used_total", jint(si.mem_used_total),

@@ -197,7 +197,12 @@ static long guest_pages(struct guest *g, const char *op, int32_t pool, uint64_t 
 		int rc;
 
 		memset(page, (int)(i + 1), sizeof(page));
-		if (!strcmp(op, "puts"))
+		if (!strcmp(op, "textputs"))  /* compressible, not same-filled */
+			for (size_t at = 0; at < sizeof(page);)
+				at += (size_t)snprintf((char *)page + at, sizeof(page) - at,
+						       "page %ld of object %llu: tmem text. ", i,
+						       (unsigned long long)oid_lo);
+		if (!strcmp(op, "puts") || !strcmp(op, "textputs"))
 			rc = tmem_put(g->conn, pool, &oid, (uint32_t)i, page);
 		else if (!strcmp(op, "gets"))
 			rc = tmem_get(g->conn, pool, &oid, (uint32_t)i, page);
@@ -235,8 +240,9 @@ long host_cmd(struct host *h, const char *fmt, ...)
 	}
 	if (!strcmp(op, "pool"))
 		return guest_pool(g, a, nf >= 4 ? b : NULL);
-	ck_assert_msg(nf == 5 && (!strcmp(op, "puts") || !strcmp(op, "gets") ||
-				  !strcmp(op, "flush")), "bad host command: %s", line);
+	ck_assert_msg(nf == 5 && (!strcmp(op, "puts") || !strcmp(op, "textputs") ||
+				  !strcmp(op, "gets") || !strcmp(op, "flush")),
+		      "bad host command: %s", line);
 	return guest_pages(g, op, (int32_t)atoi(a), strtoull(b, NULL, 0), n);
 }
 

@@ -56,7 +56,10 @@ int host_start(struct host *h, ...);
  *                           still holds a just-removed NAME)
  *   remove NAME             disconnect; 0
  *   pool NAME KIND [UUID]   new pool, KIND eph|pers|shared; the pool id
- *   puts NAME POOL OID N    N puts (indexes 0..N-1); how many were stored
+ *   puts NAME POOL OID N    N puts (indexes 0..N-1) of same-filled pages; how
+ *                           many were stored
+ *   textputs NAME POOL OID N  the same with text pages (they compress, and
+ *                           are not same-filled)
  *   gets NAME POOL OID N    N gets; how many hit
  *   flush NAME POOL OID N   N page flushes; how many were there
  */

@@ -10,6 +10,11 @@
  *    it.
  *  - test_reload_names_every_restart_key: a reload that changes every
  *    restart-only key names each one, in the log and in status.
+ *  - test_metrics_bytes_mean_what_help_says: each _bytes family's HELP
+ *    says logical, compressed or physical, and a known load (text pages
+ *    in private and shared pools) shows each is what it says.
+ *  - test_admin_flush_leaves_evictions: tmemctl flush is not counted as
+ *    evictions, and the pool's op totals outlive the client.
  */
 #include <check.h>
 #include <errno.h>
@@ -317,6 +322,247 @@ START_TEST(test_reload_refuses_what_a_start_refuses)
 }
 END_TEST
 
+/* ---- items 3 and 4: one meaning per figure ------------------------------ */
+
+#define UUID_S "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
+
+/* The value of the sample series (name plus labels, exactly as printed)
+ * in a Prometheus text, asserted present. */
+static double prom(const char *text, const char *series)
+{
+	size_t n = strlen(series);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, series, n) && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+	ck_abort_msg("no sample %s in:\n%s", series, text);
+	return 0;
+}
+
+static char *prom_text(void)
+{
+	struct run r = ctl(&H, "stats", "--prometheus", NULL);
+
+	ck_assert_msg(r.status == 0, "stats --prometheus: %s", r.err);
+	free(r.err);
+	return r.out;
+}
+
+/* promtool check metrics, when this host has it (Debian: prometheus). */
+static void promtool_clean(const char *text)
+{
+	char path[160], cmd[256];
+	FILE *f;
+
+	if (system("command -v promtool >/dev/null 2>&1") != 0)
+		return;
+	snprintf(path, sizeof(path), "%s/metrics.txt", H.dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s", path);
+	ck_assert_msg(system(cmd) == 0, "promtool check metrics complains, see %s", path);
+}
+
+enum unit { LOGICAL, COMPRESSED, PHYSICAL };
+
+/*
+ * Every family with "_bytes" in its name says in its HELP which bytes it
+ * counts; returns how many families, and checks each sample of a logical
+ * one is whole pages.
+ */
+static int check_help_units(const char *text)
+{
+	int families = 0;
+
+	for (const char *p = strstr(text, "# HELP "); p; p = strstr(p + 1, "# HELP ")) {
+		char name[128], help[32];
+		size_t n = strcspn(p + 7, " ");
+
+		snprintf(name, sizeof(name), "%.*s", (int)n, p + 7);
+		snprintf(help, sizeof(help), "%s", p + 8 + n);
+		if (!strstr(name, "_bytes"))
+			continue;
+		families++;
+		ck_assert_msg(!strncmp(help, "Logical bytes", 13) ||
+			      !strncmp(help, "Compressed bytes", 16) ||
+			      !strncmp(help, "Physical bytes", 14),
+			      "%s: HELP does not say logical, compressed or physical: %s", name, help);
+		if (!strncmp(help, "Logical bytes", 13)) {
+			size_t len = strlen(name);
+
+			for (const char *q = strstr(text, name); q; q = strstr(q + 1, name)) {
+				if ((q != text && q[-1] != '\n') || (q[len] != ' ' && q[len] != '{'))
+					continue;
+				q = strchr(q, ' ');
+				ck_assert_msg((unsigned long long)strtod(q + 1, NULL) % 4096 == 0,
+					      "%s is logical but not whole pages: %s", name, q + 1);
+			}
+		}
+	}
+	return families;
+}
+
+/* The bug: status showed "used 3.8M ... ephemeral 1.0M persistent 6.0M"
+ * (physical beside logical), tmem_pool_stored_bytes was compressed while
+ * tmem_client_stored_bytes was logical, two names meant one figure, and
+ * shared pages were charged to no one.  Each figure now says which bytes
+ * it counts, and the logical ones add up: clients plus shared pools make
+ * the pool. */
+START_TEST(test_metrics_bytes_mean_what_help_says)
+{
+	static const char *const gone[] = {
+		"tmem_pool_stored_bytes", "tmem_client_stored_bytes", "tmem_pool_orig_data_bytes",
+		"tmem_pool_compr_data_bytes", "tmem_pool_mem_used_total_bytes",
+		"tmem_shared_pool_stored_bytes", "tmem_pool_ephemeral_bytes",
+	};
+	const char *vm1e = "{client=\"vm1\",domid=\"\",kind=\"ephemeral\"}";
+	const char *vm1p = "{client=\"vm1\",domid=\"\",kind=\"persistent\"}";
+	const char *vm2e = "{client=\"vm2\",domid=\"\",kind=\"ephemeral\"}";
+	const char *shared = "{uuid=\"" UUID_S "\"}";
+	char series[160], *text;
+	double eph, pers, ceph, cpers, cshared;
+	struct run r;
+	long e, p, sp;
+
+	ck_assert_int_eq(host_start(&H, NULL), 0);
+	r = ctl(&H, "shared-auth", UUID_S, "vm2", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	run_free(&r);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm2"), 0);
+	e = host_cmd(&H, "pool vm1 eph");
+	p = host_cmd(&H, "pool vm1 pers");
+	sp = host_cmd(&H, "pool vm2 shared " UUID_S);
+	ck_assert(e >= 0 && p >= 0 && sp >= 0);
+	ck_assert_int_eq(host_cmd(&H, "textputs vm1 %ld 1 64", e), 64);
+	ck_assert_int_eq(host_cmd(&H, "textputs vm1 %ld 2 32", p), 32);
+	ck_assert_int_eq(host_cmd(&H, "textputs vm2 %ld 3 16", sp), 16);
+
+	text = prom_text();
+	promtool_clean(text);
+	ck_assert_int_ge(check_help_units(text), 10);
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+		snprintf(series, sizeof(series), "\n%s", gone[i]);
+		ck_assert_msg(!strstr(text, series), "%s still there: one name per figure", gone[i]);
+	}
+	/* Logical: the pages put, 4096 each, wherever they are charged. */
+	eph = prom(text, "tmem_pool_logical_bytes{kind=\"ephemeral\"}");
+	pers = prom(text, "tmem_pool_logical_bytes{kind=\"persistent\"}");
+	ck_assert_uint_eq((unsigned long long)eph, (64 + 16) * 4096);
+	ck_assert_uint_eq((unsigned long long)pers, 32 * 4096);
+	snprintf(series, sizeof(series), "tmem_client_logical_bytes%s", vm1e);
+	ck_assert_uint_eq((unsigned long long)prom(text, series), 64 * 4096);
+	snprintf(series, sizeof(series), "tmem_client_logical_bytes%s", vm1p);
+	ck_assert_uint_eq((unsigned long long)prom(text, series), 32 * 4096);
+	snprintf(series, sizeof(series), "tmem_client_logical_bytes%s", vm2e);
+	ck_assert_uint_eq((unsigned long long)prom(text, series), 0);
+	snprintf(series, sizeof(series), "tmem_shared_pool_logical_bytes%s", shared);
+	ck_assert_uint_eq((unsigned long long)prom(text, series), 16 * 4096);
+	/* Compressed: text pages take some bytes, fewer than a page each;
+	 * the clients' and the shared pool's make the pool's. */
+	snprintf(series, sizeof(series), "tmem_client_compressed_bytes%s", vm1e);
+	ceph = prom(text, series);
+	snprintf(series, sizeof(series), "tmem_client_compressed_bytes%s", vm1p);
+	cpers = prom(text, series);
+	snprintf(series, sizeof(series), "tmem_shared_pool_compressed_bytes%s", shared);
+	cshared = prom(text, series);
+	ck_assert(ceph > 0 && ceph < 64 * 4096 && cpers > 0 && cpers < 32 * 4096);
+	ck_assert(cshared > 0 && cshared < 16 * 4096);
+	ck_assert_uint_eq((unsigned long long)prom(text,
+			  "tmem_pool_compressed_bytes{kind=\"ephemeral\"}"),
+			  (unsigned long long)(ceph + cshared));
+	ck_assert_uint_eq((unsigned long long)prom(text,
+			  "tmem_pool_compressed_bytes{kind=\"persistent\"}"),
+			  (unsigned long long)cpers);
+	/* Physical: whole frames, fewer than the logical bytes they hold. */
+	ck_assert(prom(text, "tmem_pool_used_bytes") > 0 &&
+		  prom(text, "tmem_pool_used_bytes") < eph + pers);
+	free(text);
+
+	/* The human view says the same, DATA beside COMPR and TOTAL. */
+	r = ctl(&H, "status", NULL);
+	ck_assert_msg(strstr(r.out, "stored: DATA 448.0K (ephemeral 320.0K, persistent 128.0K)  "
+			     "COMPR "), "%s", r.out);
+	run_free(&r);
+
+	/* The saved view: hits and swap I/O avoided, and the compression
+	 * gain, per client and in total. */
+	ck_assert_int_eq(host_cmd(&H, "gets vm1 %ld 1 4", e), 4);
+	ck_assert_int_eq(host_cmd(&H, "gets vm1 %ld 2 8", p), 8);
+	{
+		json_t *doc = ctl_json(&H, "saved", NULL), *vm1 = NULL, *c;
+		size_t i;
+
+		json_array_foreach(json_object_get(doc, "clients"), i, c)
+			if (!strcmp(json_string_value(json_object_get(c, "client")), "vm1"))
+				vm1 = c;
+		ck_assert_ptr_nonnull(vm1);
+		ck_assert_int_eq(json_integer_value(jpath(vm1, "disk_reads_avoided_pages")), 4);
+		ck_assert_int_eq(json_integer_value(jpath(vm1, "swap_writes_avoided_pages")), 32);
+		ck_assert_int_eq(json_integer_value(jpath(vm1, "swap_reads_avoided_pages")), 8);
+		ck_assert_int_eq(json_integer_value(jpath(vm1, "logical_bytes")), (60 + 32) * 4096);
+		ck_assert_int_gt(json_integer_value(jpath(vm1, "compression_saved_bytes")), 0);
+		ck_assert_int_eq(json_integer_value(jpath(doc, "total.swap_writes_avoided_pages")), 32);
+		ck_assert_int_eq(json_integer_value(jpath(doc, "total.logical_bytes")),
+				 (60 + 32 + 16) * 4096);
+		ck_assert(json_real_value(json_object_get(doc, "cpu_seconds")) > 0);
+		json_decref(doc);
+	}
+	r = ctl(&H, "saved", NULL);
+	ck_assert_msg(r.status == 0 && strstr(r.out, "DISK-READS") &&
+		      strstr(r.out, "(total since start)"), "%s %s", r.out, r.err);
+	run_free(&r);
+}
+END_TEST
+
+/* The bug: tmemctl flush counted as evictions (0 -> 2032), the
+ * memory-pressure signal; and a client's counters went with it. */
+START_TEST(test_admin_flush_leaves_evictions)
+{
+	const char *vm1 = "{client=\"vm1\",domid=\"\"}";
+	char series[160], *text;
+	struct run r;
+	long e;
+
+	ck_assert_int_eq(host_start(&H, NULL), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
+	e = host_cmd(&H, "pool vm1 eph");
+	ck_assert_int_ge(e, 0);
+	ck_assert_int_eq(host_cmd(&H, "textputs vm1 %ld 1 100", e), 100);
+	r = ctl(&H, "flush", "vm1", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	run_free(&r);
+	text = prom_text();
+	snprintf(series, sizeof(series), "tmem_client_evictions_total%s", vm1);
+	ck_assert_uint_eq((unsigned long long)prom(text, series), 0);
+	ck_assert_uint_eq((unsigned long long)prom(text, "tmem_pool_evictions_total"), 0);
+	snprintf(series, sizeof(series), "tmem_client_admin_flushes_total%s", vm1);
+	ck_assert_uint_eq((unsigned long long)prom(text, series), 100);
+	ck_assert_uint_eq((unsigned long long)prom(text, "tmem_pool_admin_flushes_total"), 100);
+	free(text);
+	/* The client goes; the pool's totals stay, for rates over a day. */
+	ck_assert_int_eq(host_cmd(&H, "remove vm1"), 0);
+	for (int i = 0; i < 200; i++) {
+		json_t *doc = ctl_json(&H, "list", NULL);
+		size_t n = json_array_size(json_object_get(doc, "clients"));
+
+		json_decref(doc);
+		if (!n)
+			break;
+		usleep(10000);
+	}
+	text = prom_text();
+	ck_assert_msg(!strstr(text, "client=\"vm1\""), "vm1 still listed");
+	ck_assert_uint_eq((unsigned long long)prom(text,
+			  "tmem_pool_succ_puts_total{kind=\"ephemeral\"}"), 100);
+	ck_assert_uint_eq((unsigned long long)prom(text, "tmem_pool_admin_flushes_total"), 100);
+	ck_assert(prom(text, "tmem_daemon_cpu_seconds_total") > 0);
+	free(text);
+}
+END_TEST
+
 static Suite *truth_suite(void)
 {
 	Suite *s = suite_create("admin-truth");
@@ -327,6 +573,8 @@ static Suite *truth_suite(void)
 	tcase_add_test(tc, test_check_config_agrees_with_start);
 	tcase_add_test(tc, test_reload_names_every_restart_key);
 	tcase_add_test(tc, test_reload_refuses_what_a_start_refuses);
+	tcase_add_test(tc, test_metrics_bytes_mean_what_help_says);
+	tcase_add_test(tc, test_admin_flush_leaves_evictions);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -22,6 +22,8 @@ static const struct tmemctl_cmd commands[] = {
 	  "allow (or stop) CLIENT joining shared pool UUID" },
 	{ "pool-size", cmd_pool_size, "SIZE", "resize the pool" },
 	{ "freeable", cmd_freeable, "[--json]", "memory tmemd could give back (free + ephemeral)" },
+	{ "saved", cmd_saved, "[--json] [CLIENT]",
+	  "what tmem saved: disk and swap I/O avoided, compression gain, CPU cost" },
 	{ "forget", cmd_forget, "CLIENT",
 	  "remove what is stored for a client not attached, and drop it if parked" },
 	{ "top", cmd_top, "[--delay S] [--sort name|eph|pers|puts|gets|hit|evict] "

@@ -50,6 +50,7 @@ int cmd_pool_size(const struct tmemctl_opts *, int, char **);
 int cmd_top(const struct tmemctl_opts *, int, char **);
 int cmd_forget(const struct tmemctl_opts *, int, char **);
 int cmd_freeable(const struct tmemctl_opts *, int, char **);
+int cmd_saved(const struct tmemctl_opts *, int, char **);
 
 /* conn.c: a connection to the control socket. */
 struct tmemctl_conn {
@@ -120,6 +121,7 @@ int print_reply(const char *cmd, json_t *result, human_fn human);
 int print_reply_ctx(const char *cmd, json_t *result, human_fn human, void *ctx);
 /* Human size of pages: "12.0M" etc. */
 void fmt_pages(char *buf, size_t len, uint64_t pages);
+void fmt_bytes(char *buf, size_t len, uint64_t bytes);  /* "3.8M" */
 void print_clients_table(struct hout *o, json_t *clients);
 /* The parked clients (list --all's "parked", stats' "parked.list"):
  * key, xl name, pages, pools and age; nothing when there are none. */
