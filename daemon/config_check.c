@@ -49,10 +49,13 @@ static int check_allow(const char *spec, char *err, size_t errlen)
 	return -EINVAL;
 }
 
-/* "1.5 GiB" style, for a sentence. */
+/* "1.5 GiB" or "100.0 TiB", for a sentence. */
 static void human(uint64_t bytes, char *buf, size_t len)
 {
-	snprintf(buf, len, "%.1f GiB", (double)bytes / (double)(1ull << 30));
+	if (bytes >= 1ull << 40)
+		snprintf(buf, len, "%.1f TiB", (double)bytes / (double)(1ull << 40));
+	else
+		snprintf(buf, len, "%.1f GiB", (double)bytes / (double)(1ull << 30));
 }
 
 static int check_memory(uint64_t bytes, char *err, size_t errlen)

@@ -93,6 +93,13 @@ static int merge_settings(struct tmemd_config *cfg, const struct tmemd_options *
 		cfg->workers = o->workers;
 	if (o->arena_path)
 		snprintf(cfg->arena_path, sizeof(cfg->arena_path), "%s", o->arena_path);
+	/* Nothing outlives tmemd without a file or the fd store: saying
+	 * nothing would let the admin believe something was thrown away. */
+	if (o->discard_arena && !cfg->arena_path[0] && !getenv("NOTIFY_SOCKET")) {
+		log_err("--discard-arena: there is no arena to discard (no --arena or arena = "
+			"file, and not run by systemd, whose fd store would hold one)");
+		return -EINVAL;
+	}
 	if (!cfg->memory_bytes)
 		cfg->memory_bytes = TMEMD_DEFAULT_MEMORY;
 	if (!cfg->workers) {

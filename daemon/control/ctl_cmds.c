@@ -175,7 +175,8 @@ static int ctl_cmd_freeze_thaw(struct tmemd_control *ctl, const struct ctl_reque
 	rc = save(ctl, err);
 	if (rc)
 		return rc;
-	*result = json_pack("{s:s, s:b}", "client", op.name, "connected", true);
+	*result = json_pack("{s:s, s:b, s:b}", "client", op.name, "connected", true, "frozen",
+			    req->cmd == CTL_FREEZE);
 	return 0;
 }
 
@@ -267,10 +268,17 @@ static int ctl_cmd_pool_size(struct tmemd_control *ctl, const struct ctl_request
 	struct tmem_arena_counts a;
 	int rc = tmem_policy_resize(ctl->hooks.policy, req->pages);
 
-	if (rc == -EBUSY)
-		return ctl_err_set(err, EBUSY, "cannot shrink to %llu pages: the "
-				   "persistent pages alone need more",
-				   (unsigned long long)req->pages);
+	if (rc == -EBUSY) {
+		/* Say the minimum (issue 30): policy/resize.c keeps a page
+		 * of pool for each persistent page, whatever compression
+		 * saves, and evicts ephemeral ones to fit. */
+		store_arena_counts(ctl->hooks.store, &a);
+		return ctl_err_set(err, EBUSY, "cannot shrink to %llu pages: the %llu persistent "
+				   "pages need %llu pages (%llu KiB), the smallest the pool can "
+				   "be now", (unsigned long long)req->pages,
+				   (unsigned long long)a.persistent, (unsigned long long)a.persistent,
+				   (unsigned long long)(a.persistent * (TMEM_PAGE_SIZE / 1024)));
+	}
 	if (rc == -EINVAL)
 		return ctl_err_set(err, EINVAL, "%llu pages is more than the host's RAM, "
 				   "the most tmemd can grow its pool to",

@@ -15,6 +15,8 @@
  *    in private and shared pools) shows each is what it says.
  *  - test_admin_flush_leaves_evictions: tmemctl flush is not counted as
  *    evictions, and the pool's op totals outlive the client.
+ *  - item 7, the smaller ones: test_tmemd_messages, test_tmemctl_messages,
+ *    test_top_reconnects, test_make_builds_demo_guest_and_man_signals.
  */
 #include <check.h>
 #include <errno.h>
@@ -563,6 +565,144 @@ START_TEST(test_admin_flush_leaves_evictions)
 }
 END_TEST
 
+/* ---- item 7: the smaller items ------------------------------------------ */
+
+static struct run tmemd_run(const char *a, const char *b, const char *c)
+{
+	char run[160], state[160];
+	const char *argv[] = { tmemd_bin(), "--transport", "local", "--runtime-dir", run,
+			       "--state-dir", state, a, b, c, NULL };
+
+	snprintf(run, sizeof(run), "%s/run9", H.dir);
+	snprintf(state, sizeof(state), "%s/state9", H.dir);
+	return run_argv(argv, NULL);
+}
+
+static void expect_run(struct run r, int status, const char *in_err)
+{
+	ck_assert_msg(r.status == status && strstr(r.err, in_err), "exit %d (wanted %d): %s",
+		      r.status, status, r.err);
+	run_free(&r);
+}
+
+/* tmemd's own messages: "tmemd:", a sentence, the right exit code. */
+START_TEST(test_tmemd_messages)
+{
+	struct run r = tmemd_run("--bogus", NULL, NULL);
+
+	/* The bug: getopt's message began with the binary's full path. */
+	ck_assert_msg(r.status == 2 && !strncmp(r.err, "tmemd: unrecognized option: '--bogus'", 37),
+		      "%d %s", r.status, r.err);
+	run_free(&r);
+	expect_run(tmemd_run("-c", NULL, NULL), 2, "tmemd: option needs a value: '-c'");
+	/* The bug: a byte count and "Invalid argument". */
+	r = tmemd_run("--memory", "100T", NULL);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "memory = 100.0 TiB is more than this "
+					      "host's RAM") && !strstr(r.err, "Invalid argument"),
+		      "%d %s", r.status, r.err);
+	run_free(&r);
+	/* The bug: accepted, and nothing said. */
+	expect_run(tmemd_run("--discard-arena", "--memory", "4M"), 1,
+		   "--discard-arena: there is no arena to discard");
+}
+END_TEST
+
+/* tmemctl: usage errors exit 2; list -a shows each stored value;
+ * freeze and thaw say what they did; pool-size says its minimum. */
+START_TEST(test_tmemctl_messages)
+{
+	struct run r;
+	long p;
+
+	ck_assert_int_eq(host_start(&H, NULL), 0);
+	expect_run(ctl(&H, "set", "vm1", "--compress", "zstd:20", NULL), 2, "zstd:LEVEL (1..19)");
+	r = ctl(&H, "set", "vm9", "--compress", "zstd:3", "--weight", "7", NULL);
+	ck_assert_int_eq(r.status, 0);
+	run_free(&r);
+	/* The bug: "?" in COMP for every stored value. */
+	r = ctl(&H, "list", "-a", NULL);
+	ck_assert_msg(strstr(r.out, "zstd:3") && !strstr(r.out, " ? "), "%s", r.out);
+	run_free(&r);
+	/* The bug: freeze and thaw printed only "done". */
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
+	r = ctl(&H, "freeze", "vm1", NULL);
+	ck_assert_msg(r.status == 0 && strstr(r.out, "vm1: frozen: its puts are refused"), "%s",
+		      r.out);
+	run_free(&r);
+	r = ctl(&H, "thaw", "vm1", NULL);
+	ck_assert_msg(r.status == 0 && strstr(r.out, "vm1: thawed: its puts are accepted"), "%s",
+		      r.out);
+	run_free(&r);
+	/* The bug: "the persistent pages alone need more", no figure. */
+	p = host_cmd(&H, "pool vm1 pers");
+	ck_assert_int_ge(p, 0);
+	ck_assert_int_eq(host_cmd(&H, "puts vm1 %ld 1 64", p), 64);
+	r = ctl(&H, "pool-size", "64K", NULL);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "the 64 persistent pages need 64 pages "
+					      "(256 KiB), the smallest the pool can be now"),
+		      "%s", r.err);
+	run_free(&r);
+}
+END_TEST
+
+/* The bug: top exited when tmemd restarted; xentop keeps going. */
+START_TEST(test_top_reconnects)
+{
+	char out[160], errp[160], cmd[600], line[8192];
+	int lines = 0, status;
+	pid_t pid;
+	FILE *f;
+
+	ck_assert_int_eq(host_start(&H, NULL), 0);
+	snprintf(out, sizeof(out), "%s/top.out", H.dir);
+	snprintf(errp, sizeof(errp), "%s/top.err", H.dir);
+	snprintf(cmd, sizeof(cmd), "exec %s --socket %s top --json --iterations 3 --delay 0.2 "
+		 ">%s 2>%s </dev/null", tmemctl_bin(), H.sock, out, errp);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	usleep(100000);  /* the first frame */
+	host_stop(&H);
+	ck_assert_int_eq(H.exit_status, 0);
+	usleep(500000);  /* top finds it gone, and waits */
+	ck_assert_int_eq(host_start(&H, NULL), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "top: %#x", status);
+	f = fopen(out, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		lines += line[0] == '{';
+	fclose(f);
+	ck_assert_int_eq(lines, 3);
+	f = fopen(errp, "r");
+	ck_assert_ptr_nonnull(f);
+	line[fread(line, 1, sizeof(line) - 1, f)] = '\0';
+	fclose(f);
+	ck_assert_msg(strstr(line, "tmemd went away; connecting again") &&
+		      strstr(line, "connected again"), "%s", line);
+}
+END_TEST
+
+/* The README names build/tmem-demo-guest: make builds it (the bug: only
+ * make demo did); and tmemd(8) no longer says SIGTERM frees the pool. */
+START_TEST(test_make_builds_demo_guest_and_man_signals)
+{
+	if (access("Makefile", R_OK) || access("man/tmemd.8", R_OK)) {
+		tmem_test_skip("test_make_builds_demo_guest", "not run from the source tree");
+		return;
+	}
+	ck_assert_msg(system("env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -n -W "
+			     "tools/tmem-bench/demo/guest.c all 2>/dev/null | "
+			     "grep -q 'tmem-demo-guest'") == 0,
+		      "make (all) does not build build/tmem-demo-guest");
+	ck_assert_msg(system("grep -q 'free the pool' man/tmemd.8") != 0,
+		      "tmemd(8) still says SIGTERM frees the pool");
+}
+END_TEST
+
 static Suite *truth_suite(void)
 {
 	Suite *s = suite_create("admin-truth");
@@ -575,6 +715,10 @@ static Suite *truth_suite(void)
 	tcase_add_test(tc, test_reload_refuses_what_a_start_refuses);
 	tcase_add_test(tc, test_metrics_bytes_mean_what_help_says);
 	tcase_add_test(tc, test_admin_flush_leaves_evictions);
+	tcase_add_test(tc, test_tmemd_messages);
+	tcase_add_test(tc, test_tmemctl_messages);
+	tcase_add_test(tc, test_top_reconnects);
+	tcase_add_test(tc, test_make_builds_demo_guest_and_man_signals);
 	suite_add_tcase(s, tc);
 	return s;
 }

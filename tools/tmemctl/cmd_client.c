@@ -8,10 +8,14 @@
  */
 #include "args.h"
 
+/* What freeze and thaw did, in words (issue 30: "done" said nothing). */
 static void human_state(struct hout *o, json_t *r)
 {
-	fprintf(o->f, "%s: done%s\n", hstr(o, r, "client"),
-		hbool(o, r, "connected") ? "" : " (not connected; applied when it connects)");
+	if (hbool(o, r, "frozen"))
+		fprintf(o->f, "%s: frozen: its puts are refused until tmemctl thaw; its gets and "
+			"flushes are served, and its pages stay\n", hstr(o, r, "client"));
+	else
+		fprintf(o->f, "%s: thawed: its puts are accepted again\n", hstr(o, r, "client"));
 }
 
 static void human_flush(struct hout *o, json_t *r)

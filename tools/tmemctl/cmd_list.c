@@ -24,6 +24,8 @@ static void stored_field(char *buf, size_t len, json_t *settings, const char *ke
 		fmt_pages(buf, len, (uint64_t)json_integer_value(v));
 	else if (json_is_integer(v))
 		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	else if (json_is_string(v))  /* compress: off, lz4, zstd:LEVEL */
+		snprintf(buf, len, "%s", json_string_value(v));
 	else
 		snprintf(buf, len, "?");
 }
@@ -35,7 +37,7 @@ static void print_stored(struct hout *o, json_t *stored)
 	size_t i, j;
 	json_t *e, *u;
 
-	fprintf(o->f, "\n%-20s %-8s %6s %9s %9s %-4s %-6s  %s\n", "STORED", "ATTACHED", "WEIGHT",
+	fprintf(o->f, "\n%-20s %-8s %6s %9s %9s %-7s %-6s  %s\n", "STORED", "ATTACHED", "WEIGHT",
 		"EPH-MAX", "PERS-MAX", "COMP", "FROZEN", "SHARED-AUTH");
 	json_array_foreach(stored, i, e) {
 		json_t *s = hval(o, e, "settings", json_is_object_fn);
@@ -43,7 +45,7 @@ static void print_stored(struct hout *o, json_t *stored)
 
 		for (size_t k = 0; k < 5; k++)
 			stored_field(f[k], sizeof(f[k]), s, keys[k]);
-		fprintf(o->f, "%-20s %-8s %6s %9s %9s %-4s %-6s ", hstr(o, e, "name"),
+		fprintf(o->f, "%-20s %-8s %6s %9s %9s %-7s %-6s ", hstr(o, e, "name"),
 			hbool(o, e, "attached") ? "yes" : "no", f[0], f[1], f[2], f[3], f[4]);
 		json_array_foreach(harray(o, e, "shared_auth"), j, u)
 			fprintf(o->f, " %s", json_is_string(u) ? json_string_value(u) : "?");

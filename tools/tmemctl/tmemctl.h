@@ -57,10 +57,13 @@ struct tmemctl_conn {
 	int fd;
 	char *buf;            /* received bytes not yet returned */
 	size_t len, cap;
+	bool lost;            /* the connection failed (tmemd went away) */
 };
 /* Connects to --socket, else --runtime-dir's control.sock, else the
  * default.  0, or an exit code with the reason printed to stderr. */
 int tmemctl_open(const struct tmemctl_opts *opts, struct tmemctl_conn *conn);
+/* The same, printing nothing (top's reconnects). */
+int tmemctl_open_quiet(const struct tmemctl_opts *opts, struct tmemctl_conn *conn);
 void tmemctl_close(struct tmemctl_conn *conn);
 /*
  * Sends {"version":1,"cmd":cmd,"args":args} (steals args, may be NULL)
