@@ -377,7 +377,10 @@ static int ctl_cmd_list(struct tmemd_control *ctl, const struct ctl_request *req
 		return rc;
 	*result = ctl_list_document(ctl, only);
 	if (*result && req->all && (json_object_set_new(*result, "stored", ctl_stored_json(ctl)) ||
-				    json_object_set_new(*result, "parked", ctl_parked_json(ctl)))) {
+				    json_object_set_new(*result, "parked", ctl_parked_json(ctl)) ||
+				    json_object_set_new(*result, "recovered",
+							ctl_recovered_json(ctl)) ||
+				    json_object_set_new(*result, "grants", ctl_grants_json(ctl)))) {
 		json_decref(*result);
 		*result = NULL;
 	}

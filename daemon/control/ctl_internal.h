@@ -93,6 +93,19 @@ json_t *ctl_parked_json(struct tmemd_control *ctl);
 int ctl_cmd_forget(struct tmemd_control *ctl, const struct ctl_request *req,
 		   json_t **result, struct ctl_err *err);
 
+/* ctl_visible.c: what no tmemctl command made, shown anyway. */
+/* The recovered clients not back yet: [{client, pages {ephemeral,
+ * persistent}}]. */
+json_t *ctl_recovered_json(struct tmemd_control *ctl);
+/* Frees the recovered client key with its pages now (*pages: how many);
+ * -ENOENT when none has that name. */
+int ctl_drop_recovered(struct tmemd_control *ctl, const char *key, uint64_t *pages);
+/* The shared-pool grants in force: [{uuid, client, from}], from being
+ * "tmemd.conf", "tmemctl" or both. */
+json_t *ctl_grants_json(struct tmemd_control *ctl);
+/* The clients allowed to join uuid, whoever granted it. */
+json_t *ctl_authorised_json(struct tmemd_control *ctl, const struct tmem_uuid *uuid);
+
 /* ctl_audit.c: logs a state-changing request, its peer and its result
  * (rc 0, or -errno with err). */
 void ctl_audit(struct tmemd_control *ctl, const struct ctl_conn *conn,

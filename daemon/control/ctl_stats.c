@@ -230,23 +230,6 @@ static json_t *clients_json(struct tmemd_control *ctl, bool full, const char *on
 	return w.arr;
 }
 
-/* The clients authorised for uuid, from the admin state. */
-static json_t *authorised_json(struct tmemd_control *ctl, const struct tmem_uuid *u)
-{
-	json_t *arr = json_array();
-
-	for (size_t i = 0; arr && i < ctl->state.nr_auths; i++) {
-		const struct ctl_state_auth *a = &ctl->state.auths[i];
-
-		if (a->uuid.lo == u->lo && a->uuid.hi == u->hi &&
-		    json_array_append_new(arr, json_string(a->principal))) {
-			json_decref(arr);
-			return NULL;
-		}
-	}
-	return arr;
-}
-
 /*
  * Shared pools are found through their sharers: pools/ keeps them apart
  * from every client's private slots, so walk each client's pools and
@@ -273,7 +256,7 @@ static int shared_pool_cb(const struct tmem_pool_info *p, void *arg)
 	return json_array_append_new(w->arr, json_pack(
 		"{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "uuid", uuid_json(p),
 		"sharers", jint(p->sharers),
-		"authorised", authorised_json(w->ctl, &p->uuid),
+		"authorised", ctl_authorised_json(w->ctl, &p->uuid),
 		"pages", jint(p->pages), "objects", jint(p->objects),
 		"logical_bytes", jint(p->z.pages * TMEM_PAGE_SIZE),
 		"compressed_bytes", jint(p->z.compr_data_size)));
@@ -405,10 +388,11 @@ static json_t *refusals_json(struct tmemd_control *ctl)
 
 json_t *ctl_stats_document(struct tmemd_control *ctl, const char *only)
 {
-	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "version",
+	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "version",
 			 TMEMD_CONTROL_PROTO_VERSION, "pool", ctl_pool_json(ctl),
 			 "clients", clients_json(ctl, true, only),
 			 "shared_pools", shared_json(ctl, only), "parked", parked_json(ctl),
+			 "recovered", ctl_recovered_json(ctl),
 			 "restart", ctl_restart_json(ctl), "refusals", refusals_json(ctl));
 }
 

@@ -47,13 +47,14 @@ void host_init(struct host *h)
 	ck_assert_int_eq(mkdir(h->run, 0755), 0);
 }
 
-/* Writes <dir>/tmemd.conf: the control-* keys the host options ask for. */
+/* Writes <dir>/tmemd.conf: the [tmemd] keys the host options ask for. */
 static void write_conf(struct host *h, const char *const *opt, char *path, size_t len)
 {
 	static const char *const keys[][2] = {
 		{ "--admin-group", "control-admin-group" },
 		{ "--socket-mode", "control-socket-mode" },
 		{ "--max-per-uid", "control-max-per-uid" },
+		{ "--arena", "arena" },
 	};
 	FILE *f;
 

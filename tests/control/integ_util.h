@@ -44,7 +44,8 @@ void host_init(struct host *h);
 /*
  * Starts tmemd --foreground --transport local on the temp dirs, with
  * extra options (NULL-terminated): --admin-group G, --socket-mode OCTAL
- * and --max-per-uid N become tmemd.conf's control-* keys.  0 once both
+ * and --max-per-uid N become tmemd.conf's control-* keys, --arena PATH
+ * its arena key.  0 once both
  * sockets answer, or -1 if tmemd exited first (exit status in
  * h->exit_status, stderr in <dir>/host.err).
  */

@@ -15,6 +15,8 @@
  *    in private and shared pools) shows each is what it says.
  *  - test_admin_flush_leaves_evictions: tmemctl flush is not counted as
  *    evictions, and the pool's op totals outlive the client.
+ *  - item 5: test_recovered_clients_visible_and_forgettable,
+ *    test_file_grants_visible.
  *  - item 7, the smaller ones: test_tmemd_messages, test_tmemctl_messages,
  *    test_top_reconnects, test_make_builds_demo_guest_and_man_signals.
  */
@@ -565,6 +567,124 @@ START_TEST(test_admin_flush_leaves_evictions)
 }
 END_TEST
 
+/* ---- item 5: invisible state --------------------------------------------- */
+
+/* The client in arr (of objects with "client") called name, or NULL. */
+static json_t *entry(json_t *arr, const char *key, const char *name)
+{
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(arr, i, e)
+		if (!strcmp(json_string_value(json_object_get(e, key)), name))
+			return e;
+	return NULL;
+}
+
+/* The bug: "1 still away" in status, but in neither list -a nor stats,
+ * and no way to free it before reattach-grace. */
+START_TEST(test_recovered_clients_visible_and_forgettable)
+{
+	char arena[160];
+	json_t *doc, *e;
+	struct run r;
+	int status;
+	long p;
+
+	snprintf(arena, sizeof(arena), "/dev/shm/tmemd-truth-rec-%d", (int)getpid());
+	unlink(arena);
+	ck_assert_int_eq(host_start(&H, "--arena", arena, NULL), 0);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
+	p = host_cmd(&H, "pool vm1 pers");
+	ck_assert_int_ge(p, 0);
+	ck_assert_int_eq(host_cmd(&H, "textputs vm1 %ld 1 8", p), 8);
+	/* tmemd stops with vm1 attached: its pages stay in the arena. */
+	ck_assert_int_eq(kill(H.pid, SIGTERM), 0);
+	ck_assert_int_eq(waitpid(H.pid, &status, 0), H.pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "stop: %#x", status);
+	H.pid = 0;
+	ck_assert_int_eq(host_start(&H, "--arena", arena, NULL), 0);
+
+	doc = ctl_json(&H, "list", "-a", NULL);
+	e = entry(json_object_get(doc, "recovered"), "client", "vm1");
+	ck_assert_msg(e != NULL, "vm1 not in list -a's recovered");
+	ck_assert_int_eq(json_integer_value(jpath(e, "pages.persistent")), 8);
+	json_decref(doc);
+	doc = ctl_json(&H, "stats", NULL);
+	ck_assert_ptr_nonnull(entry(json_object_get(doc, "recovered"), "client", "vm1"));
+	json_decref(doc);
+	r = ctl(&H, "list", "-a", NULL);
+	ck_assert_msg(strstr(r.out, "RECOVERED") && strstr(r.out, "vm1"), "%s", r.out);
+	run_free(&r);
+
+	/* Freed now, not after reattach-grace. */
+	r = ctl(&H, "forget", "vm1", NULL);
+	ck_assert_msg(r.status == 0 && strstr(r.out, "vm1: recovered client freed with its 8 "
+					      "pages"), "%d %s %s", r.status, r.out, r.err);
+	run_free(&r);
+	doc = ctl_json(&H, "status", NULL);
+	ck_assert_int_eq(json_integer_value(jpath(doc, "restart.clients_detached")), 0);
+	ck_assert_int_eq(json_integer_value(jpath(doc, "pool.persistent_pages")), 0);
+	json_decref(doc);
+	doc = ctl_json(&H, "list", "-a", NULL);
+	ck_assert_uint_eq(json_array_size(json_object_get(doc, "recovered")), 0);
+	json_decref(doc);
+	host_stop(&H);
+	unlink(arena);
+}
+END_TEST
+
+#define UUID_T "00112233-4455-6677-8899-aabbccddeeff"
+
+/* The bug: tmemd.conf's shared-auth grants showed in neither list -a nor
+ * the stats' authorised: no command printed the access list in force. */
+START_TEST(test_file_grants_visible)
+{
+	json_t *doc, *g, *pool;
+	struct run r;
+	long sp;
+
+	ck_assert_int_eq(host_start(&H, NULL), 0);
+	write_text_file(H.dir, "tmemd.conf", "[client vm2]\nshared-auth = " UUID_S "\n");
+	host_reload(&H);
+	r = ctl(&H, "shared-auth", UUID_T, "vm3", NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	run_free(&r);
+
+	doc = ctl_json(&H, "list", "-a", NULL);
+	g = NULL;
+	{
+		json_t *e;
+		size_t i;
+
+		json_array_foreach(json_object_get(doc, "grants"), i, e)
+			if (!strcmp(json_string_value(json_object_get(e, "client")), "vm2"))
+				g = e;
+	}
+	ck_assert_msg(g != NULL, "the file's grant is not in list -a");
+	ck_assert_str_eq(json_string_value(json_object_get(g, "uuid")), UUID_S);
+	ck_assert_str_eq(json_string_value(json_object_get(g, "from")), "tmemd.conf");
+	g = entry(json_object_get(doc, "grants"), "client", "vm3");
+	ck_assert_ptr_nonnull(g);
+	ck_assert_str_eq(json_string_value(json_object_get(g, "from")), "tmemctl");
+	json_decref(doc);
+	r = ctl(&H, "list", "-a", NULL);
+	ck_assert_msg(strstr(r.out, "GRANTED BY") && strstr(r.out, "tmemd.conf"), "%s", r.out);
+	run_free(&r);
+
+	/* The stats' authorised: whoever granted it. */
+	ck_assert_int_eq(host_cmd(&H, "add vm2"), 0);
+	sp = host_cmd(&H, "pool vm2 shared " UUID_S);
+	ck_assert_int_ge(sp, 0);
+	doc = ctl_json(&H, "stats", NULL);
+	pool = entry(json_object_get(doc, "shared_pools"), "uuid", UUID_S);
+	ck_assert_ptr_nonnull(pool);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(pool, "authorised"), 0)),
+			 "vm2");
+	json_decref(doc);
+}
+END_TEST
+
 /* ---- item 7: the smaller items ------------------------------------------ */
 
 static struct run tmemd_run(const char *a, const char *b, const char *c)
@@ -715,6 +835,8 @@ static Suite *truth_suite(void)
 	tcase_add_test(tc, test_reload_refuses_what_a_start_refuses);
 	tcase_add_test(tc, test_metrics_bytes_mean_what_help_says);
 	tcase_add_test(tc, test_admin_flush_leaves_evictions);
+	tcase_add_test(tc, test_recovered_clients_visible_and_forgettable);
+	tcase_add_test(tc, test_file_grants_visible);
 	tcase_add_test(tc, test_tmemd_messages);
 	tcase_add_test(tc, test_tmemctl_messages);
 	tcase_add_test(tc, test_top_reconnects);

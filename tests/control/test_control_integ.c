@@ -158,9 +158,14 @@ static const struct key reason_keys[] = {
 static const struct key refusal_keys[] = {
 	KS("handshakes", OBJ, reason_keys), KS("requests", OBJ, reason_keys), { NULL },
 };
+/* Issue 30: recovered clients not back yet. */
+static const struct key recovered_keys[] = {
+	K("client", STR), KS("pages", OBJ, pages_keys), { NULL },
+};
 static const struct key stats_keys[] = {
 	K("version", INT), KS("pool", OBJ, pool_keys), KS("clients", ARR, client_keys),
 	KS("shared_pools", ARR, shared_keys), KS("parked", OBJ, parked_keys),
+	KS("recovered", ARR, recovered_keys),
 	KS("restart", OBJ, restart_keys), KS("refusals", OBJ, refusal_keys), { NULL },
 };
 

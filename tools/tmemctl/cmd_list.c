@@ -53,13 +53,32 @@ static void print_stored(struct hout *o, json_t *stored)
 	}
 }
 
+/* The shared-pool grants in force, tmemd.conf's too (issue 30). */
+static void print_grants(struct hout *o, json_t *grants)
+{
+	size_t i;
+	json_t *g;
+
+	if (json_array_size(grants) == 0)
+		return;
+	fprintf(o->f, "\n%-36s %-41s %s\n", "SHARED POOL", "MAY JOIN", "GRANTED BY");
+	json_array_foreach(grants, i, g)
+		fprintf(o->f, "%-36s %-41s %s\n", hstr(o, g, "uuid"), hstr(o, g, "client"),
+			hstr(o, g, "from"));
+}
+
 static void human(struct hout *o, json_t *r)
 {
 	print_clients_table(o, harray(o, r, "clients"));
-	if (json_object_get(r, "stored"))
-		print_stored(o, harray(o, r, "stored"));
-	if (json_object_get(r, "stored"))
-		print_parked(o, harray(o, r, "parked"));
+	if (!json_object_get(r, "stored"))
+		return;
+	print_stored(o, harray(o, r, "stored"));
+	print_parked(o, harray(o, r, "parked"));
+	/* Absent from an older tmemd: nothing printed. */
+	if (json_object_get(r, "recovered"))
+		print_recovered(o, harray(o, r, "recovered"));
+	if (json_object_get(r, "grants"))
+		print_grants(o, harray(o, r, "grants"));
 }
 
 int cmd_list(const struct tmemctl_opts *gopts, int argc, char **argv)

@@ -271,3 +271,22 @@ void print_parked(struct hout *o, json_t *parked)
 			hstr(o, p, "name"), pages, (unsigned long long)hu64(o, p, "pools"), age);
 	}
 }
+
+/* Clients a start recovered that have not come back (issue 30). */
+void print_recovered(struct hout *o, json_t *rec)
+{
+	size_t i;
+	json_t *e;
+
+	if (json_array_size(rec) == 0)
+		return;
+	fprintf(o->f, "\n%-41s %9s %9s  %s\n", "RECOVERED", "EPH", "PERS",
+		"(not back yet: freed after reattach-grace, or now by tmemctl forget)");
+	json_array_foreach(rec, i, e) {
+		char eph[16], pers[16];
+
+		hpages(o, eph, sizeof(eph), e, "pages.ephemeral");
+		hpages(o, pers, sizeof(pers), e, "pages.persistent");
+		fprintf(o->f, "%-41s %9s %9s\n", hstr(o, e, "client"), eph, pers);
+	}
+}

@@ -131,6 +131,8 @@ void print_clients_table(struct hout *o, json_t *clients);
 void print_parked(struct hout *o, json_t *parked);
 /* The "pool" object of a status or stats reply. */
 void print_pool_summary(struct hout *o, json_t *doc);
+/* The recovered clients not back yet (list --all, stats); nothing when none. */
+void print_recovered(struct hout *o, json_t *recovered);
 
 /* prom.c: the stats document (and from the status reply, the version and
  * start time) in the Prometheus text format.  0 or -EINVAL. */
