@@ -74,6 +74,17 @@ struct tmemd_control_client {
 	const char *label;         /* shown as its name (a domain's xl name, or dom<N>) */
 	int domid;                 /* Xen domain id, or -1 for a local client */
 	struct tmem_pclient *pc;
+	/*
+	 * Where its settings come from (issue 30; NULL names: unknown).
+	 * names: the principals stored settings apply to it by, in order
+	 * (NULL-terminated); file: what tmemd.conf gives it ([defaults],
+	 * then its [client] sections), which "unset" goes back to;
+	 * file_has: the CTL_HAS_* settings the file sets rather than leaving
+	 * at the built-in value.
+	 */
+	const char *const *names;
+	struct tmem_client_settings file;
+	unsigned file_has;
 };
 
 typedef int (*tmemd_control_client_fn)(const struct tmemd_control_client *,

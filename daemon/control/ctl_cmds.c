@@ -105,6 +105,28 @@ static int store_key(struct tmemd_control *ctl, const char *spec,
 }
 
 /*
+ * set -a: every connected client gets the settings now, and nothing is
+ * stored (issue 30: "set -a" stored an entry for every transient local
+ * client).  As xl tmem-set -a; a reload or a restart goes back to what
+ * is stored and to tmemd.conf.
+ */
+static int set_live(struct tmemd_control *ctl, const struct ctl_request *req, const char *key,
+		    json_t **result, struct ctl_err *err)
+{
+	struct client_op op = { .s = &req->s };
+	int rc = ctl->hooks.with_client(ctl->ctx, key, apply_cb, &op);
+
+	if (rc == -ENOENT)
+		return not_attached(err, key);
+	if (rc)
+		return ctl_err_set(err, -rc, "client %s: the policy refused these settings: %s",
+				   op.name, strerror(-rc));
+	*result = json_pack("{s:s, s:b, s:b}", "client", op.name, "connected", true, "stored",
+			    false);
+	return 0;
+}
+
+/*
  * set: stores s under spec's key (store_key()), then gives every
  * attached client it names its settings again, so the most specific
  * principal's entry stays in force (a domain's uuid:U over its xl name
@@ -124,6 +146,8 @@ static int ctl_cmd_set(struct tmemd_control *ctl, const struct ctl_request *req,
 
 	if (rc)
 		return rc;
+	if (req->live)
+		return set_live(ctl, req, key, result, err);
 	cur = ctl_state_lookup(&ctl->state, key);
 	had = cur != NULL;
 	if (had)
@@ -145,7 +169,63 @@ static int ctl_cmd_set(struct tmemd_control *ctl, const struct ctl_request *req,
 	rc = save(ctl, err);
 	if (rc)
 		return rc;
-	*result = json_pack("{s:s, s:b}", "client", key, "connected", ctl_attached(ctl, key));
+	*result = json_pack("{s:s, s:b, s:b}", "client", key, "connected", ctl_attached(ctl, key),
+			    "stored", true);
+	return 0;
+}
+
+/* The settings names of mask, for a reply. */
+static json_t *keys_json(unsigned mask)
+{
+	json_t *arr = json_array();
+
+	for (unsigned bit = 1; arr && bit & CTL_SETTINGS_MASK; bit <<= 1)
+		if ((mask & bit) && json_array_append_new(arr, json_string(ctl_setting_name(bit)))) {
+			json_decref(arr);
+			return NULL;
+		}
+	return arr;
+}
+
+/*
+ * unset: removes settings tmemctl stored under spec's key, so tmemd.conf's
+ * values (or the defaults) are in force again, at once for an attached
+ * client (issue 30: a stored value beat the file with no way back but
+ * forget, which an attached client refused).
+ */
+static int ctl_cmd_unset(struct tmemd_control *ctl, const struct ctl_request *req,
+			 json_t **result, struct ctl_err *err)
+{
+	const struct ctl_settings *cur;
+	struct ctl_settings old;
+	char key[TMEM_CLIENT_NAME_MAX];
+	unsigned removed;
+	int rc = store_key(ctl, req->client, key, err);
+
+	if (rc)
+		return rc;
+	cur = ctl_state_lookup(&ctl->state, key);
+	if (!cur || !(cur->has & req->keys))
+		return ctl_err_set(err, ENOENT, "tmemctl stored none of these settings for "
+				   "client %s: the values in force are tmemd.conf's or the "
+				   "defaults", key);
+	old = *cur;
+	removed = ctl_state_unset(&ctl->state, key, req->keys);
+	rc = ctl->hooks.reapply ? ctl->hooks.reapply(ctl->ctx) : 0;
+	if (rc) {
+		ctl_state_restore(&ctl->state, key, &old);
+		if (!ctl_state_lookup(&ctl->state, key))
+			ctl_state_update(&ctl->state, key, &old);
+		if (ctl->hooks.reapply)
+			ctl->hooks.reapply(ctl->ctx);
+		return ctl_err_set(err, -rc, "client %s: the policy refused the file's settings: "
+				   "%s", key, strerror(-rc));
+	}
+	rc = save(ctl, err);
+	if (rc)
+		return rc;
+	*result = json_pack("{s:s, s:b, s:o}", "client", key, "connected", ctl_attached(ctl, key),
+			    "removed", keys_json(removed));
 	return 0;
 }
 
@@ -169,7 +249,12 @@ static int ctl_cmd_freeze_thaw(struct tmemd_control *ctl, const struct ctl_reque
 	if (rc)
 		return ctl_err_set(err, -rc, "client %s: the policy refused: %s", op.name,
 				   strerror(-rc));
-	rc = record(ctl, op.name, &s, err);
+	/* Thawed is the default: nothing to store (issue 30: "thaw -a"
+	 * left an entry for every transient local client). */
+	if (req->cmd == CTL_THAW)
+		ctl_state_unset(&ctl->state, op.name, CTL_HAS_FROZEN);
+	else
+		rc = record(ctl, op.name, &s, err);
 	if (rc)
 		return rc;
 	rc = save(ctl, err);
@@ -398,6 +483,7 @@ static const ctl_handler handlers[CTL_CMD_NR] = {
 	[CTL_SHARED_AUTH] = ctl_cmd_shared_auth,
 	[CTL_POOL_SIZE] = ctl_cmd_pool_size,
 	[CTL_FORGET] = ctl_cmd_forget,
+	[CTL_UNSET] = ctl_cmd_unset,
 };
 
 int ctl_cmd_run(struct tmemd_control *ctl, const struct ctl_request *req,

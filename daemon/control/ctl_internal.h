@@ -60,6 +60,7 @@ struct tmemd_control {
 		struct timespec when; /* CLOCK_MONOTONIC */
 		char message[512];
 		char restart_pending[256]; /* "arena, workers": keys not in force */
+		char overridden[512];  /* "vm1 weight, vm2 compress": tmemctl over the file */
 	} reload;
 };
 
@@ -110,6 +111,9 @@ json_t *ctl_authorised_json(struct tmemd_control *ctl, const struct tmem_uuid *u
  * (rc 0, or -errno with err). */
 void ctl_audit(struct tmemd_control *ctl, const struct ctl_conn *conn,
 	       const struct ctl_request *req, int rc, const struct ctl_err *err);
+
+/* The CTL_HAS_* settings stored under any of names (NULL-terminated). */
+unsigned ctl_stored_has(const struct tmemd_control *ctl, const char *const *names);
 
 /* ctl_reload.c: "status"'s last_reload object. */
 json_t *ctl_reload_json(const struct tmemd_control *ctl);

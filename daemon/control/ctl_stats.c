@@ -150,17 +150,56 @@ static json_t *frontswap_json(const struct tmem_op_counters *o)
 			 "invalidates", jint(o->flush_pages + o->flush_objects));
 }
 
+unsigned ctl_stored_has(const struct tmemd_control *ctl, const char *const *names)
+{
+	unsigned has = 0;
+
+	for (unsigned i = 0; names && names[i]; i++) {
+		const struct ctl_settings *s = ctl_state_lookup(&ctl->state, names[i]);
+
+		has |= s ? s->has & CTL_SETTINGS_MASK : 0;
+	}
+	return has;
+}
+
+/*
+ * Where each setting in force comes from (issue 30): "tmemctl" (stored
+ * with tmemctl set or freeze; it beats the file), "tmemd.conf", or
+ * "default"; and what the file gives, what tmemctl unset goes back to.
+ */
+static int add_sources(struct tmemd_control *ctl, const struct tmemd_control_client *cl,
+		       json_t *doc)
+{
+	unsigned stored = ctl_stored_has(ctl, cl->names);
+	json_t *from = json_object();
+
+	for (unsigned bit = 1; from && bit & CTL_SETTINGS_MASK; bit <<= 1)
+		if (json_object_set_new(from, ctl_setting_name(bit), json_string(
+			stored & bit ? "tmemctl" : cl->file_has & bit ? "tmemd.conf" : "default"))) {
+			json_decref(from);
+			return -ENOMEM;
+		}
+	if (!from || json_object_set_new(doc, "from", from) ||
+	    json_object_set_new(doc, "file", json_pack(
+		    "{s:i, s:o, s:o, s:o}", "weight", (int)cl->file.weight,
+		    "ephemeral_max_pages", jcap(cl->file.ephemeral_max),
+		    "persistent_max_pages", jcap(cl->file.persistent_max),
+		    "compress", ctl_compress_json(&cl->file.compress))))
+		return -ENOMEM;
+	return 0;
+}
+
 json_t *ctl_client_summary(struct tmemd_control *ctl,
 			   const struct tmemd_control_client *cl)
 {
+	json_t *doc;
 	struct tmem_client *c = tmem_pclient_store_client(cl->pc);
 	struct tmem_client_settings s;
 	struct tmem_page_counts pages;
 
-	(void)ctl;
 	tmem_policy_client_get(cl->pc, &s);
 	store_client_page_counts(c, &pages);
-	return json_pack("{s:i, s:s, s:s, s:o, s:i, s:b, s:o, s:{s:o, s:o}, s:{s:o, s:o}}",
+	doc = json_pack("{s:i, s:s, s:s, s:o, s:i, s:b, s:o, s:{s:o, s:o}, s:{s:o, s:o}}",
 			 "id", (int)store_client_id(c), "client", cl->name, "name", cl->label,
 			 "domid", cl->domid < 0 ? json_null() : json_integer(cl->domid),
 			 "weight", (int)s.weight, "frozen", s.frozen,
@@ -169,6 +208,11 @@ json_t *ctl_client_summary(struct tmemd_control *ctl,
 			 "persistent_max_pages", jcap(s.persistent_max),
 			 "pages", "ephemeral", jint(pages.ephemeral),
 			 "persistent", jint(pages.persistent));
+	if (doc && cl->names && add_sources(ctl, cl, doc)) {
+		json_decref(doc);
+		doc = NULL;
+	}
+	return doc;
 }
 
 static json_t *client_stats(struct tmemd_control *ctl,

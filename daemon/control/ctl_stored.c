@@ -117,7 +117,8 @@ int ctl_cmd_forget(struct tmemd_control *ctl, const struct ctl_request *req,
 
 	if (ctl_attached(ctl, key))
 		return ctl_err_set(err, EBUSY, "client %s is attached and its settings are in "
-				   "force; forget it once it has gone", key);
+				   "force; forget it once it has gone, or go back to tmemd.conf's "
+				   "values now with tmemctl unset %s", key, key);
 	rc = revoke_stored(ctl, key);
 	if (rc)
 		return ctl_err_set(err, -rc, "forget %s: %s", key, strerror(-rc));

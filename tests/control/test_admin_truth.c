@@ -10,6 +10,9 @@
  *    it.
  *  - test_reload_names_every_restart_key: a reload that changes every
  *    restart-only key names each one, in the log and in status.
+ *  - test_reload_refuses_what_a_start_refuses, and for item 2's other
+ *    points test_stored_value_beats_file_visibly_and_unset and
+ *    test_all_flags_store_nothing.
  *  - test_metrics_bytes_mean_what_help_says: each _bytes family's HELP
  *    says logical, compressed or physical, and a known load (text pages
  *    in private and shared pools) shows each is what it says.
@@ -322,6 +325,110 @@ START_TEST(test_reload_refuses_what_a_start_refuses)
 	ck_assert_str_eq(json_string_value(jpath(doc, "daemon.last_reload.result")), "failed");
 	ck_assert_ptr_nonnull(strstr(json_string_value(jpath(doc, "daemon.last_reload.message")),
 				     "no such group"));
+	json_decref(doc);
+}
+END_TEST
+
+/* The client called name in a list document's clients. */
+static json_t *listed(json_t *doc, const char *name)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(json_object_get(doc, "clients"), i, c)
+		if (!strcmp(json_string_value(json_object_get(c, "client")), name))
+			return c;
+	return NULL;
+}
+
+/* The bug: a value stored with tmemctl set silently beat the file (the
+ * file said weight = 70, 10 stayed, the reload said "ok"); list did not
+ * say where a value came from, and there was no way back: no unset, and
+ * forget refuses an attached client. */
+START_TEST(test_stored_value_beats_file_visibly_and_unset)
+{
+	json_t *doc, *c;
+	struct run r;
+
+	ck_assert_int_eq(host_start(&H, NULL), 0);
+	write_text_file(H.dir, "tmemd.conf", "[client vm1]\nweight = 50\n");
+	host_reload(&H);
+	ck_assert_int_eq(host_cmd(&H, "add vm1"), 0);
+	doc = ctl_json(&H, "list", NULL);
+	c = listed(doc, "vm1");
+	ck_assert_str_eq(json_string_value(jpath(c, "from.weight")), "tmemd.conf");
+	ck_assert_str_eq(json_string_value(jpath(c, "from.compress")), "default");
+	json_decref(doc);
+
+	r = ctl(&H, "set", "vm1", "--weight", "10", NULL);
+	ck_assert_int_eq(r.status, 0);
+	run_free(&r);
+	write_text_file(H.dir, "tmemd.conf", "[client vm1]\nweight = 70\n");
+	host_reload(&H);
+	ck_assert_msg(host_logged(&H, "vm1: weight = 70, but 10 set by tmemctl stays in force",
+				  "tmemctl unset vm1 --weight"), "see %s/host.err", H.dir);
+	doc = ctl_json(&H, "status", NULL);
+	ck_assert_str_eq(json_string_value(json_array_get(
+		jpath(doc, "daemon.last_reload.overridden"), 0)), "vm1 weight");
+	json_decref(doc);
+	r = ctl(&H, "status", NULL);
+	ck_assert_msg(strstr(r.out, "tmemctl over tmemd.conf: vm1 weight"), "%s", r.out);
+	run_free(&r);
+	doc = ctl_json(&H, "list", NULL);
+	c = listed(doc, "vm1");
+	ck_assert_int_eq(json_integer_value(json_object_get(c, "weight")), 10);
+	ck_assert_str_eq(json_string_value(jpath(c, "from.weight")), "tmemctl");
+	ck_assert_int_eq(json_integer_value(jpath(c, "file.weight")), 70);
+	json_decref(doc);
+	r = ctl(&H, "list", NULL);
+	ck_assert_msg(strstr(r.out, "SET BY TMEMCTL") && strstr(r.out, "weight"), "%s", r.out);
+	run_free(&r);
+
+	/* The way back: forget says to use unset, and unset goes back. */
+	r = ctl(&H, "forget", "vm1", NULL);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "tmemctl unset vm1"), "%s", r.err);
+	run_free(&r);
+	r = ctl(&H, "unset", "vm1", "--weight", NULL);
+	ck_assert_msg(r.status == 0 && strstr(r.out, "vm1: removed weight"), "%s %s", r.out, r.err);
+	run_free(&r);
+	doc = ctl_json(&H, "list", NULL);
+	c = listed(doc, "vm1");
+	ck_assert_int_eq(json_integer_value(json_object_get(c, "weight")), 70);
+	ck_assert_str_eq(json_string_value(jpath(c, "from.weight")), "tmemd.conf");
+	json_decref(doc);
+	r = ctl(&H, "unset", "vm1", NULL);
+	ck_assert_msg(r.status == 1 && strstr(r.err, "stored none"), "%s", r.err);
+	run_free(&r);
+}
+END_TEST
+
+/* The bug: set -a and thaw -a stored an entry for every transient local
+ * client.  -a applies now and stores nothing; thaw removes the frozen
+ * flag instead of storing "not frozen". */
+START_TEST(test_all_flags_store_nothing)
+{
+	json_t *doc;
+	struct run r;
+
+	ck_assert_int_eq(host_start(&H, NULL), 0);
+	ck_assert_int_eq(host_cmd(&H, "add bench-1"), 0);
+	ck_assert_int_eq(host_cmd(&H, "add bench-2"), 0);
+	r = ctl(&H, "set", "-a", "--weight", "33", NULL);
+	ck_assert_msg(r.status == 0 && strstr(r.out, "not stored"), "%s %s", r.out, r.err);
+	run_free(&r);
+	doc = ctl_json(&H, "list", NULL);
+	ck_assert_int_eq(json_integer_value(json_object_get(listed(doc, "bench-2"), "weight")), 33);
+	json_decref(doc);
+	r = ctl(&H, "freeze", "-a", NULL);
+	ck_assert_int_eq(r.status, 0);
+	run_free(&r);
+	r = ctl(&H, "thaw", "-a", NULL);
+	ck_assert_int_eq(r.status, 0);
+	run_free(&r);
+	doc = ctl_json(&H, "list", "-a", NULL);
+	ck_assert_msg(json_array_size(json_object_get(doc, "stored")) == 0,
+		      "entries stored: %s", json_dumps(json_object_get(doc, "stored"), 0));
+	ck_assert(json_is_false(json_object_get(listed(doc, "bench-1"), "frozen")));
 	json_decref(doc);
 }
 END_TEST
@@ -833,6 +940,8 @@ static Suite *truth_suite(void)
 	tcase_add_test(tc, test_check_config_agrees_with_start);
 	tcase_add_test(tc, test_reload_names_every_restart_key);
 	tcase_add_test(tc, test_reload_refuses_what_a_start_refuses);
+	tcase_add_test(tc, test_stored_value_beats_file_visibly_and_unset);
+	tcase_add_test(tc, test_all_flags_store_nothing);
 	tcase_add_test(tc, test_metrics_bytes_mean_what_help_says);
 	tcase_add_test(tc, test_admin_flush_leaves_evictions);
 	tcase_add_test(tc, test_recovered_clients_visible_and_forgettable);

@@ -106,10 +106,20 @@ static const struct key frontswap_keys[] = {
 	K("succ_stores", INT), K("failed_stores", INT), K("loads", INT),
 	K("invalidates", INT), { NULL },
 };
+/* Issue 30: where each setting comes from, and the file's values. */
+static const struct key from_keys[] = {
+	K("weight", STR), K("ephemeral_max_pages", STR), K("persistent_max_pages", STR),
+	K("compress", STR), K("frozen", STR), { NULL },
+};
+static const struct key file_keys[] = {
+	K("weight", INT), K("ephemeral_max_pages", INT_OR_NULL),
+	K("persistent_max_pages", INT_OR_NULL), K("compress", STR), { NULL },
+};
 static const struct key client_keys[] = {
 	K("id", INT), K("client", STR), K("name", STR), K("domid", INT_OR_NULL), K("weight", INT),
 	K("frozen", BOOL), K("compress", STR), KS("caps", OBJ, caps_keys),
-	KS("pages", OBJ, pages_keys), KS("ops", OBJ, ops_keys),
+	KS("pages", OBJ, pages_keys), KS("from", OBJ, from_keys), KS("file", OBJ, file_keys),
+	KS("ops", OBJ, ops_keys),
 	KS("compression", OBJ, compression_keys), KS("data", OBJ, data_keys),
 	KS("ops_by_kind", OBJ, ops_kind_keys),
 	KS("cleancache", OBJ, cleancache_keys), KS("frontswap", OBJ, frontswap_keys),

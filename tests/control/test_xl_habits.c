@@ -195,7 +195,8 @@ START_TEST(test_all_flag_reaches_every_client)
 	ck_assert(json_is_true(field_of(doc, "vm2", "frozen")));
 	json_decref(doc);
 	expect(ctl(&H, "thaw", "--all", NULL), 0, "vm1: thawed: ", NULL);
-	expect(ctl(&H, "set", "--all", "--weight", "42", NULL), 0, "vm2: settings saved", NULL);
+	expect(ctl(&H, "set", "--all", "--weight", "42", NULL), 0, "vm2: settings applied, not stored",
+	       NULL);
 	doc = ctl_json(&H, "list", NULL);
 	ck_assert(json_is_false(field_of(doc, "vm1", "frozen")));
 	ck_assert_int_eq(json_integer_value(field_of(doc, "vm1", "weight")), 42);

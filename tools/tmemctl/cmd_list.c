@@ -67,9 +67,43 @@ static void print_grants(struct hout *o, json_t *grants)
 			hstr(o, g, "from"));
 }
 
+/* Which settings tmemctl stored, which beat tmemd.conf's (issue 30).
+ * Absent from an older tmemd: nothing printed. */
+static void print_sources(struct hout *o, json_t *clients)
+{
+	static const char *const keys[] = { "weight", "ephemeral_max_pages",
+					    "persistent_max_pages", "compress", "frozen" };
+	bool header = false;
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(clients, i, c) {
+		json_t *from = json_object_get(c, "from");
+		bool any = false;
+
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			const char *src = json_string_value(json_object_get(from, keys[k]));
+
+			if (!src || strcmp(src, "tmemctl"))
+				continue;
+			if (!header)
+				fprintf(o->f, "\nSET BY TMEMCTL (beats tmemd.conf; tmemctl unset CLIENT "
+					"goes back to the file)\n");
+			header = true;
+			if (!any)
+				fprintf(o->f, "%-20s ", hstr(o, c, "client"));
+			fprintf(o->f, "%s%s", any ? ", " : "", keys[k]);
+			any = true;
+		}
+		if (any)
+			fputc('\n', o->f);
+	}
+}
+
 static void human(struct hout *o, json_t *r)
 {
 	print_clients_table(o, harray(o, r, "clients"));
+	print_sources(o, harray(o, r, "clients"));
 	if (!json_object_get(r, "stored"))
 		return;
 	print_stored(o, harray(o, r, "stored"));

@@ -51,6 +51,7 @@ int cmd_top(const struct tmemctl_opts *, int, char **);
 int cmd_forget(const struct tmemctl_opts *, int, char **);
 int cmd_freeable(const struct tmemctl_opts *, int, char **);
 int cmd_saved(const struct tmemctl_opts *, int, char **);
+int cmd_unset(const struct tmemctl_opts *, int, char **);
 
 /* conn.c: a connection to the control socket. */
 struct tmemctl_conn {
