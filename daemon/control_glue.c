@@ -33,6 +33,7 @@ struct tmemd_ctl_glue {
 };
 
 struct each_ctx {
+	struct tmemd_ctl_glue *g;
 	tmemd_control_client_fn fn;
 	void *arg;
 	struct tmem_principal who;  /* with_client: whom spec names */
@@ -41,16 +42,60 @@ struct each_ctx {
 	int rc;             /* with_client: fn's return */
 };
 
-static struct tmemd_control_client view(struct tmemd_client *c)
+/* The strings a view's names point into. */
+struct view_names {
+	char bufs[2][TMEM_CLIENT_NAME_MAX];
+	struct tmemd_client_names names;
+};
+
+/* The CTL_HAS_* settings tmemd.conf sets for a client called by names:
+ * [defaults] away from the built-in values, or a [client] section. */
+static unsigned file_has(const struct tmemd_config *cfg, const char *const *names)
 {
-	return (struct tmemd_control_client){ .name = c->name, .label = c->label,
-					      .domid = c->domid, .pc = c->pc };
+	struct tmemd_config builtin;
+	unsigned has = 0;
+
+	tmemd_config_init(&builtin);
+	has |= cfg->defaults.weight != builtin.defaults.weight ? CTL_HAS_WEIGHT : 0;
+	has |= cfg->defaults.ephemeral_max != builtin.defaults.ephemeral_max ? CTL_HAS_EPH_MAX : 0;
+	has |= cfg->defaults.persistent_max != builtin.defaults.persistent_max ?
+	       CTL_HAS_PERS_MAX : 0;
+	has |= memcmp(&cfg->defaults.compress, &builtin.defaults.compress,
+		      sizeof(builtin.defaults.compress)) ? CTL_HAS_COMPRESS : 0;
+	tmemd_config_free(&builtin);
+	for (unsigned i = 0; names[i]; i++) {
+		const struct tmemd_client_conf *cc = tmemd_config_client(cfg, names[i]);
+
+		if (!cc)
+			continue;
+		has |= (cc->has_weight ? CTL_HAS_WEIGHT : 0) |
+		       (cc->has_ephemeral_max ? CTL_HAS_EPH_MAX : 0) |
+		       (cc->has_persistent_max ? CTL_HAS_PERS_MAX : 0) |
+		       (cc->has_compress ? CTL_HAS_COMPRESS : 0);
+	}
+	return has;
+}
+
+static struct tmemd_control_client view(struct tmemd_ctl_glue *g, struct tmemd_client *c,
+					struct view_names *vn)
+{
+	struct tmemd_control_client cc = { .name = c->name, .label = c->label,
+					   .domid = c->domid, .pc = c->pc };
+
+	tmemd_client_names(c, &vn->names, vn->bufs);
+	cc.names = vn->names.by;
+	tmemd_config_client_settings(g->cfg, NULL, &cc.file);
+	for (unsigned i = 0; vn->names.by[i]; i++)
+		tmemd_config_client_apply(g->cfg, vn->names.by[i], &cc.file);
+	cc.file_has = file_has(g->cfg, vn->names.by);
+	return cc;
 }
 
 static int each_adapter(struct tmemd_client *c, void *arg)
 {
 	struct each_ctx *e = arg;
-	struct tmemd_control_client cc = view(c);
+	struct view_names vn;
+	struct tmemd_control_client cc = view(e->g, c, &vn);
 
 	return e->fn(&cc, e->arg);
 }
@@ -59,7 +104,7 @@ static int each_adapter(struct tmemd_client *c, void *arg)
 static int for_each_client(void *ctx, tmemd_control_client_fn fn, void *arg)
 {
 	struct tmemd_ctl_glue *g = ctx;
-	struct each_ctx e = { .fn = fn, .arg = arg };
+	struct each_ctx e = { .g = g, .fn = fn, .arg = arg };
 
 	return tmemd_clients_for_each(g->reg, each_adapter, &e);
 }
@@ -89,10 +134,11 @@ static int match_adapter(struct tmemd_client *c, void *arg)
 {
 	struct each_ctx *e = arg;
 	struct tmemd_control_client cc;
+	struct view_names vn;
 
 	if (!names_client(c, &e->who, e->spec))
 		return 0;
-	cc = view(c);
+	cc = view(e->g, c, &vn);
 	e->found = true;
 	e->rc = e->fn(&cc, e->arg);
 	return 1;
@@ -103,7 +149,7 @@ static int with_client(void *ctx, const char *spec,
 {
 	struct tmemd_ctl_glue *g = ctx;
 	char key[TMEM_CLIENT_NAME_MAX];
-	struct each_ctx e = { .fn = fn, .arg = arg, .spec = key };
+	struct each_ctx e = { .g = g, .fn = fn, .arg = arg, .spec = key };
 
 	/* "5" finds what "domid:5" does. */
 	if (!spec || ctl_principal_canon(spec, 0, key) ||
@@ -476,9 +522,10 @@ bool tmemd_ctl_glue_auth_stored(void *g, const struct tmem_uuid *uuid, const cha
 	return tmemd_control_auth_stored(((struct tmemd_ctl_glue *)g)->ctl, uuid, client);
 }
 
-void tmemd_ctl_glue_note_reload(struct tmemd_ctl_glue *g, int rc, const char *message)
+void tmemd_ctl_glue_note_reload(struct tmemd_ctl_glue *g, int rc, const char *message,
+				const char *restart_pending)
 {
-	tmemd_control_note_reload(g->ctl, rc, message);
+	tmemd_control_note_reload(g->ctl, rc, message, restart_pending);
 	sync_grants(g);  /* the file's grants by name may have changed */
 }
 

@@ -39,7 +39,8 @@ int tmemd_ctl_glue_write_stats(struct tmemd_ctl_glue *g, const char *path);
 /* For tmemd_reload(): the stored authorisations a reload must keep. */
 bool tmemd_ctl_glue_auth_stored(void *g, const struct tmem_uuid *uuid, const char *client);
 /* Records a reload's result (rc 0 or -errno) for tmemctl status. */
-void tmemd_ctl_glue_note_reload(struct tmemd_ctl_glue *g, int rc, const char *message);
+void tmemd_ctl_glue_note_reload(struct tmemd_ctl_glue *g, int rc, const char *message,
+				const char *restart_pending);
 /* Stops it (before clients, policy and store go).  Accepts NULL. */
 void tmemd_ctl_glue_stop(struct tmemd_ctl_glue *g);
 

@@ -144,7 +144,10 @@ static void xen_grow(struct tmemd_fallow *f, uint64_t used, uint64_t want_more,
 {
 	uint64_t step = f->cfg.ceiling / 16;
 
-	if (!f->host || !xen_room || used + used / 8 < f->target)
+	/* Only once dom0 reached the last target: a balloon driver that cannot
+	 * grow (no room above dom0's boot size) must not be asked for ever more. */
+	if (!f->host || !xen_room || used + used / 8 < f->target ||
+	    f->st.x.dom0_now + (8u << 20) < f->st.x.dom0_target)
 		return;
 	if (step > want_more)
 		step = want_more;
@@ -215,7 +218,7 @@ static void tick(struct tmemd_fallow *f)
 			apply_target(f, used - used / 8 < want ? used - used / 8 : want,
 				     TMEMD_RECLAIM_PRESSURE, true);
 	} else if (want + hyst < f->target || (down && want < f->target)) {
-		if (headroom < 0)
+		if (headroom < 0 || down)
 			f->pressure_ns = now;
 		apply_target(f, want, down ? TMEMD_RECLAIM_TOOLSTACK : TMEMD_RECLAIM_LOW_FREE, true);
 	} else if (want > f->target + hyst &&
@@ -224,7 +227,10 @@ static void tick(struct tmemd_fallow *f)
 
 		apply_target(f, want - f->target > step ? f->target + step : want, 0, false);
 	}
-	if (want >= f->cfg.ceiling || f->st.pressure || down)
+	/* Growing into Xen waits like the target does: no balloon up under
+	 * pressure, while dom0 shrinks, or within grow_delay of a release. */
+	if (want >= f->cfg.ceiling || f->st.pressure || down || f->held ||
+	    now - f->pressure_ns < (uint64_t)f->cfg.grow_delay_sec * 1000000000ull)
 		xen_room = 0;
 	xen_grow(f, used, f->cfg.ceiling - want, xen_room);
 	(void)store_release_cold(f->store, f->st.pressure || down ? 0 : KEEP_FRAMES);
@@ -308,6 +314,21 @@ void tmemd_fallow_kick(struct tmemd_fallow *f)
 		arm(f, 1);
 }
 
+/* Under Xen, what went from the pool goes to Xen: dom0's target falls
+ * by it, from where dom0 is (a target it never reached means nothing). */
+static void lower_dom0(struct tmemd_fallow *f, uint64_t bytes)
+{
+	struct tmemd_fallow_xen *x = &f->st.x;
+	uint64_t base;
+
+	if (f->host->sample(f->host_ctx, x) < 0)
+		return;
+	base = x->dom0_now < x->dom0_target ? x->dom0_now : x->dom0_target;
+	if (base <= bytes || f->host->set_dom0_target(f->host_ctx, base - bytes) < 0)
+		return;
+	f->st.ballooned = f->st.ballooned > bytes ? f->st.ballooned - bytes : 0;
+}
+
 int tmemd_fallow_release(struct tmemd_fallow *f, uint64_t bytes, uint64_t *released)
 {
 	uint64_t used, goal, before;
@@ -323,9 +344,8 @@ int tmemd_fallow_release(struct tmemd_fallow *f, uint64_t bytes, uint64_t *relea
 	(void)store_release_cold(f->store, 0);
 	used = used_bytes(f);
 	*released = before > used ? before - used : 0;
-	if (f->host && f->st.x.dom0_target > *released && *released &&
-	    f->host->set_dom0_target(f->host_ctx, f->st.x.dom0_target - *released) == 0)
-		f->st.ballooned = f->st.ballooned > *released ? f->st.ballooned - *released : 0;
+	if (f->host && *released)
+		lower_dom0(f, *released);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "compactor.h"
 #include "fallow.h"
 #include "config.h"
+#include "config_check.h"
 #include "control_glue.h"
 #include "log.h"
 #include "loop.h"
@@ -94,6 +95,13 @@ static int merge_settings(struct tmemd_config *cfg, const struct tmemd_options *
 		cfg->workers = o->workers;
 	if (o->arena_path)
 		snprintf(cfg->arena_path, sizeof(cfg->arena_path), "%s", o->arena_path);
+	/* Nothing outlives tmemd without a file or the fd store: saying
+	 * nothing would let the admin believe something was thrown away. */
+	if (o->discard_arena && !cfg->arena_path[0] && !getenv("NOTIFY_SOCKET")) {
+		log_err("--discard-arena: there is no arena to discard (no --arena or arena = "
+			"file, and not run by systemd, whose fd store would hold one)");
+		return -EINVAL;
+	}
 	if (!cfg->memory_bytes)
 		cfg->memory_bytes = TMEMD_DEFAULT_MEMORY;
 	if (!cfg->workers) {
@@ -109,7 +117,12 @@ static int merge_settings(struct tmemd_config *cfg, const struct tmemd_options *
 		else
 			snprintf(cfg->runtime_dir, sizeof(cfg->runtime_dir), "/run/tmemd");
 	}
-	return 0;
+	/* What the start would refuse later, said now and in the words
+	 * --check-config uses (issue 30). */
+	rc = tmemd_config_check(cfg, err, sizeof(err));
+	if (rc)
+		log_err("%s", err);
+	return rc;
 }
 
 static int apply_shared_auth(struct tmemd *d)
@@ -279,14 +292,18 @@ static void reload(struct tmemd *d)
 	const struct tmemd_reload_keep keep = {
 		.auth_stored = tmemd_ctl_glue_auth_stored, .ctx = d->control,
 	};
-	char err[512] = "", msg[600];
+	char err[512] = "", msg[600], pending[256] = "";
 	int rc;
 
 	tmemd_service_reloading(&d->service);
-	rc = tmemd_reload(&d->cfg, d->config_path, d->clients, &keep, err, sizeof(err));
+	rc = tmemd_reload(&d->cfg, d->config_path, d->clients, &keep, pending, sizeof(pending),
+			  err, sizeof(err));
 	if (rc)
 		snprintf(msg, sizeof(msg), "%s; keeping the settings in force",
 			 err[0] ? err : strerror(-rc));
+	else if (pending[0])
+		snprintf(msg, sizeof(msg), "reloaded %s; needs a restart to apply: %s",
+			 d->config_path ? d->config_path : "(no config file)", pending);
 	else
 		snprintf(msg, sizeof(msg), "reloaded %s",
 			 d->config_path ? d->config_path : "(no config file)");
@@ -294,7 +311,7 @@ static void reload(struct tmemd *d)
 		log_err("reload: %s", msg);
 	else
 		log_info("%s", msg);
-	tmemd_ctl_glue_note_reload(d->control, rc, msg);
+	tmemd_ctl_glue_note_reload(d->control, rc, msg, rc ? NULL : pending);
 	tmemd_service_ready(&d->service);
 }
 

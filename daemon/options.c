@@ -27,7 +27,8 @@ static void usage(FILE *f)
 		"  -a, --arena PATH        keep the pages in PATH on tmpfs or hugetlbfs, so\n"
 		"                          they survive any restart (default: systemd's fd\n"
 		"                          store when run by systemd, else nothing survives)\n"
-		"      --discard-arena     throw away the pages a previous tmemd left\n"
+		"      --discard-arena     throw away the pages a previous tmemd left (an\n"
+		"                          error when there is no arena)\n"
 		"  -v, --verbose           log debug messages\n"
 		"      --check-config      read the -c FILE and exit: 0 when tmemd would\n"
 		"                          accept it, 1 with the reason (for ExecReload)\n"
@@ -69,7 +70,10 @@ enum tmemd_options_result tmemd_options_parse(int argc, char **argv,
 
 	memset(o, 0, sizeof(*o));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:t:fr:s:m:w:a:vhV", longopts, NULL)) != -1) {
+	/* Our own messages: getopt's would start with argv[0], the binary's
+	 * full path, where every other message says "tmemd:". */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":c:t:fr:s:m:w:a:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			o->config_path = optarg;
@@ -96,7 +100,8 @@ enum tmemd_options_result tmemd_options_parse(int argc, char **argv,
 		case 'm':
 			if (tmemd_parse_memory(optarg, &o->memory_bytes))
 				return bad("--memory wants " TMEM_SIZE_GRAMMAR
-					   ", N% of RAM (at least 64K), or auto", optarg);
+					   ", N% of RAM (at least 64K, at most the host's RAM), or auto",
+					   optarg);
 			break;
 		case 'w':
 			n = strtol(optarg, &end, 10);
@@ -124,9 +129,17 @@ enum tmemd_options_result tmemd_options_parse(int argc, char **argv,
 		case 'V':
 			printf("tmemd %s\n", TMEMD_VERSION);
 			return TMEMD_OPTS_EXIT_OK;
+		case ':':
+			return bad("option needs a value", argv[optind - 1]);
 		default:
-			fprintf(stderr, "Try 'tmemd --help'.\n");
-			return TMEMD_OPTS_EXIT_USAGE;
+			/* A short option names itself by optopt; a long one is
+			 * the argument getopt just passed. */
+			if (optopt) {
+				char opt[3] = { '-', (char)optopt, '\0' };
+
+				return bad("unrecognized option", opt);
+			}
+			return bad("unrecognized option", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * SIGHUP: re-read tmemd.conf and apply what can change while guests are
- * attached: the default settings, every attached client's settings and
- * the shared-pool authorisations.  [tmemd] keys (memory, workers,
- * runtime-dir, transport) keep their running values until a restart.
+ * attached: the default settings, every attached client's settings,
+ * the shared-pool authorisations, xen-domains, parked-max-age and the
+ * local-max-* limits.  The other [tmemd] keys (memory, workers,
+ * transport, runtime-dir, state-dir, arena, control-*, reattach-grace,
+ * compress-threshold) keep their running values until a restart.
  */
 #ifndef TMEMD_RELOAD_H
 #define TMEMD_RELOAD_H
@@ -22,12 +24,15 @@ struct tmemd_reload_keep {
 };
 
 /*
- * Re-reads path into cfg.  On a bad file nothing changes and err says
- * file:line: reason.  A [tmemd] key the file changed is logged as
- * needing a restart.  keep may be NULL.  Returns 0 or -errno.
+ * Re-reads path into cfg.  On a bad file (one a start would refuse
+ * included: config_check.h) nothing changes and err says file:line:
+ * reason.  Each restart-only key the file changed is logged as needing a
+ * restart and named in pending ("arena, workers"; "" for none; pending
+ * may be NULL); cfg keeps its running value.  keep may be NULL.
+ * Returns 0 or -errno.
  */
 int tmemd_reload(struct tmemd_config *cfg, const char *path,
 		 struct tmemd_clients *reg, const struct tmemd_reload_keep *keep,
-		 char *err, size_t errlen);
+		 char *pending, size_t pendlen, char *err, size_t errlen);
 
 #endif /* TMEMD_RELOAD_H */

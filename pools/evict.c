@@ -21,6 +21,7 @@ struct evict_run {
 	uint32_t freed[EVICT_FREE_BATCH];
 	unsigned int nfreed;
 	unsigned int pool_evicted;   /* not yet uncharged nor added to pool->evictions */
+	bool by_admin;               /* an admin's flush: not counted as evictions */
 	/* The oid hash of the last victim's object: consecutive LRU pages
 	 * are mostly one object's.  Valid while r->pool stays locked, since
 	 * no object of the pool can be created (and so reuse obj) until then. */
@@ -47,8 +48,9 @@ static void run_release_pool(struct evict_run *r)
 		return;
 	run_free(r);
 	pool_uncharge(r->pool, r->pool_evicted);
-	atomic_fetch_add_explicit(&r->pool->evictions, r->pool_evicted,
-				  memory_order_relaxed);
+	if (!r->by_admin)
+		atomic_fetch_add_explicit(&r->pool->evictions, r->pool_evicted,
+					  memory_order_relaxed);
 	pthread_mutex_unlock(&r->pool->lock);
 	r->pool = NULL;
 	r->pool_evicted = 0;
@@ -79,9 +81,9 @@ static void run_evict(struct evict_run *r, uint32_t page)
  * goes, so a resize (which stops every pool) never sees a page unlinked
  * but not yet freed.
  */
-unsigned int store_client_evict_oldest_n(struct tmem_client *c, unsigned int n)
+static unsigned int drop_oldest_n(struct tmem_client *c, unsigned int n, bool by_admin)
 {
-	struct evict_run r = { .obj = TMEM_NIL };
+	struct evict_run r = { .obj = TMEM_NIL, .by_admin = by_admin };
 	unsigned int done = 0, skipped = 0;
 	uint32_t page, next;
 
@@ -107,11 +109,25 @@ unsigned int store_client_evict_oldest_n(struct tmem_client *c, unsigned int n)
 	}
 	run_release_pool(&r);
 	pthread_mutex_unlock(&c->lru_lock);
-	if (done) {
-		atomic_fetch_add_explicit(&c->ops.evictions, done, memory_order_relaxed);
+	if (done && by_admin) {
+		atomic_fetch_add_explicit(&c->ops[TMEM_KIND_EPH].admin_flushes, done,
+					  memory_order_relaxed);
+	} else if (done) {
+		atomic_fetch_add_explicit(&c->ops[TMEM_KIND_EPH].evictions, done,
+					  memory_order_relaxed);
 		atomic_fetch_add_explicit(&r.s->evictions, done, memory_order_relaxed);
 	}
 	return done;
+}
+
+unsigned int store_client_evict_oldest_n(struct tmem_client *c, unsigned int n)
+{
+	return drop_oldest_n(c, n, false);
+}
+
+unsigned int store_client_admin_flush_n(struct tmem_client *c, unsigned int n)
+{
+	return drop_oldest_n(c, n, true);
 }
 
 int store_client_evict_oldest(struct tmem_client *c)

@@ -112,9 +112,23 @@ struct tmem_counters {
 	_Atomic uint64_t gets, succ_gets, failed_gets;
 	_Atomic uint64_t flush_pages, flush_objects;
 	_Atomic uint64_t evictions;
+	_Atomic uint64_t admin_flushes;  /* ephemeral pages an admin flushed: not evictions */
 };
 /* The counters as an array, in struct order (pool.c and stats.c loop over it). */
 #define TMEM_NR_CTRS (sizeof(struct tmem_counters) / sizeof(_Atomic uint64_t))
+
+/* from's counts go into into's: a dropped slot's into its client's
+ * totals, a destroyed client's into the store's. */
+static inline void counters_retire(struct tmem_counters *into, const struct tmem_counters *from)
+{
+	_Atomic uint64_t *dst = (_Atomic uint64_t *)into;
+	const _Atomic uint64_t *src = (const _Atomic uint64_t *)from;
+
+	for (size_t i = 0; i < TMEM_NR_CTRS; i++)
+		atomic_fetch_add_explicit(&dst[i],
+					  atomic_load_explicit(&src[i], memory_order_relaxed),
+					  memory_order_relaxed);
+}
 
 /*
  * A pool.  Pool structs are allocated once per gid and kept until the
@@ -172,9 +186,10 @@ struct tmem_client {
 	uint32_t lru_head;                    /* oldest ephemeral page; lru_lock */
 	uint32_t lru_tail;                    /* newest; lru_lock */
 	_Atomic uint64_t charged[2];          /* pages by enum tmem_kind */
-	/* Ops on pools the client no longer holds, plus evictions; the
-	 * totals are these plus the live slots' counters. */
-	struct tmem_counters ops;
+	/* Ops on pools the client no longer holds, plus evictions and
+	 * admin flushes, by enum tmem_kind of the pool; the totals are these
+	 * plus the live slots' counters. */
+	struct tmem_counters ops[2];
 };
 
 struct tmem_auth {
@@ -217,6 +232,9 @@ struct tmem_store {
 	/* Relaxed atomics. */
 	_Atomic uint64_t kind_pages[2];       /* pages stored, by kind */
 	_Atomic uint64_t evictions;
+	/* The ops of clients that are gone, so the store's totals outlive
+	 * them (store_info's ops); added under lock by do_client_destroy. */
+	struct tmem_counters gone_ops[2];    /* by enum tmem_kind */
 	_Atomic uint64_t table_bytes;         /* hash buckets of all pools */
 	_Atomic uint64_t struct_bytes;        /* client and pool structs */
 };

@@ -29,18 +29,6 @@ static void counters_reset(struct tmem_counters *c)
 		atomic_store_explicit(&v[i], 0, memory_order_relaxed);
 }
 
-/* A dropped slot's counters go into the client's totals. */
-static void counters_retire(struct tmem_counters *into, const struct tmem_counters *from)
-{
-	_Atomic uint64_t *dst = (_Atomic uint64_t *)into;
-	const _Atomic uint64_t *src = (const _Atomic uint64_t *)from;
-
-	for (size_t i = 0; i < TMEM_NR_CTRS; i++)
-		atomic_fetch_add_explicit(&dst[i],
-					  atomic_load_explicit(&src[i], memory_order_relaxed),
-					  memory_order_relaxed);
-}
-
 static inline uint64_t slot_ref(const struct tmem_pool *pool)
 {
 	return (uint64_t)pool->gen << 32 | (pool->gid + 1);
@@ -203,7 +191,7 @@ void do_slot_drop(struct tmem_client *c, int32_t id)
 	/* Under the pool lock: an op that checked the slot has finished. */
 	pthread_mutex_lock(&pool->lock);
 	atomic_store_explicit(&c->slots[id].ref, 0, memory_order_release);
-	counters_retire(&c->ops, &c->slots[id].ops);
+	counters_retire(&c->ops[pool_kind(pool)], &c->slots[id].ops);
 	pthread_mutex_unlock(&pool->lock);
 	if (!pool->shared)
 		do_pool_destroy(pool);

@@ -35,6 +35,29 @@ static void counters_snapshot(const struct tmem_counters *c,
 	counters_add(c, out);
 }
 
+static void op_counters_add(struct tmem_op_counters *sum, const struct tmem_op_counters *o)
+{
+	uint64_t *dst = (uint64_t *)sum;
+	const uint64_t *src = (const uint64_t *)o;
+
+	for (size_t i = 0; i < TMEM_NR_CTRS; i++)
+		dst[i] += src[i];
+}
+
+/* store->lock held: c's ops by kind (retired plus live slots) added to by_kind. */
+static void do_client_ops(struct tmem_client *c, struct tmem_op_counters by_kind[2])
+{
+	for (int k = 0; k < 2; k++)
+		counters_add(&c->ops[k], &by_kind[k]);
+	for (uint32_t i = 0; i < TMEM_MAX_POOLS_PER_CLIENT; i++) {
+		uint64_t ref = ld(&c->slots[i].ref);
+
+		if (ref)
+			counters_add(&c->slots[i].ops,
+				     &by_kind[pool_kind(c->store->pool_tab[(uint32_t)ref - 1])]);
+	}
+}
+
 void store_arena_counts(struct tmem_store *s, struct tmem_arena_counts *out)
 {
 	uint32_t total, used, limit;
@@ -115,6 +138,7 @@ static void store_zinfo(struct tmem_store *s, struct tmem_store_info *out)
 		if (pool->live) {
 			do_pool_zstats(pool, &pz);
 			zstats_add(&out->z, &pz);
+			zstats_add(&out->z_kind[pool_kind(pool)], &pz);
 		}
 		pthread_mutex_unlock(&pool->lock);
 	}
@@ -143,8 +167,12 @@ void store_info(struct tmem_store *s, struct tmem_store_info *out)
 	out->evictions = ld(&s->evictions);
 	pthread_mutex_lock(&s->lock);
 	out->nr_clients = s->nr_clients;
-	for (struct tmem_client *c = s->clients; c; c = c->next)
+	for (int k = 0; k < 2; k++)
+		counters_snapshot(&s->gone_ops[k], &out->ops_kind[k]);
+	for (struct tmem_client *c = s->clients; c; c = c->next) {
 		out->nr_detached += c->detached;
+		do_client_ops(c, out->ops_kind);
+	}
 	out->clients_reattached = ld(&s->clients_reattached);
 	out->clients_expired = ld(&s->clients_expired);
 	pthread_mutex_unlock(&s->lock);
@@ -177,10 +205,9 @@ void store_client_info(struct tmem_client *c, struct tmem_client_info *out)
 	memcpy(out->name, c->name, sizeof(out->name));
 	store_client_page_counts(c, &out->pages);
 	pthread_mutex_lock(&c->store->lock);
-	counters_snapshot(&c->ops, &out->ops);
-	for (uint32_t i = 0; i < TMEM_MAX_POOLS_PER_CLIENT; i++)
-		if (ld(&c->slots[i].ref))
-			counters_add(&c->slots[i].ops, &out->ops);
+	do_client_ops(c, out->ops_kind);
+	for (int k = 0; k < 2; k++)
+		op_counters_add(&out->ops, &out->ops_kind[k]);
 	out->nr_pools = do_nr_pools(c);
 	for (uint32_t i = 0; i < TMEM_MAX_POOLS_PER_CLIENT; i++) {
 		uint64_t ref = ld(&c->slots[i].ref);

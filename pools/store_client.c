@@ -107,6 +107,9 @@ static void do_client_destroy(struct tmem_client *c)
 	for (int32_t i = 0; i < (int32_t)TMEM_MAX_POOLS_PER_CLIENT; i++)
 		if (atomic_load_explicit(&c->slots[i].ref, memory_order_relaxed))
 			do_slot_drop(c, i);
+	/* Its slots' counts are in c->ops now; the store keeps them. */
+	counters_retire(&s->gone_ops[TMEM_KIND_EPH], &c->ops[TMEM_KIND_EPH]);
+	counters_retire(&s->gone_ops[TMEM_KIND_PERS], &c->ops[TMEM_KIND_PERS]);
 	if (c->prev)
 		c->prev->next = c->next;
 	else

@@ -326,6 +326,12 @@ unsigned int store_evict_detached(struct tmem_store *store, unsigned int n);
  * 32 candidates were busy).
  */
 unsigned int store_client_evict_oldest_n(struct tmem_client *c, unsigned int n);
+/*
+ * The same for an administrator's flush (tmemctl flush): the pages go
+ * the same way, but count as admin_flushes, not evictions, so the
+ * evictions stay a signal of memory pressure.
+ */
+unsigned int store_client_admin_flush_n(struct tmem_client *c, unsigned int n);
 
 /*
  * 1 when pool_id is a persistent pool of c, 0 when an ephemeral one,
@@ -409,7 +415,8 @@ struct tmem_op_counters {
 	uint64_t failed_puts[TMEM_PUT_FAIL_NR];
 	uint64_t gets, succ_gets, failed_gets;
 	uint64_t flush_pages, flush_objects;
-	uint64_t evictions;
+	uint64_t evictions;        /* dropped by the store to make room */
+	uint64_t admin_flushes;    /* dropped by an admin (store_client_admin_flush_n) */
 };
 
 /* policy/ records the reason a put was refused outside store_put_page()
@@ -445,6 +452,9 @@ struct tmem_client_info {
 	char name[TMEM_CLIENT_NAME_MAX];
 	struct tmem_page_counts pages;
 	struct tmem_op_counters ops;
+	/* The same by the kind of pool: [0] ephemeral, [1] persistent, its
+	 * pools gone included (the saved view: hits, swap I/O avoided). */
+	struct tmem_op_counters ops_kind[2];
 	uint32_t nr_pools;
 	struct tmem_zstats z;      /* over its pools (shared ones included) */
 	struct tmem_compress compress;
@@ -461,8 +471,14 @@ struct tmem_store_info {
 	 * high-water marks), hash tables and client/pool structs: what the
 	 * store holds besides the data. */
 	uint64_t metadata_bytes;
-	/* Compression over the whole store. */
+	/* Every client's ops by the kind of pool ([0] ephemeral, [1]
+	 * persistent), those of clients gone included: totals that outlive
+	 * clients, for rates over a day. */
+	struct tmem_op_counters ops_kind[2];
+	/* Compression over the whole store, and by the kind of pool ([0]
+	 * ephemeral, [1] persistent; shared pools are ephemeral). */
 	struct tmem_zstats z;
+	struct tmem_zstats z_kind[2];
 	uint64_t mem_used_total;   /* physical bytes: frames in use x 4096 */
 	uint64_t mem_used_max;     /* its peak since the store was opened */
 	/* Frames that hold memory: in use, or free and not given back yet. */

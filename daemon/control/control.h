@@ -75,6 +75,17 @@ struct tmemd_control_client {
 	const char *label;         /* shown as its name (a domain's xl name, or dom<N>) */
 	int domid;                 /* Xen domain id, or -1 for a local client */
 	struct tmem_pclient *pc;
+	/*
+	 * Where its settings come from (issue 30; NULL names: unknown).
+	 * names: the principals stored settings apply to it by, in order
+	 * (NULL-terminated); file: what tmemd.conf gives it ([defaults],
+	 * then its [client] sections), which "unset" goes back to;
+	 * file_has: the CTL_HAS_* settings the file sets rather than leaving
+	 * at the built-in value.
+	 */
+	const char *const *names;
+	struct tmem_client_settings file;
+	unsigned file_has;
 };
 
 typedef int (*tmemd_control_client_fn)(const struct tmemd_control_client *,
@@ -238,8 +249,11 @@ int tmemd_control_write_stats(struct tmemd_control *ctl, const char *path);
 bool tmemd_control_auth_stored(const struct tmemd_control *ctl,
 			       const struct tmem_uuid *uuid, const char *principal);
 /* Records the daemon's last config reload (rc 0 or -errno, a one-line
- * message) for "status". */
-void tmemd_control_note_reload(struct tmemd_control *ctl, int rc, const char *message);
+ * message) for "status", with the restart-only keys whose new values wait
+ * for a restart (comma-separated, "" or NULL for none; after a failed
+ * reload, NULL keeps the list of the last good one). */
+void tmemd_control_note_reload(struct tmemd_control *ctl, int rc, const char *message,
+			       const char *restart_pending);
 
 /* Closes every connection, unlinks the socket.  Accepts NULL. */
 void tmemd_control_stop(struct tmemd_control *ctl);

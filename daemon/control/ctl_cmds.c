@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "ctl_internal.h"
@@ -104,6 +105,28 @@ static int store_key(struct tmemd_control *ctl, const char *spec,
 }
 
 /*
+ * set -a: every connected client gets the settings now, and nothing is
+ * stored (issue 30: "set -a" stored an entry for every transient local
+ * client).  As xl tmem-set -a; a reload or a restart goes back to what
+ * is stored and to tmemd.conf.
+ */
+static int set_live(struct tmemd_control *ctl, const struct ctl_request *req, const char *key,
+		    json_t **result, struct ctl_err *err)
+{
+	struct client_op op = { .s = &req->s };
+	int rc = ctl->hooks.with_client(ctl->ctx, key, apply_cb, &op);
+
+	if (rc == -ENOENT)
+		return not_attached(err, key);
+	if (rc)
+		return ctl_err_set(err, -rc, "client %s: the policy refused these settings: %s",
+				   op.name, strerror(-rc));
+	*result = json_pack("{s:s, s:b, s:b}", "client", op.name, "connected", true, "stored",
+			    false);
+	return 0;
+}
+
+/*
  * set: stores s under spec's key (store_key()), then gives every
  * attached client it names its settings again, so the most specific
  * principal's entry stays in force (a domain's uuid:U over its xl name
@@ -123,6 +146,8 @@ static int ctl_cmd_set(struct tmemd_control *ctl, const struct ctl_request *req,
 
 	if (rc)
 		return rc;
+	if (req->live)
+		return set_live(ctl, req, key, result, err);
 	cur = ctl_state_lookup(&ctl->state, key);
 	had = cur != NULL;
 	if (had)
@@ -144,7 +169,63 @@ static int ctl_cmd_set(struct tmemd_control *ctl, const struct ctl_request *req,
 	rc = save(ctl, err);
 	if (rc)
 		return rc;
-	*result = json_pack("{s:s, s:b}", "client", key, "connected", ctl_attached(ctl, key));
+	*result = json_pack("{s:s, s:b, s:b}", "client", key, "connected", ctl_attached(ctl, key),
+			    "stored", true);
+	return 0;
+}
+
+/* The settings names of mask, for a reply. */
+static json_t *keys_json(unsigned mask)
+{
+	json_t *arr = json_array();
+
+	for (unsigned bit = 1; arr && bit & CTL_SETTINGS_MASK; bit <<= 1)
+		if ((mask & bit) && json_array_append_new(arr, json_string(ctl_setting_name(bit)))) {
+			json_decref(arr);
+			return NULL;
+		}
+	return arr;
+}
+
+/*
+ * unset: removes settings tmemctl stored under spec's key, so tmemd.conf's
+ * values (or the defaults) are in force again, at once for an attached
+ * client (issue 30: a stored value beat the file with no way back but
+ * forget, which an attached client refused).
+ */
+static int ctl_cmd_unset(struct tmemd_control *ctl, const struct ctl_request *req,
+			 json_t **result, struct ctl_err *err)
+{
+	const struct ctl_settings *cur;
+	struct ctl_settings old;
+	char key[TMEM_CLIENT_NAME_MAX];
+	unsigned removed;
+	int rc = store_key(ctl, req->client, key, err);
+
+	if (rc)
+		return rc;
+	cur = ctl_state_lookup(&ctl->state, key);
+	if (!cur || !(cur->has & req->keys))
+		return ctl_err_set(err, ENOENT, "tmemctl stored none of these settings for "
+				   "client %s: the values in force are tmemd.conf's or the "
+				   "defaults", key);
+	old = *cur;
+	removed = ctl_state_unset(&ctl->state, key, req->keys);
+	rc = ctl->hooks.reapply ? ctl->hooks.reapply(ctl->ctx) : 0;
+	if (rc) {
+		ctl_state_restore(&ctl->state, key, &old);
+		if (!ctl_state_lookup(&ctl->state, key))
+			ctl_state_update(&ctl->state, key, &old);
+		if (ctl->hooks.reapply)
+			ctl->hooks.reapply(ctl->ctx);
+		return ctl_err_set(err, -rc, "client %s: the policy refused the file's settings: "
+				   "%s", key, strerror(-rc));
+	}
+	rc = save(ctl, err);
+	if (rc)
+		return rc;
+	*result = json_pack("{s:s, s:b, s:o}", "client", key, "connected", ctl_attached(ctl, key),
+			    "removed", keys_json(removed));
 	return 0;
 }
 
@@ -168,13 +249,19 @@ static int ctl_cmd_freeze_thaw(struct tmemd_control *ctl, const struct ctl_reque
 	if (rc)
 		return ctl_err_set(err, -rc, "client %s: the policy refused: %s", op.name,
 				   strerror(-rc));
-	rc = record(ctl, op.name, &s, err);
+	/* Thawed is the default: nothing to store (issue 30: "thaw -a"
+	 * left an entry for every transient local client). */
+	if (req->cmd == CTL_THAW)
+		ctl_state_unset(&ctl->state, op.name, CTL_HAS_FROZEN);
+	else
+		rc = record(ctl, op.name, &s, err);
 	if (rc)
 		return rc;
 	rc = save(ctl, err);
 	if (rc)
 		return rc;
-	*result = json_pack("{s:s, s:b}", "client", op.name, "connected", true);
+	*result = json_pack("{s:s, s:b, s:b}", "client", op.name, "connected", true, "frozen",
+			    req->cmd == CTL_FREEZE);
 	return 0;
 }
 
@@ -193,7 +280,9 @@ static int flush_cb(const struct tmemd_control_client *cl, void *arg)
 
 	name_cb(cl, arg);
 	store_client_page_counts(c, &op->left);
-	while (op->evicted < op->left.ephemeral && (rc = store_client_evict_oldest(c)) == 1)
+	/* Counted as admin_flushes, not evictions: evictions are the
+	 * memory-pressure signal (issue 30). */
+	while (op->evicted < op->left.ephemeral && (rc = (int)store_client_admin_flush_n(c, 1)) == 1)
 		op->evicted++;
 	store_client_page_counts(c, &op->left);
 	return rc < 0 ? rc : 0;
@@ -264,10 +353,17 @@ static int ctl_cmd_pool_size(struct tmemd_control *ctl, const struct ctl_request
 	struct tmem_arena_counts a;
 	int rc = tmem_policy_resize(ctl->hooks.policy, req->pages);
 
-	if (rc == -EBUSY)
-		return ctl_err_set(err, EBUSY, "cannot shrink to %llu pages: the "
-				   "persistent pages alone need more",
-				   (unsigned long long)req->pages);
+	if (rc == -EBUSY) {
+		/* Say the minimum (issue 30): policy/resize.c keeps a page
+		 * of pool for each persistent page, whatever compression
+		 * saves, and evicts ephemeral ones to fit. */
+		store_arena_counts(ctl->hooks.store, &a);
+		return ctl_err_set(err, EBUSY, "cannot shrink to %llu pages: the %llu persistent "
+				   "pages need %llu pages (%llu KiB), the smallest the pool can "
+				   "be now", (unsigned long long)req->pages,
+				   (unsigned long long)a.persistent, (unsigned long long)a.persistent,
+				   (unsigned long long)(a.persistent * (TMEM_PAGE_SIZE / 1024)));
+	}
 	if (rc == -EINVAL)
 		return ctl_err_set(err, EINVAL, "%llu pages is more than the host's RAM, "
 				   "the most tmemd can grow its pool to",
@@ -305,6 +401,18 @@ static int count_client(const struct tmemd_control_client *cl, void *arg)
 	return 0;
 }
 
+/* CPU time tmemd has used, user and system, all threads: what tmem
+ * costs the host (issue 30), beside what it saves. */
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0.0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 static int ctl_cmd_status(struct tmemd_control *ctl, const struct ctl_request *req,
 			  json_t **result, struct ctl_err *err)
 {
@@ -319,11 +427,12 @@ static int ctl_cmd_status(struct tmemd_control *ctl, const struct ctl_request *r
 	if (ctl->hooks.park_stats)
 		ctl->hooks.park_stats(ctl->ctx, &park);
 	*result = json_pack(
-		"{s:i, s:{s:s, s:i, s:I, s:I, s:s, s:s, s:s, s:s, s:o}, s:o, s:o, s:i, s:i, s:i, s:o}",
+		"{s:i, s:{s:s, s:i, s:I, s:I, s:f, s:s, s:s, s:s, s:s, s:o}, s:o, s:o, s:i, s:i, s:i, s:o}",
 		"version", TMEMD_CONTROL_PROTO_VERSION,
 		"daemon", "version", ctl->version, "pid", (int)getpid(),
 		"uptime_seconds", (json_int_t)(now.tv_sec - ctl->started.tv_sec),
 		"start_time_seconds", (json_int_t)ctl->started_wall,
+		"cpu_seconds", cpu_seconds(),
 		"transport", ctl->transport, "runtime_dir", ctl->runtime_dir,
 		"state_dir", ctl->state_dir, "control_socket", ctl->sock_path,
 		"last_reload", ctl_reload_json(ctl),
@@ -371,7 +480,10 @@ static int ctl_cmd_list(struct tmemd_control *ctl, const struct ctl_request *req
 		return rc;
 	*result = ctl_list_document(ctl, only);
 	if (*result && req->all && (json_object_set_new(*result, "stored", ctl_stored_json(ctl)) ||
-				    json_object_set_new(*result, "parked", ctl_parked_json(ctl)))) {
+				    json_object_set_new(*result, "parked", ctl_parked_json(ctl)) ||
+				    json_object_set_new(*result, "recovered",
+							ctl_recovered_json(ctl)) ||
+				    json_object_set_new(*result, "grants", ctl_grants_json(ctl)))) {
 		json_decref(*result);
 		*result = NULL;
 	}
@@ -390,6 +502,7 @@ static const ctl_handler handlers[CTL_CMD_NR] = {
 	[CTL_POOL_SIZE] = ctl_cmd_pool_size,
 	[CTL_RELEASE] = ctl_cmd_release,
 	[CTL_FORGET] = ctl_cmd_forget,
+	[CTL_UNSET] = ctl_cmd_unset,
 };
 
 int ctl_cmd_run(struct tmemd_control *ctl, const struct ctl_request *req,

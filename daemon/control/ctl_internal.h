@@ -59,6 +59,8 @@ struct tmemd_control {
 		int rc;           /* 0 or -errno */
 		struct timespec when; /* CLOCK_MONOTONIC */
 		char message[512];
+		char restart_pending[256]; /* "arena, workers": keys not in force */
+		char overridden[512];  /* "vm1 weight, vm2 compress": tmemctl over the file */
 	} reload;
 };
 
@@ -92,10 +94,26 @@ json_t *ctl_parked_json(struct tmemd_control *ctl);
 int ctl_cmd_forget(struct tmemd_control *ctl, const struct ctl_request *req,
 		   json_t **result, struct ctl_err *err);
 
+/* ctl_visible.c: what no tmemctl command made, shown anyway. */
+/* The recovered clients not back yet: [{client, pages {ephemeral,
+ * persistent}}]. */
+json_t *ctl_recovered_json(struct tmemd_control *ctl);
+/* Frees the recovered client key with its pages now (*pages: how many);
+ * -ENOENT when none has that name. */
+int ctl_drop_recovered(struct tmemd_control *ctl, const char *key, uint64_t *pages);
+/* The shared-pool grants in force: [{uuid, client, from}], from being
+ * "tmemd.conf", "tmemctl" or both. */
+json_t *ctl_grants_json(struct tmemd_control *ctl);
+/* The clients allowed to join uuid, whoever granted it. */
+json_t *ctl_authorised_json(struct tmemd_control *ctl, const struct tmem_uuid *uuid);
+
 /* ctl_audit.c: logs a state-changing request, its peer and its result
  * (rc 0, or -errno with err). */
 void ctl_audit(struct tmemd_control *ctl, const struct ctl_conn *conn,
 	       const struct ctl_request *req, int rc, const struct ctl_err *err);
+
+/* The CTL_HAS_* settings stored under any of names (NULL-terminated). */
+unsigned ctl_stored_has(const struct tmemd_control *ctl, const char *const *names);
 
 /* ctl_reload.c: "status"'s last_reload object. */
 json_t *ctl_reload_json(const struct tmemd_control *ctl);

@@ -27,6 +27,10 @@ enum ctl_field_type {
 	/* The same, or (state files written before compression) a boolean:
 	 * true was "on", now lz4. */
 	F_COMPRESS_OLD,
+	/* An array of settings names (weight, ephemeral_max_pages,
+	 * persistent_max_pages, compress, frozen), into an unsigned mask of
+	 * their CTL_HAS_* bits. */
+	F_KEYS,
 };
 
 struct ctl_field {
@@ -50,6 +54,13 @@ static const struct ctl_field set_args[] = {
 	{ "ephemeral_max_pages", F_CAP, RQ(s.v.ephemeral_max), CTL_HAS_EPH_MAX, false },
 	{ "persistent_max_pages", F_CAP, RQ(s.v.persistent_max), CTL_HAS_PERS_MAX, false },
 	{ "compress", F_COMPRESS, RQ(s.v.compress), CTL_HAS_COMPRESS, false },
+	{ "live", F_BOOL, RQ(live), CTL_HAS_LIVE, false },
+	{ NULL },
+};
+/* "unset": what tmemctl stored goes; tmemd.conf's values come back. */
+static const struct ctl_field unset_args[] = {
+	{ "client", F_NAME, RQ(client), CTL_HAS_CLIENT, true },
+	{ "keys", F_KEYS, RQ(keys), CTL_HAS_KEYS, true },
 	{ NULL },
 };
 static const struct ctl_field auth_args[] = {
@@ -100,6 +111,7 @@ static const struct {
 	[CTL_POOL_SIZE] = { .name = "pool-size", .writes = true, .args = pool_size_args },
 	[CTL_RELEASE] = { .name = "release", .writes = true, .args = pool_size_args },
 	[CTL_FORGET] = { .name = "forget", .writes = true, .args = client_args },
+	[CTL_UNSET] = { .name = "unset", .writes = true, .args = unset_args },
 };
 
 int ctl_err_set(struct ctl_err *err, int errnum, const char *fmt, ...)
@@ -151,6 +163,14 @@ const char *ctl_cmd_name(enum ctl_cmd cmd)
 	return (unsigned)cmd < CTL_CMD_NR ? commands[cmd].name : "?";
 }
 
+const char *ctl_setting_name(unsigned bit)
+{
+	for (const struct ctl_field *f = settings_fields; f->key; f++)
+		if (f->has == bit)
+			return f->key;
+	return NULL;
+}
+
 bool ctl_cmd_writes(enum ctl_cmd cmd)
 {
 	return (unsigned)cmd < CTL_CMD_NR && commands[cmd].writes;
@@ -186,6 +206,29 @@ static int parse_uint(json_t *v, const char *key, uint64_t min, uint64_t max,
 				   key, (long long)i, (unsigned long long)min,
 				   (unsigned long long)max);
 	*out = (uint64_t)i;
+	return 0;
+}
+
+/* ["weight", "compress", ...]: each a settings key, at least one. */
+static int parse_keys(const char *key, json_t *v, unsigned *mask, struct ctl_err *err)
+{
+	json_t *k;
+	size_t i;
+
+	if (!json_is_array(v) || !json_array_size(v))
+		return ctl_err_set(err, EINVAL, "%s: expected an array of settings names", key);
+	*mask = 0;
+	json_array_foreach(v, i, k) {
+		const struct ctl_field *f = settings_fields;
+
+		while (f->key && (!json_is_string(k) || strcmp(f->key, json_string_value(k))))
+			f++;
+		if (!f->key)
+			return ctl_err_set(err, EINVAL, "%s: not a setting: want weight, "
+					   "ephemeral_max_pages, persistent_max_pages, compress "
+					   "or frozen", key);
+		*mask |= f->has;
+	}
 	return 0;
 }
 
@@ -241,6 +284,8 @@ static int parse_field(const struct ctl_field *f, json_t *v, void *base,
 		    store_compress_parse(json_string_value(v), (struct tmem_compress *)(void *)dst))
 			return ctl_err_set(err, EINVAL, "%s: want " TMEM_COMPRESS_VALUES, f->key);
 		return 0;
+	case F_KEYS:
+		return parse_keys(f->key, v, (unsigned *)(void *)dst, err);
 	case F_UUID:
 		if (!json_is_string(v) ||
 		    tmem_uuid_parse(json_string_value(v), (struct tmem_uuid *)(void *)dst))

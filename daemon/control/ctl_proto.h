@@ -39,6 +39,7 @@ enum ctl_cmd {
 	CTL_POOL_SIZE,
 	CTL_FORGET,
 	CTL_RELEASE,
+	CTL_UNSET,
 	CTL_CMD_NR,
 };
 
@@ -55,6 +56,8 @@ enum {
 	CTL_HAS_REVOKE = 1u << 7,
 	CTL_HAS_PAGES = 1u << 8,
 	CTL_HAS_ALL = 1u << 9,
+	CTL_HAS_KEYS = 1u << 10,
+	CTL_HAS_LIVE = 1u << 11,
 };
 
 /* Some of a client's settings: only the fields named in has are set. */
@@ -72,6 +75,8 @@ struct ctl_request {
 	bool revoke;
 	uint64_t pages;            /* for "pool-size" */
 	bool all;                  /* for "list": stored settings too */
+	unsigned keys;             /* for "unset": CTL_HAS_* settings to remove */
+	bool live;                 /* for "set": apply now, store nothing (-a) */
 };
 
 /* An error to send back: an errno value and a one-line message. */
@@ -89,6 +94,9 @@ int ctl_err_prefix(struct ctl_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 const char *ctl_cmd_name(enum ctl_cmd cmd);
+/* A setting's name as requests and state.json spell it ("weight",
+ * "ephemeral_max_pages", ...) by its CTL_HAS_* bit; NULL for another bit. */
+const char *ctl_setting_name(unsigned bit);
 /* True for commands that change state (need uid 0 or the admin group). */
 bool ctl_cmd_writes(enum ctl_cmd cmd);
 

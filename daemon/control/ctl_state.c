@@ -133,6 +133,23 @@ void ctl_state_restore(struct ctl_state *st, const char *name,
 	}
 }
 
+unsigned ctl_state_unset(struct ctl_state *st, const char *name, unsigned mask)
+{
+	for (size_t i = 0; i < st->nr_clients; i++) {
+		struct ctl_settings *s = &st->clients[i].s;
+		unsigned had;
+
+		if (strcmp(st->clients[i].name, name))
+			continue;
+		had = s->has & mask;
+		s->has &= ~mask;
+		if (!(s->has & CTL_SETTINGS_MASK))
+			st->clients[i] = st->clients[--st->nr_clients];
+		return had;
+	}
+	return 0;
+}
+
 int ctl_state_forget(struct ctl_state *st, const char *name)
 {
 	bool found = false;

@@ -106,6 +106,9 @@ void ctl_state_restore(struct ctl_state *st, const char *name,
 /* Removes name's stored settings and every authorisation stored for it
  * as principal.  0, or -ENOENT when nothing was stored for name. */
 int ctl_state_forget(struct ctl_state *st, const char *name);
+/* Removes the settings in mask (CTL_HAS_*) stored under name; the entry
+ * goes when none is left.  Returns the bits that were stored. */
+unsigned ctl_state_unset(struct ctl_state *st, const char *name, unsigned mask);
 /* Adds (allow) or removes an authorisation.  0, -ENOSPC when full. */
 int ctl_state_auth(struct ctl_state *st, const struct tmem_uuid *uuid,
 		   const char *principal, bool allow);

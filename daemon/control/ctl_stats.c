@@ -25,7 +25,7 @@ static json_t *jcap(uint64_t cap)
 
 static json_t *ops_json(const struct tmem_op_counters *o)
 {
-	return json_pack("{s:o, s:o, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:o, s:o, s:{s:o, s:o, s:o}, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "puts", jint(o->puts), "succ_puts", jint(o->succ_puts),
 			 "failed_puts",
 			 "quota", jint(o->failed_puts[TMEM_PUT_FAIL_QUOTA]),
@@ -35,7 +35,7 @@ static json_t *ops_json(const struct tmem_op_counters *o)
 			 "failed_gets", jint(o->failed_gets),
 			 "flush_pages", jint(o->flush_pages),
 			 "flush_objects", jint(o->flush_objects),
-			 "evictions", jint(o->evictions));
+			 "evictions", jint(o->evictions), "admin_flushes", jint(o->admin_flushes));
 }
 
 /* logical / stored bytes; null when nothing is stored in bytes (no
@@ -56,6 +56,40 @@ static json_t *zstats_json(const struct tmem_zstats *z)
 			 "compression_ratio", ratio_json(orig, z->compr_data_size));
 }
 
+/* zramctl's DATA and COMPR of some pages: logical bytes (4096 a page)
+ * and the bytes they take compressed. */
+static json_t *bytes_json(const struct tmem_zstats *z)
+{
+	return json_pack("{s:o, s:o}", "logical_bytes", jint(z->pages * TMEM_PAGE_SIZE),
+			 "compressed_bytes", jint(z->compr_data_size));
+}
+
+/*
+ * The "data" object (issue 30): each size once, its unit in its name,
+ * logical and compressed side by side, by kind and in all, and the
+ * ratio.  kind[0] ephemeral, kind[1] persistent.
+ */
+static json_t *data_json(const struct tmem_zstats kind[2])
+{
+	struct tmem_zstats all = kind[0];
+
+	all.pages += kind[1].pages;
+	all.compr_data_size += kind[1].compr_data_size;
+	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "ephemeral", bytes_json(&kind[0]),
+			 "persistent", bytes_json(&kind[1]),
+			 "logical_bytes", jint(all.pages * TMEM_PAGE_SIZE),
+			 "compressed_bytes", jint(all.compr_data_size),
+			 "compression_ratio", ratio_json(all.pages * TMEM_PAGE_SIZE,
+							 all.compr_data_size));
+}
+
+/* Ops by the kind of pool: ephemeral (cleancache) and persistent (frontswap). */
+static json_t *ops_kind_json(const struct tmem_op_counters kind[2])
+{
+	return json_pack("{s:o, s:o}", "ephemeral", ops_json(&kind[0]),
+			 "persistent", ops_json(&kind[1]));
+}
+
 static json_t *uuid_json(const struct tmem_pool_info *p)
 {
 	char text[TMEM_UUID_TEXT];
@@ -66,33 +100,26 @@ static json_t *uuid_json(const struct tmem_pool_info *p)
 	return json_string(text);
 }
 
-/* Per-client walk over its pools: the pool list plus the sums that
- * become the cleancache (ephemeral) and frontswap (persistent) views. */
+/* Per-client walk over its pools: the pool list plus the compression of
+ * its private pools by kind (shared pools are charged to no client: the
+ * shared_pools list has them). */
 struct pool_walk {
 	json_t *pools;
-	struct tmem_op_counters eph, pers;
+	struct tmem_zstats z_kind[2];
 	int rc;
 };
-
-static void add_ops(struct tmem_op_counters *sum, const struct tmem_op_counters *o)
-{
-	sum->puts += o->puts;
-	sum->succ_puts += o->succ_puts;
-	for (int i = 0; i < TMEM_PUT_FAIL_NR; i++)
-		sum->failed_puts[i] += o->failed_puts[i];
-	sum->gets += o->gets;
-	sum->succ_gets += o->succ_gets;
-	sum->failed_gets += o->failed_gets;
-	sum->flush_pages += o->flush_pages;
-	sum->flush_objects += o->flush_objects;
-	sum->evictions += o->evictions;
-}
 
 static int pool_cb(const struct tmem_pool_info *p, void *arg)
 {
 	struct pool_walk *w = arg;
+	struct tmem_zstats *z = &w->z_kind[p->persistent];
 
-	add_ops(p->persistent ? &w->pers : &w->eph, &p->ops);
+	if (!p->shared) {
+		z->pages += p->z.pages;
+		z->compr_data_size += p->z.compr_data_size;
+		z->same_pages += p->z.same_pages;
+		z->huge_pages += p->z.huge_pages;
+	}
 	return json_array_append_new(w->pools, json_pack(
 		"{s:i, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o}", "id", (int)p->id,
 		"persistent", p->persistent, "shared", p->shared, "uuid", uuid_json(p),
@@ -123,17 +150,56 @@ static json_t *frontswap_json(const struct tmem_op_counters *o)
 			 "invalidates", jint(o->flush_pages + o->flush_objects));
 }
 
+unsigned ctl_stored_has(const struct tmemd_control *ctl, const char *const *names)
+{
+	unsigned has = 0;
+
+	for (unsigned i = 0; names && names[i]; i++) {
+		const struct ctl_settings *s = ctl_state_lookup(&ctl->state, names[i]);
+
+		has |= s ? s->has & CTL_SETTINGS_MASK : 0;
+	}
+	return has;
+}
+
+/*
+ * Where each setting in force comes from (issue 30): "tmemctl" (stored
+ * with tmemctl set or freeze; it beats the file), "tmemd.conf", or
+ * "default"; and what the file gives, what tmemctl unset goes back to.
+ */
+static int add_sources(struct tmemd_control *ctl, const struct tmemd_control_client *cl,
+		       json_t *doc)
+{
+	unsigned stored = ctl_stored_has(ctl, cl->names);
+	json_t *from = json_object();
+
+	for (unsigned bit = 1; from && bit & CTL_SETTINGS_MASK; bit <<= 1)
+		if (json_object_set_new(from, ctl_setting_name(bit), json_string(
+			stored & bit ? "tmemctl" : cl->file_has & bit ? "tmemd.conf" : "default"))) {
+			json_decref(from);
+			return -ENOMEM;
+		}
+	if (!from || json_object_set_new(doc, "from", from) ||
+	    json_object_set_new(doc, "file", json_pack(
+		    "{s:i, s:o, s:o, s:o}", "weight", (int)cl->file.weight,
+		    "ephemeral_max_pages", jcap(cl->file.ephemeral_max),
+		    "persistent_max_pages", jcap(cl->file.persistent_max),
+		    "compress", ctl_compress_json(&cl->file.compress))))
+		return -ENOMEM;
+	return 0;
+}
+
 json_t *ctl_client_summary(struct tmemd_control *ctl,
 			   const struct tmemd_control_client *cl)
 {
+	json_t *doc;
 	struct tmem_client *c = tmem_pclient_store_client(cl->pc);
 	struct tmem_client_settings s;
 	struct tmem_page_counts pages;
 
-	(void)ctl;
 	tmem_policy_client_get(cl->pc, &s);
 	store_client_page_counts(c, &pages);
-	return json_pack("{s:i, s:s, s:s, s:o, s:i, s:b, s:o, s:{s:o, s:o}, s:{s:o, s:o}}",
+	doc = json_pack("{s:i, s:s, s:s, s:o, s:i, s:b, s:o, s:{s:o, s:o}, s:{s:o, s:o}}",
 			 "id", (int)store_client_id(c), "client", cl->name, "name", cl->label,
 			 "domid", cl->domid < 0 ? json_null() : json_integer(cl->domid),
 			 "weight", (int)s.weight, "frozen", s.frozen,
@@ -142,6 +208,11 @@ json_t *ctl_client_summary(struct tmemd_control *ctl,
 			 "persistent_max_pages", jcap(s.persistent_max),
 			 "pages", "ephemeral", jint(pages.ephemeral),
 			 "persistent", jint(pages.persistent));
+	if (doc && cl->names && add_sources(ctl, cl, doc)) {
+		json_decref(doc);
+		doc = NULL;
+	}
+	return doc;
 }
 
 static json_t *client_stats(struct tmemd_control *ctl,
@@ -157,8 +228,10 @@ static json_t *client_stats(struct tmemd_control *ctl,
 	if (!doc || !w.pools || w.rc ||
 	    json_object_set_new(doc, "ops", ops_json(&info.ops)) ||
 	    json_object_set_new(doc, "compression", zstats_json(&info.z)) ||
-	    json_object_set_new(doc, "cleancache", cleancache_json(&w.eph)) ||
-	    json_object_set_new(doc, "frontswap", frontswap_json(&w.pers)) ||
+	    json_object_set_new(doc, "data", data_json(w.z_kind)) ||
+	    json_object_set_new(doc, "ops_by_kind", ops_kind_json(info.ops_kind)) ||
+	    json_object_set_new(doc, "cleancache", cleancache_json(&info.ops_kind[0])) ||
+	    json_object_set_new(doc, "frontswap", frontswap_json(&info.ops_kind[1])) ||
 	    json_object_set(doc, "pools", w.pools)) {
 		json_decref(doc);
 		doc = NULL;
@@ -201,23 +274,6 @@ static json_t *clients_json(struct tmemd_control *ctl, bool full, const char *on
 	return w.arr;
 }
 
-/* The clients authorised for uuid, from the admin state. */
-static json_t *authorised_json(struct tmemd_control *ctl, const struct tmem_uuid *u)
-{
-	json_t *arr = json_array();
-
-	for (size_t i = 0; arr && i < ctl->state.nr_auths; i++) {
-		const struct ctl_state_auth *a = &ctl->state.auths[i];
-
-		if (a->uuid.lo == u->lo && a->uuid.hi == u->hi &&
-		    json_array_append_new(arr, json_string(a->principal))) {
-			json_decref(arr);
-			return NULL;
-		}
-	}
-	return arr;
-}
-
 /*
  * Shared pools are found through their sharers: pools/ keeps them apart
  * from every client's private slots, so walk each client's pools and
@@ -242,10 +298,12 @@ static int shared_pool_cb(const struct tmem_pool_info *p, void *arg)
 	if (w->nr_seen < TMEM_MAX_SHARED_POOLS)
 		w->seen[w->nr_seen++] = p->uuid;
 	return json_array_append_new(w->arr, json_pack(
-		"{s:o, s:o, s:o, s:o, s:o}", "uuid", uuid_json(p),
+		"{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "uuid", uuid_json(p),
 		"sharers", jint(p->sharers),
-		"authorised", authorised_json(w->ctl, &p->uuid),
-		"pages", jint(p->pages), "objects", jint(p->objects)));
+		"authorised", ctl_authorised_json(w->ctl, &p->uuid),
+		"pages", jint(p->pages), "objects", jint(p->objects),
+		"logical_bytes", jint(p->z.pages * TMEM_PAGE_SIZE),
+		"compressed_bytes", jint(p->z.compr_data_size)));
 }
 
 static int shared_client_cb(const struct tmemd_control_client *cl, void *arg)
@@ -308,6 +366,8 @@ json_t *ctl_pool_json(struct tmemd_control *ctl)
 			"evictions", jint(si.evictions),
 			"freeable_pages", jint(freeable_frames(&si)));
 	if (doc && (json_object_set_new(doc, "compression", zstats_json(&si.z)) ||
+		    json_object_set_new(doc, "data", data_json(si.z_kind)) ||
+		    json_object_set_new(doc, "ops", ops_kind_json(si.ops_kind)) ||
 		    json_object_set_new(doc, "allocator", json_pack(
 			    "{s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			    "mem_used_total", jint(si.mem_used_total),
@@ -382,11 +442,12 @@ json_t *ctl_memory_json(struct tmemd_control *ctl)
 
 json_t *ctl_stats_document(struct tmemd_control *ctl, const char *only)
 {
-	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "version",
+	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "version",
 			 TMEMD_CONTROL_PROTO_VERSION, "pool", ctl_pool_json(ctl),
 			 "memory", ctl_memory_json(ctl),
 			 "clients", clients_json(ctl, true, only),
 			 "shared_pools", shared_json(ctl, only), "parked", parked_json(ctl),
+			 "recovered", ctl_recovered_json(ctl),
 			 "restart", ctl_restart_json(ctl), "refusals", refusals_json(ctl));
 }
 

@@ -111,13 +111,14 @@ int ctl_cmd_forget(struct tmemd_control *ctl, const struct ctl_request *req,
 {
 	const char *key = req->client; /* canonical (ctl_proto.c) */
 	char parked_key[TMEM_CLIENT_NAME_MAX] = "";
-	uint64_t parked_pages = 0;
-	bool stored, parked = false;
+	uint64_t parked_pages = 0, recovered_pages = 0;
+	bool stored, parked = false, recovered;
 	int rc;
 
 	if (ctl_attached(ctl, key))
 		return ctl_err_set(err, EBUSY, "client %s is attached and its settings are in "
-				   "force; forget it once it has gone", key);
+				   "force; forget it once it has gone, or go back to tmemd.conf's "
+				   "values now with tmemctl unset %s", key, key);
 	rc = revoke_stored(ctl, key);
 	if (rc)
 		return ctl_err_set(err, -rc, "forget %s: %s", key, strerror(-rc));
@@ -126,17 +127,22 @@ int ctl_cmd_forget(struct tmemd_control *ctl, const struct ctl_request *req,
 		ctl->hooks.grants_changed(ctl->ctx);
 	if (ctl->hooks.forget_parked)
 		parked = ctl->hooks.forget_parked(ctl->ctx, key, parked_key, &parked_pages) == 0;
-	if (!stored && !parked)
-		return ctl_err_set(err, ENOENT, "nothing is stored or parked for client \"%s\"",
-				   key);
+	/* A client a start recovered that has not come back: freed now,
+	 * not at the end of reattach-grace (issue 30). */
+	recovered = ctl_drop_recovered(ctl, key, &recovered_pages) == 0;
+	if (!stored && !parked && !recovered)
+		return ctl_err_set(err, ENOENT, "nothing is stored, parked or recovered for "
+				   "client \"%s\"", key);
 	if (stored) {
 		rc = ctl_state_save(&ctl->state, ctl->state_path, err);
 		if (rc)
 			return ctl_err_prefix(err, "forgotten until the next restart, not saved");
 	}
-	*result = json_pack("{s:s, s:b, s:o, s:I}", "client", key, "stored", stored,
+	*result = json_pack("{s:s, s:b, s:o, s:I, s:b, s:I}", "client", key, "stored", stored,
 			    "parked", parked ? json_string(parked_key) : json_null(),
-			    "parked_pages_dropped", (json_int_t)parked_pages);
+			    "parked_pages_dropped", (json_int_t)parked_pages,
+			    "recovered", recovered,
+			    "recovered_pages_dropped", (json_int_t)recovered_pages);
 	return 0;
 }
 

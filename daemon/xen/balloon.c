@@ -97,6 +97,31 @@ static void balloon_publish(void *ctx, uint64_t bytes)
 		be->freeable_published = bytes;
 }
 
+/*
+ * libxl keeps dom0's memory/static-max and freemem-slack beside its
+ * target, and writes all three only when the target is missing: once
+ * something else wrote a target (tmemd, or xen-init-dom0), xl's
+ * autoballoon fails ("Cannot get memory info from .../static-max").  So
+ * tmemd writes what is missing, as libxl would: dom0's maximum, and a
+ * slack of 15% of the memory not dom0's, at most 128 MiB.
+ */
+static void libxl_nodes(struct tmemd_xen_backend *be)
+{
+	struct tmemd_xen_meminfo mi;
+	uint64_t v, slack;
+
+	if (be->hyp.ops->mem_info(be->hyp.h, be->self, &mi) < 0)
+		return;
+	if (read_kib(be, "static-max", &v) < 0)
+		(void)write_kib(be, "static-max", mi.max_pages * XEN_PAGE);
+	if (read_kib(be, "freemem-slack", &v) < 0) {
+		slack = (mi.total_pages - mi.tot_pages) * XEN_PAGE * 15 / 100;
+		(void)write_kib(be, "freemem-slack", slack < (128ull << 20) ? slack : 128ull << 20);
+	}
+	if (read_kib(be, "target", &v) < 0)
+		(void)write_kib(be, "target", mi.tot_pages * XEN_PAGE);
+}
+
 static const struct tmemd_fallow_host_ops balloon_ops = {
 	.sample = balloon_sample,
 	.set_dom0_target = balloon_set_target,
@@ -111,6 +136,7 @@ int xen_balloon_start(struct tmemd_xen_backend *be)
 	if (!be->env.fallow || !be->hyp.ops->mem_info)
 		return 0;
 	be->freeable_published = UINT64_MAX;
+	libxl_nodes(be);
 	node(be, path, sizeof(path), "target");
 	rc = be->xs.ops->watch(be->xs.h, path, XEN_TOKEN_BALLOON);
 	if (rc) {

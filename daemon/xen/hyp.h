@@ -35,6 +35,7 @@ struct tmemd_xen_dominfo {
 /* What the elastic pool reads of Xen's memory (xen/balloon.c). */
 struct tmemd_xen_meminfo {
 	uint64_t free_pages;  /* free in Xen (xc_physinfo) */
+	uint64_t total_pages; /* the host's (xc_physinfo) */
 	uint64_t tot_pages;   /* the domain's pages now */
 	uint64_t max_pages;   /* its maximum (dom0: dom0_mem=...,max:) */
 };

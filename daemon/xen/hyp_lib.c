@@ -160,6 +160,7 @@ static int lib_mem_info(void *h, uint32_t domid, struct tmemd_xen_meminfo *out)
 	if (xc_domain_getinfolist(hl->xc, domid, 1, &info) != 1 || info.domain != domid)
 		return err_or(ENOENT);
 	out->free_pages = phys.free_pages;
+	out->total_pages = phys.total_pages;
 	out->tot_pages = info.tot_pages;
 	out->max_pages = info.max_pages;
 	return 0;

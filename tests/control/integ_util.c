@@ -47,13 +47,14 @@ void host_init(struct host *h)
 	ck_assert_int_eq(mkdir(h->run, 0755), 0);
 }
 
-/* Writes <dir>/tmemd.conf: the control-* keys the host options ask for. */
+/* Writes <dir>/tmemd.conf: the [tmemd] keys the host options ask for. */
 static void write_conf(struct host *h, const char *const *opt, char *path, size_t len)
 {
 	static const char *const keys[][2] = {
 		{ "--admin-group", "control-admin-group" },
 		{ "--socket-mode", "control-socket-mode" },
 		{ "--max-per-uid", "control-max-per-uid" },
+		{ "--arena", "arena" },
 	};
 	FILE *f;
 
@@ -197,7 +198,12 @@ static long guest_pages(struct guest *g, const char *op, int32_t pool, uint64_t 
 		int rc;
 
 		memset(page, (int)(i + 1), sizeof(page));
-		if (!strcmp(op, "puts"))
+		if (!strcmp(op, "textputs"))  /* compressible, not same-filled */
+			for (size_t at = 0; at < sizeof(page);)
+				at += (size_t)snprintf((char *)page + at, sizeof(page) - at,
+						       "page %ld of object %llu: tmem text. ", i,
+						       (unsigned long long)oid_lo);
+		if (!strcmp(op, "puts") || !strcmp(op, "textputs"))
 			rc = tmem_put(g->conn, pool, &oid, (uint32_t)i, page);
 		else if (!strcmp(op, "gets"))
 			rc = tmem_get(g->conn, pool, &oid, (uint32_t)i, page);
@@ -235,8 +241,9 @@ long host_cmd(struct host *h, const char *fmt, ...)
 	}
 	if (!strcmp(op, "pool"))
 		return guest_pool(g, a, nf >= 4 ? b : NULL);
-	ck_assert_msg(nf == 5 && (!strcmp(op, "puts") || !strcmp(op, "gets") ||
-				  !strcmp(op, "flush")), "bad host command: %s", line);
+	ck_assert_msg(nf == 5 && (!strcmp(op, "puts") || !strcmp(op, "textputs") ||
+				  !strcmp(op, "gets") || !strcmp(op, "flush")),
+		      "bad host command: %s", line);
 	return guest_pages(g, op, (int32_t)atoi(a), strtoull(b, NULL, 0), n);
 }
 
@@ -477,4 +484,31 @@ void write_text_file(const char *dir, const char *name, const char *text)
 	ck_assert_ptr_nonnull(f);
 	fputs(text, f);
 	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* How many reloads (good or bad) tmemd has logged so far. */
+static int reloads_logged(struct host *h)
+{
+	char path[160], line[1024];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/host.err", h->dir);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "reloaded ") || strstr(line, "error: reload: ");
+	fclose(f);
+	return n;
+}
+
+void host_reload(struct host *h)
+{
+	int before = reloads_logged(h);
+
+	ck_assert_int_eq(kill(h->pid, SIGHUP), 0);
+	for (int i = 0; i < 500 && reloads_logged(h) == before; i++)
+		usleep(10000);
+	ck_assert_msg(reloads_logged(h) > before, "no reload logged, see %s/host.err", h->dir);
 }

@@ -44,7 +44,8 @@ void host_init(struct host *h);
 /*
  * Starts tmemd --foreground --transport local on the temp dirs, with
  * extra options (NULL-terminated): --admin-group G, --socket-mode OCTAL
- * and --max-per-uid N become tmemd.conf's control-* keys.  0 once both
+ * and --max-per-uid N become tmemd.conf's control-* keys, --arena PATH
+ * its arena key.  0 once both
  * sockets answer, or -1 if tmemd exited first (exit status in
  * h->exit_status, stderr in <dir>/host.err).
  */
@@ -56,7 +57,10 @@ int host_start(struct host *h, ...);
  *                           still holds a just-removed NAME)
  *   remove NAME             disconnect; 0
  *   pool NAME KIND [UUID]   new pool, KIND eph|pers|shared; the pool id
- *   puts NAME POOL OID N    N puts (indexes 0..N-1); how many were stored
+ *   puts NAME POOL OID N    N puts (indexes 0..N-1) of same-filled pages; how
+ *                           many were stored
+ *   textputs NAME POOL OID N  the same with text pages (they compress, and
+ *                           are not same-filled)
  *   gets NAME POOL OID N    N gets; how many hit
  *   flush NAME POOL OID N   N page flushes; how many were there
  */
@@ -71,6 +75,9 @@ void host_teardown(struct host *h);
 /* True when tmemd's stderr so far (<dir>/host.err) has a line holding
  * both a and b. */
 bool host_logged(struct host *h, const char *a, const char *b);
+/* SIGHUP, then waits until tmemd has logged the reload, good or bad
+ * (asserted). */
+void host_reload(struct host *h);
 /* Writes text as dir/name (asserted), e.g. a tmemd.conf or state.json
  * for the next host_start(). */
 void write_text_file(const char *dir, const char *name, const char *text);

@@ -16,6 +16,9 @@
 #   test_xl_habits      what an admin used to xl tmem-* expects: list --all,
 #                       forget, one client's stats, -a, freeable, audit
 #                       (INTEGRATION_TESTS)
+#   test_admin_truth    issue 30: what an admin reads is true (check-config
+#                       and start agree, reloads name what waits for a
+#                       restart, one meaning per figure) (INTEGRATION_TESTS)
 #   make fuzz-control   the libFuzzer target for the control JSON parser
 #                       (clang; make check replays its corpus,
 #                       tests/fuzz/corpus/fuzz-control)
@@ -25,13 +28,15 @@ TEST_CONTROL_INTEG := $(BUILD)/tests/control/test_control_integ
 TEST_ADMIN_INTEG := $(BUILD)/tests/control/test_admin_integ
 TEST_TMEMCTL_UNIT := $(BUILD)/tests/control/test_tmemctl_unit
 TEST_XL_HABITS := $(BUILD)/tests/control/test_xl_habits
+TEST_ADMIN_TRUTH := $(BUILD)/tests/control/test_admin_truth
 TEST_CTL_PEER := $(BUILD)/tests/control/test_ctl_peer
 TEST_AUTH_LIMIT := $(BUILD)/tests/control/test_auth_limit
 CONTROL_FUZZ := build/fuzz/fuzz_control_request
 CONTROL_TEST_LIBS = $(call pkg_libs,check jansson libxxhash) $(POOLS_LDLIBS)
 
 UNIT_TESTS += $(TEST_CONTROL_UNIT) $(TEST_TMEMCTL_UNIT) $(TEST_CTL_PEER) $(TEST_AUTH_LIMIT)
-INTEGRATION_TESTS += $(TEST_CONTROL_INTEG) $(TEST_ADMIN_INTEG) $(TEST_XL_HABITS)
+INTEGRATION_TESTS += $(TEST_CONTROL_INTEG) $(TEST_ADMIN_INTEG) $(TEST_XL_HABITS) \
+	$(TEST_ADMIN_TRUTH)
 
 $(BUILD)/tests/control/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check jansson) \
 	-DTEST_BUILD_DIR='"$(BUILD)"'
@@ -68,6 +73,12 @@ $(TEST_TMEMCTL_UNIT): $(BUILD)/tests/control/test_tmemctl_unit.o $(TEST_COMMON_L
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -o $@
 
 $(TEST_XL_HABITS): $(BUILD)/tests/control/test_xl_habits.o \
+		$(BUILD)/tests/control/integ_util.o $(TEST_COMMON_LIB) $(TMEMCTL_CORE) \
+		$(LIBTMEM_A) | $(TMEMD) $(TMEMCTL)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(CONTROL_TEST_LIBS) -lpthread -o $@
+
+$(TEST_ADMIN_TRUTH): $(BUILD)/tests/control/test_admin_truth.o \
 		$(BUILD)/tests/control/integ_util.o $(TEST_COMMON_LIB) $(TMEMCTL_CORE) \
 		$(LIBTMEM_A) | $(TMEMD) $(TMEMCTL)
 	$(call quiet,LD,$@)

@@ -61,7 +61,20 @@ static const struct key failed_puts_keys[] = {
 static const struct key ops_keys[] = {
 	K("puts", INT), K("succ_puts", INT), KS("failed_puts", OBJ, failed_puts_keys),
 	K("gets", INT), K("succ_gets", INT), K("failed_gets", INT),
-	K("flush_pages", INT), K("flush_objects", INT), K("evictions", INT), { NULL },
+	K("flush_pages", INT), K("flush_objects", INT), K("evictions", INT),
+	K("admin_flushes", INT), { NULL },
+};
+/* Issue 30: logical and compressed side by side, by kind. */
+static const struct key bytes_keys[] = {
+	K("logical_bytes", INT), K("compressed_bytes", INT), { NULL },
+};
+static const struct key data_keys[] = {
+	KS("ephemeral", OBJ, bytes_keys), KS("persistent", OBJ, bytes_keys),
+	K("logical_bytes", INT), K("compressed_bytes", INT),
+	K("compression_ratio", REAL_OR_NULL), { NULL },
+};
+static const struct key ops_kind_keys[] = {
+	KS("ephemeral", OBJ, ops_keys), KS("persistent", OBJ, ops_keys), { NULL },
 };
 static const struct key compression_keys[] = {
 	K("pages", INT), K("orig_data_size", INT), K("compr_data_size", INT),
@@ -94,23 +107,37 @@ static const struct key frontswap_keys[] = {
 	K("succ_stores", INT), K("failed_stores", INT), K("loads", INT),
 	K("invalidates", INT), { NULL },
 };
+/* Issue 30: where each setting comes from, and the file's values. */
+static const struct key from_keys[] = {
+	K("weight", STR), K("ephemeral_max_pages", STR), K("persistent_max_pages", STR),
+	K("compress", STR), K("frozen", STR), { NULL },
+};
+static const struct key file_keys[] = {
+	K("weight", INT), K("ephemeral_max_pages", INT_OR_NULL),
+	K("persistent_max_pages", INT_OR_NULL), K("compress", STR), { NULL },
+};
 static const struct key client_keys[] = {
 	K("id", INT), K("client", STR), K("name", STR), K("domid", INT_OR_NULL), K("weight", INT),
 	K("frozen", BOOL), K("compress", STR), KS("caps", OBJ, caps_keys),
-	KS("pages", OBJ, pages_keys), KS("ops", OBJ, ops_keys),
-	KS("compression", OBJ, compression_keys), KS("cleancache", OBJ, cleancache_keys), KS("frontswap", OBJ, frontswap_keys),
+	KS("pages", OBJ, pages_keys), KS("from", OBJ, from_keys), KS("file", OBJ, file_keys),
+	KS("ops", OBJ, ops_keys),
+	KS("compression", OBJ, compression_keys), KS("data", OBJ, data_keys),
+	KS("ops_by_kind", OBJ, ops_kind_keys),
+	KS("cleancache", OBJ, cleancache_keys), KS("frontswap", OBJ, frontswap_keys),
 	KS("pools", ARR, pool_entry_keys), { NULL },
 };
 static const struct key shared_keys[] = {
 	K("uuid", STR), K("sharers", INT), K("authorised", ARR),
-	K("pages", INT), K("objects", INT), { NULL },
+	K("pages", INT), K("objects", INT), K("logical_bytes", INT), K("compressed_bytes", INT),
+	{ NULL },
 };
 static const struct key pool_keys[] = {
 	K("page_size", INT), K("total_pages", INT), K("used_pages", INT),
 	K("free_pages", INT), K("ephemeral_pages", INT), K("persistent_pages", INT),
 	K("zero_pages", INT), K("stored_bytes", INT), K("metadata_bytes", INT),
 	K("evictions", INT), K("freeable_pages", INT),
-	KS("compression", OBJ, compression_keys), KS("allocator", OBJ, allocator_keys), { NULL },
+	KS("compression", OBJ, compression_keys), KS("data", OBJ, data_keys),
+	KS("ops", OBJ, ops_kind_keys), KS("allocator", OBJ, allocator_keys), { NULL },
 };
 static const struct key restart_keys[] = {
 	K("survives_restart", BOOL), K("recovered", BOOL), K("starts", INT),
@@ -163,9 +190,14 @@ static const struct key memory_keys[] = {
 	K("refusing_persistent", BOOL), KS("reclaim", OBJ, reclaim_keys),
 	KS("xen", OBJ_OR_NULL, xen_mem_keys), { NULL },
 };
+/* Issue 30: recovered clients not back yet. */
+static const struct key recovered_keys[] = {
+	K("client", STR), KS("pages", OBJ, pages_keys), { NULL },
+};
 static const struct key stats_keys[] = {
 	K("version", INT), KS("pool", OBJ, pool_keys), KS("memory", OBJ_OR_NULL, memory_keys), KS("clients", ARR, client_keys),
 	KS("shared_pools", ARR, shared_keys), KS("parked", OBJ, parked_keys),
+	KS("recovered", ARR, recovered_keys),
 	KS("restart", OBJ, restart_keys), KS("refusals", OBJ, refusal_keys), { NULL },
 };
 
@@ -374,7 +406,7 @@ START_TEST(test_prometheus_promtool)
 	populate();
 	r = ctl(&H, "stats", "--prometheus", NULL);
 	ck_assert_int_eq(r.status, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, "tmem_client_stored_bytes{client=\"vm1\",domid=\"\","
+	ck_assert_ptr_nonnull(strstr(r.out, "tmem_client_logical_bytes{client=\"vm1\",domid=\"\","
 				     "kind=\"persistent\"} 12288\n"));
 	ck_assert_ptr_nonnull(strstr(r.out, "\ntmem_build_info{version=\"0.1\","));
 	ck_assert_ptr_nonnull(strstr(r.out, "\ntmem_start_time_seconds "));

@@ -23,7 +23,11 @@ static void human_pool_and_clients(struct hout *o, json_t *doc)
 	"\"frozen\":false,\"compress\":\"lz4\",\"caps\":{\"ephemeral_max_pages\":null," \
 	"\"persistent_max_pages\":256},\"pages\":{\"ephemeral\":3,\"persistent\":2}}"
 #define POOL_JSON "{\"total_pages\":1024,\"used_pages\":5,\"free_pages\":1019," \
-	"\"ephemeral_pages\":3,\"persistent_pages\":2,\"evictions\":7}"
+	"\"ephemeral_pages\":3,\"persistent_pages\":2,\"evictions\":7," \
+	"\"data\":{\"ephemeral\":{\"logical_bytes\":12288,\"compressed_bytes\":3000}," \
+	"\"persistent\":{\"logical_bytes\":8192,\"compressed_bytes\":2000}," \
+	"\"logical_bytes\":20480,\"compressed_bytes\":5000,\"compression_ratio\":4.096}," \
+	"\"ops\":{\"ephemeral\":{\"admin_flushes\":2},\"persistent\":{}}}"
 
 static void human_parked(struct hout *o, json_t *doc)
 {
@@ -92,7 +96,11 @@ START_TEST(test_print_complete_reply)
 
 	ck_assert_int_eq(print_captured("{\"pool\":" POOL_JSON ",\"clients\":[" CLIENT_JSON "]}",
 					out, sizeof(out)), EXIT_OK);
-	ck_assert_ptr_nonnull(strstr(out, "ephemeral 12.0K  persistent 8.0K  evictions 7"));
+	/* Issue 30: physical, then logical beside compressed, each named. */
+	ck_assert_ptr_nonnull(strstr(out, "pool: size 4.0M  free 4.0M  evictions 7  "
+				     "admin flushes 2\n"));
+	ck_assert_ptr_nonnull(strstr(out, "stored: DATA 20.0K (ephemeral 12.0K, persistent 8.0K)  "
+				     "COMPR 4.9K  TOTAL 20.0K  ratio 4.10\n"));
 	ck_assert_ptr_nonnull(strstr(out, "vm1"));
 }
 END_TEST

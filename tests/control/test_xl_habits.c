@@ -189,13 +189,14 @@ START_TEST(test_all_flag_reaches_every_client)
 	ck_assert_int_eq(host_cmd(&H, "add vm2"), 0);
 	ck_assert_int_eq(host_cmd(&H, "pool vm1 eph"), 0);
 	ck_assert_int_eq(host_cmd(&H, "puts vm1 0 1 4"), 4);
-	expect(ctl(&H, "freeze", "-a", NULL), 0, "vm2: done", NULL);
+	expect(ctl(&H, "freeze", "-a", NULL), 0, "vm2: frozen: ", NULL);
 	doc = ctl_json(&H, "list", NULL);
 	ck_assert(json_is_true(field_of(doc, "vm1", "frozen")));
 	ck_assert(json_is_true(field_of(doc, "vm2", "frozen")));
 	json_decref(doc);
-	expect(ctl(&H, "thaw", "--all", NULL), 0, "vm1: done", NULL);
-	expect(ctl(&H, "set", "--all", "--weight", "42", NULL), 0, "vm2: settings saved", NULL);
+	expect(ctl(&H, "thaw", "--all", NULL), 0, "vm1: thawed: ", NULL);
+	expect(ctl(&H, "set", "--all", "--weight", "42", NULL), 0, "vm2: settings applied, not stored",
+	       NULL);
 	doc = ctl_json(&H, "list", NULL);
 	ck_assert(json_is_false(field_of(doc, "vm1", "frozen")));
 	ck_assert_int_eq(json_integer_value(field_of(doc, "vm1", "weight")), 42);

@@ -491,7 +491,7 @@ START_TEST(test_parked_shown_and_forgotten)
 	REPLY_HAS(reply[3], "\"client\":\"web1\",\"stored\":false,\"parked\":\"" UUID_A "\","
 		  "\"parked_pages_dropped\":3");
 	REPLY_HAS(reply[4], "\"parked\":\"" UUID_B "\"");
-	REPLY_HAS(reply[5], "nothing is stored or parked");
+	REPLY_HAS(reply[5], "nothing is stored, parked or recovered");
 	REPLY_HAS(reply[6], "\"errno\":16");  /* attached: EBUSY */
 	REPLY_HAS(reply[7], "\"parked\":[]");
 	REPLY_HAS(reply[8], "\"parked_clients\":0");

@@ -741,19 +741,19 @@ START_TEST(test_reload)
 	close(fd);
 	ck_assert_int_eq(tmem_policy_freeze(fx.client->pc, true), 0);
 	write_file(path, "[defaults]\nweight = 300\n[client unit]\npersistent-max = 8K\n");
-	ck_assert_int_eq(tmemd_reload(&fx.cfg, path, fx.reg, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(tmemd_reload(&fx.cfg, path, fx.reg, NULL, NULL, 0, err, sizeof(err)), 0);
 	tmem_policy_client_get(fx.client->pc, &s);
 	ck_assert_uint_eq(s.weight, 300);
 	ck_assert_uint_eq(s.persistent_max, 2);
 	ck_assert(s.frozen); /* run-time state survives a reload */
 	/* a bad file changes nothing */
 	write_file(path, "[defaults]\nweight = 0\n");
-	ck_assert_int_eq(tmemd_reload(&fx.cfg, path, fx.reg, NULL, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(tmemd_reload(&fx.cfg, path, fx.reg, NULL, NULL, 0, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, ":2: weight"));
 	tmem_policy_client_get(fx.client->pc, &s);
 	ck_assert_uint_eq(s.weight, 300);
 	/* no config file: nothing to re-read */
-	ck_assert_int_eq(tmemd_reload(&fx.cfg, NULL, fx.reg, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(tmemd_reload(&fx.cfg, NULL, fx.reg, NULL, NULL, 0, err, sizeof(err)), 0);
 	unlink(path);
 }
 END_TEST

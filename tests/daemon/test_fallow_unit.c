@@ -171,7 +171,15 @@ START_TEST(test_balloon_up_when_full)
 	ck_assert_uint_gt(fx.x.dom0_target, before);
 	ck_assert_uint_le(fx.x.dom0_target - before, 256 * MiB / 16);
 	ck_assert_uint_eq(stats().ballooned, fx.x.dom0_target - before);
+	/* dom0 has not grown to that target yet: nothing more is asked. */
+	tmemd_fallow_tick(fx.f);
+	ck_assert_uint_eq(fx.target_writes, 1);
+	/* Grown: the next step. */
+	fx.x.dom0_now = fx.x.dom0_target;
+	tmemd_fallow_tick(fx.f);
+	ck_assert_uint_eq(fx.target_writes, 2);
 	/* Xen down to its reserve: no more. */
+	fx.target_writes = 1;
 	fx.x.xen_free = 64 * MiB;
 	tmemd_fallow_tick(fx.f);
 	ck_assert_uint_eq(fx.target_writes, 1);

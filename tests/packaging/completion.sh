@@ -30,7 +30,7 @@ expect() {
 	done
 }
 expect "tmemctl st" status stats
-expect "tmemctl " status list set forget freeable top
+expect "tmemctl " status list set forget freeable top saved
 expect "tmemctl --" --socket --runtime-dir --json
 expect "tmemctl set vm1 --c" --compress
 expect "tmemctl set vm1 --compress " off lz4 zstd

@@ -30,7 +30,7 @@ notify-test: $(TEST_NOTIFY) $(TMEMD)
 
 # $(TEST_NOTIFY) is only built here, so it keeps compiling until it is wired.
 CHECK_EXTRA_packaging += packaging-units man-lint install-test conf-check completion-test \
-	$(TEST_NOTIFY)
+	upgrade-test $(TEST_NOTIFY)
 
 packaging-units: | $(DEPS_STAMP)
 	$(Q)tests/packaging/units.sh systemd man
@@ -47,7 +47,16 @@ install-test: all | $(DEPS_STAMP)
 completion-test:
 	$(Q)tests/packaging/completion.sh tools/tmemctl/tmemctl.bash
 
-.PHONY: packaging-units man-lint install-test conf-check completion-test
+# Issue 30: an upgrade from each of these commits (two builds: its tmemd
+# and libtmem, kept in build/upgrade/REV) keeps the pages or is refused by
+# the package's preinst before anything stops.  223faaa: the last arena
+# layout 1; 6c4988f: main before issue 30 (layout 2).
+UPGRADE_FROM ?= 223faaa0d4553fb45b8218dab104a769a4192eef \
+	6c4988f047d365c732d8edcac799a4487830c709
+upgrade-test: $(TMEMD) $(TMEMCTL) $(TMEMD_PREINST)
+	$(Q)tests/packaging/upgrade-test.sh $(TMEMD) $(TMEMCTL) $(TMEMD_PREINST) $(UPGRADE_FROM)
+
+.PHONY: packaging-units man-lint install-test conf-check completion-test upgrade-test
 
 # ---- Debian packages ---------------------------------------------------------
 # make debs: dpkg-buildpackage -us -uc -b on a copy of the tree, then lintian

@@ -97,6 +97,45 @@ START_TEST(test_evict_n_across_pools)
 }
 END_TEST
 
+/* Issue 30: an admin's flush is not an eviction (evictions are the
+ * memory-pressure signal), and the store's op totals by kind outlive
+ * the client. */
+START_TEST(test_admin_flush_is_not_eviction)
+{
+	uint64_t per_pool[TMEM_MAX_POOLS_PER_CLIENT] = { 0 };
+	struct tmem_store_info si;
+	struct tmem_client_info ci;
+
+	ck_assert_int_eq(store_new_pool(a, EPH, NULL), 0);
+	ck_assert_int_eq(store_new_pool(a, PERS, NULL), 1);
+	for (uint32_t i = 0; i < 4; i++)
+		ck_assert_int_eq(put_at(0, 1, i), 1);
+	ck_assert_int_eq(put_at(1, 2, 0), 1);
+	ck_assert_uint_eq(store_client_admin_flush_n(a, 10), 4);
+	ci = client_info();
+	ck_assert_uint_eq(ci.pages.ephemeral, 0);
+	ck_assert_uint_eq(ci.pages.persistent, 1);
+	ck_assert_uint_eq(ci.ops.evictions, 0);
+	ck_assert_uint_eq(ci.ops.admin_flushes, 4);
+	ck_assert_uint_eq(ci.ops_kind[0].admin_flushes, 4);
+	ck_assert_uint_eq(ci.ops_kind[0].succ_puts, 4);
+	ck_assert_uint_eq(ci.ops_kind[1].succ_puts, 1);
+	ck_assert_int_eq(store_client_for_each_pool(a, pool_evictions, per_pool), 0);
+	ck_assert_uint_eq(per_pool[0], 0);
+	store_info(s, &si);
+	ck_assert_uint_eq(si.evictions, 0);
+	ck_assert_uint_eq(si.ops_kind[0].admin_flushes, 4);
+	/* The client goes; the store's totals stay. */
+	store_client_destroy(a);
+	a = NULL;
+	store_info(s, &si);
+	ck_assert_uint_eq(si.ops_kind[0].succ_puts, 4);
+	ck_assert_uint_eq(si.ops_kind[0].admin_flushes, 4);
+	ck_assert_uint_eq(si.ops_kind[1].succ_puts, 1);
+	ck_assert_uint_eq(si.ops_kind[1].puts, 1);
+}
+END_TEST
+
 /* More pages than one free batch, over several objects: the newest stay. */
 START_TEST(test_evict_n_large_batch)
 {
@@ -208,6 +247,7 @@ void add_hooks_tests(Suite *suite)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_evict_n_across_pools);
+	tcase_add_test(tc, test_admin_flush_is_not_eviction);
 	tcase_add_test(tc, test_evict_n_large_batch);
 	tcase_add_test(tc, test_evict_n_skips_busy_and_persistent);
 	tcase_add_test(tc, test_evict_n_gives_up_after_busy_tries);

@@ -11,8 +11,10 @@ $(TMEM_BENCH): $(TMEM_BENCH_OBJS) $(LIBTMEM_A)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,jansson liblz4) -o $@
 
-# The demo's simulated guest (not installed).
+# The demo's simulated guest (not installed; built by make, as the README
+# names it).
 TMEM_DEMO_GUEST := $(BUILD)/tmem-demo-guest
+all: $(TMEM_DEMO_GUEST)
 $(TMEM_DEMO_GUEST): $(BUILD)/tools/tmem-bench/demo/guest.o $(LIBTMEM_A)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@

@@ -8,10 +8,14 @@
  */
 #include "args.h"
 
+/* What freeze and thaw did, in words (issue 30: "done" said nothing). */
 static void human_state(struct hout *o, json_t *r)
 {
-	fprintf(o->f, "%s: done%s\n", hstr(o, r, "client"),
-		hbool(o, r, "connected") ? "" : " (not connected; applied when it connects)");
+	if (hbool(o, r, "frozen"))
+		fprintf(o->f, "%s: frozen: its puts are refused until tmemctl thaw; its gets and "
+			"flushes are served, and its pages stay\n", hstr(o, r, "client"));
+	else
+		fprintf(o->f, "%s: thawed: its puts are accepted again\n", hstr(o, r, "client"));
 }
 
 static void human_flush(struct hout *o, json_t *r)
@@ -75,6 +79,11 @@ static void human_forget(struct hout *o, json_t *r)
 		fprintf(o->f, "%s: parked client %s dropped with its %llu persistent pages\n",
 			hstr(o, r, "client"), json_string_value(parked),
 			(unsigned long long)hu64(o, r, "parked_pages_dropped"));
+	/* Absent from an older tmemd. */
+	if (json_is_true(json_object_get(r, "recovered")))
+		fprintf(o->f, "%s: recovered client freed with its %llu pages, before "
+			"reattach-grace\n", hstr(o, r, "client"),
+			(unsigned long long)hu64(o, r, "recovered_pages_dropped"));
 }
 
 int cmd_forget(const struct tmemctl_opts *opts, int argc, char **argv)

@@ -24,6 +24,8 @@ static void stored_field(char *buf, size_t len, json_t *settings, const char *ke
 		fmt_pages(buf, len, (uint64_t)json_integer_value(v));
 	else if (json_is_integer(v))
 		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	else if (json_is_string(v))  /* compress: off, lz4, zstd:LEVEL */
+		snprintf(buf, len, "%s", json_string_value(v));
 	else
 		snprintf(buf, len, "?");
 }
@@ -35,7 +37,7 @@ static void print_stored(struct hout *o, json_t *stored)
 	size_t i, j;
 	json_t *e, *u;
 
-	fprintf(o->f, "\n%-20s %-8s %6s %9s %9s %-4s %-6s  %s\n", "STORED", "ATTACHED", "WEIGHT",
+	fprintf(o->f, "\n%-20s %-8s %6s %9s %9s %-7s %-6s  %s\n", "STORED", "ATTACHED", "WEIGHT",
 		"EPH-MAX", "PERS-MAX", "COMP", "FROZEN", "SHARED-AUTH");
 	json_array_foreach(stored, i, e) {
 		json_t *s = hval(o, e, "settings", json_is_object_fn);
@@ -43,7 +45,7 @@ static void print_stored(struct hout *o, json_t *stored)
 
 		for (size_t k = 0; k < 5; k++)
 			stored_field(f[k], sizeof(f[k]), s, keys[k]);
-		fprintf(o->f, "%-20s %-8s %6s %9s %9s %-4s %-6s ", hstr(o, e, "name"),
+		fprintf(o->f, "%-20s %-8s %6s %9s %9s %-7s %-6s ", hstr(o, e, "name"),
 			hbool(o, e, "attached") ? "yes" : "no", f[0], f[1], f[2], f[3], f[4]);
 		json_array_foreach(harray(o, e, "shared_auth"), j, u)
 			fprintf(o->f, " %s", json_is_string(u) ? json_string_value(u) : "?");
@@ -51,13 +53,66 @@ static void print_stored(struct hout *o, json_t *stored)
 	}
 }
 
+/* The shared-pool grants in force, tmemd.conf's too (issue 30). */
+static void print_grants(struct hout *o, json_t *grants)
+{
+	size_t i;
+	json_t *g;
+
+	if (json_array_size(grants) == 0)
+		return;
+	fprintf(o->f, "\n%-36s %-41s %s\n", "SHARED POOL", "MAY JOIN", "GRANTED BY");
+	json_array_foreach(grants, i, g)
+		fprintf(o->f, "%-36s %-41s %s\n", hstr(o, g, "uuid"), hstr(o, g, "client"),
+			hstr(o, g, "from"));
+}
+
+/* Which settings tmemctl stored, which beat tmemd.conf's (issue 30).
+ * Absent from an older tmemd: nothing printed. */
+static void print_sources(struct hout *o, json_t *clients)
+{
+	static const char *const keys[] = { "weight", "ephemeral_max_pages",
+					    "persistent_max_pages", "compress", "frozen" };
+	bool header = false;
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(clients, i, c) {
+		json_t *from = json_object_get(c, "from");
+		bool any = false;
+
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			const char *src = json_string_value(json_object_get(from, keys[k]));
+
+			if (!src || strcmp(src, "tmemctl"))
+				continue;
+			if (!header)
+				fprintf(o->f, "\nSET BY TMEMCTL (beats tmemd.conf; tmemctl unset CLIENT "
+					"goes back to the file)\n");
+			header = true;
+			if (!any)
+				fprintf(o->f, "%-20s ", hstr(o, c, "client"));
+			fprintf(o->f, "%s%s", any ? ", " : "", keys[k]);
+			any = true;
+		}
+		if (any)
+			fputc('\n', o->f);
+	}
+}
+
 static void human(struct hout *o, json_t *r)
 {
 	print_clients_table(o, harray(o, r, "clients"));
-	if (json_object_get(r, "stored"))
-		print_stored(o, harray(o, r, "stored"));
-	if (json_object_get(r, "stored"))
-		print_parked(o, harray(o, r, "parked"));
+	print_sources(o, harray(o, r, "clients"));
+	if (!json_object_get(r, "stored"))
+		return;
+	print_stored(o, harray(o, r, "stored"));
+	print_parked(o, harray(o, r, "parked"));
+	/* Absent from an older tmemd: nothing printed. */
+	if (json_object_get(r, "recovered"))
+		print_recovered(o, harray(o, r, "recovered"));
+	if (json_object_get(r, "grants"))
+		print_grants(o, harray(o, r, "grants"));
 }
 
 int cmd_list(const struct tmemctl_opts *gopts, int argc, char **argv)

@@ -3,7 +3,9 @@
  * tmemctl set CLIENT|-a [--weight N] [--ephemeral-max SIZE]
  *                    [--persistent-max SIZE] [--compress off|lz4|zstd[:LEVEL]]
  * A client that is not connected yet gets the settings when it connects;
- * either way they survive a tmemd restart.
+ * either way they survive a tmemd restart.  -a applies them to every
+ * connected client now and stores nothing (as xl tmem-set -a): a reload
+ * or a restart goes back to what is stored and to tmemd.conf.
  */
 #include <string.h>
 
@@ -15,8 +17,15 @@
 
 static void human(struct hout *o, json_t *r)
 {
-	fprintf(o->f, "%s: settings saved%s\n", hstr(o, r, "client"),
-		hbool(o, r, "connected") ? " and applied" : " (applied when it connects)");
+	json_t *stored = json_object_get(r, "stored");  /* absent from an older tmemd */
+
+	if (json_is_false(stored))
+		fprintf(o->f, "%s: settings applied, not stored (-a: a reload or restart goes "
+			"back to tmemd.conf and what is stored)\n", hstr(o, r, "client"));
+	else
+		fprintf(o->f, "%s: settings saved%s\n", hstr(o, r, "client"),
+			hbool(o, r, "connected") ? " and applied" :
+			" (applied when it connects)");
 }
 
 static int add_size(json_t *args, const char *key, const char *flag, const char *text)
@@ -100,7 +109,9 @@ int cmd_set(const struct tmemctl_opts *gopts, int argc, char **argv)
 		json_decref(args);
 		return rc;
 	}
-	if (all)
+	if (all) {
+		json_object_set_new(args, "live", json_true());
 		return run_request_all(&opts, "set", args, human);
+	}
 	return run_request(&opts, "set", args, human);
 }

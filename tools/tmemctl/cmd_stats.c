@@ -58,6 +58,8 @@ static void human(struct hout *o, json_t *r)
 	print_ops_table(o, clients);
 	print_shared(o, harray(o, r, "shared_pools"));
 	print_parked(o, harray(o, r, "parked.list"));
+	if (json_object_get(r, "recovered"))  /* absent from an older tmemd */
+		print_recovered(o, harray(o, r, "recovered"));
 }
 
 /* Both replies on one connection: --prometheus needs the daemon's version

@@ -5,6 +5,28 @@
 
 #include "args.h"
 
+static bool is_array(const json_t *v)
+{
+	return json_is_array(v);
+}
+
+/* The strings of the last reload's array key, between head and tail;
+ * nothing when it is empty, or absent (an older tmemd). */
+static void print_reload_list(struct hout *o, json_t *r, const char *key, const char *head,
+			      const char *tail)
+{
+	json_t *keys = json_object_get(jpath(r, "daemon.last_reload"), key);
+	json_t *k;
+	size_t i;
+
+	if (!is_array(keys) || !json_array_size(keys))
+		return;
+	fputs(head, o->f);
+	json_array_foreach(keys, i, k)
+		fprintf(o->f, "%s%s", i ? ", " : "", json_is_string(k) ? json_string_value(k) : "?");
+	fputs(tail, o->f);
+}
+
 /* "last reload: ok, 12 s ago: reloaded /etc/tmemd/tmemd.conf", or none. */
 static void print_last_reload(struct hout *o, json_t *r)
 {
@@ -17,6 +39,12 @@ static void print_last_reload(struct hout *o, json_t *r)
 	fprintf(o->f, "last reload: %s, %llu s ago: %s\n", result,
 		(unsigned long long)hu64(o, r, "daemon.last_reload.seconds_ago"),
 		hstr(o, r, "daemon.last_reload.message"));
+	/* The [tmemd] keys a reload read but cannot apply, and the settings
+	 * tmemctl stored that beat the file (issue 30). */
+	print_reload_list(o, r, "restart_pending", "restart pending: tmemd.conf changes ",
+			  "; they apply at the next restart (systemctl restart tmemd)\n");
+	print_reload_list(o, r, "overridden", "tmemctl over tmemd.conf: ",
+			  " (tmemctl unset CLIENT goes back to the file)\n");
 }
 
 static bool is_number(const json_t *v)

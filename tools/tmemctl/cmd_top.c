@@ -5,6 +5,8 @@
  * connection and shows per-client pages, and puts, gets and the hit rate
  * over the interval since the previous frame (top_frame.c).  q quits; so does N iterations (for scripts and tests).  On a
  * terminal it clears the screen between frames and reads keys unbuffered.
+ * When tmemd goes away (a restart), it says so and connects again every S
+ * seconds, as xentop keeps going (issue 30).
  * With --json each frame is the stats document on one line (JSON lines).
  */
 #include <poll.h>
@@ -60,6 +62,29 @@ static bool wait_key(bool tty, double delay)
 	}
 }
 
+/*
+ * The connection was lost: connect again every delay seconds until tmemd
+ * answers (0) or the user quits (1).  The counters start again with the
+ * new tmemd, so the next frame has no interval to compare with.
+ */
+static int reconnect(const struct tmemctl_opts *opts, struct tmemctl_conn *conn, struct top *t,
+		     double delay)
+{
+	tmemctl_close(conn);
+	fprintf(stderr, "tmemctl: top: tmemd went away; connecting again every %.1f s%s\n",
+		delay, t->tty ? " (q quits)" : "");
+	for (;;) {
+		if (wait_key(t->tty, delay))
+			return 1;
+		if (tmemctl_open_quiet(opts, conn) == 0)
+			break;
+	}
+	t->nr_prev = 0;
+	t->prev_time = 0;
+	fprintf(stderr, "tmemctl: top: connected again\n");
+	return 0;
+}
+
 int cmd_top(const struct tmemctl_opts *gopts, int argc, char **argv)
 {
 	struct tmemctl_opts opts = *gopts;
@@ -107,6 +132,13 @@ int cmd_top(const struct tmemctl_opts *gopts, int argc, char **argv)
 	}
 	for (uint64_t i = 0; !iterations || i < iterations; i++) {
 		rc = tmemctl_request(&conn, "stats", NULL, &stats);
+		if (rc && conn.lost) {
+			rc = 0;
+			if (reconnect(&opts, &conn, &t, delay))
+				break;  /* q: a user's quit, exit 0 */
+			i--;  /* a frame is one that was shown */
+			continue;
+		}
 		if (rc)
 			break;
 		if (opts.json) {  /* one compact stats document per line and frame */

@@ -51,7 +51,7 @@ static const char *socket_path(const struct tmemctl_opts *opts, char *buf, size_
 	return tmemctl_default_socket(buf, len);
 }
 
-int tmemctl_open(const struct tmemctl_opts *opts, struct tmemctl_conn *conn)
+static int open_conn(const struct tmemctl_opts *opts, struct tmemctl_conn *conn, bool quiet)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	char buf[4096];
@@ -73,15 +73,27 @@ int tmemctl_open(const struct tmemctl_opts *opts, struct tmemctl_conn *conn)
 	if (conn->fd < 0 || connect(conn->fd, (struct sockaddr *)&addr, sizeof(addr))) {
 		int e = errno;
 
-		fprintf(stderr, "tmemctl: cannot connect to %s (%s): %s%s\n", path, from,
-			strerror(e), e == EACCES ? " (the control socket is for root and the "
-			"tmemd admin group)" : e == ENOENT || e == ECONNREFUSED ?
-			" (is tmemd running? its socket is <runtime-dir>/control.sock: "
-			"use --runtime-dir DIR or --socket PATH)" : "");
+		if (!quiet)
+			fprintf(stderr, "tmemctl: cannot connect to %s (%s): %s%s\n", path,
+				from, strerror(e), e == EACCES ? " (the control socket is for "
+				"root and the tmemd admin group)" : e == ENOENT ||
+				e == ECONNREFUSED ? " (is tmemd running? its socket is "
+				"<runtime-dir>/control.sock: use --runtime-dir DIR or --socket PATH)"
+				: "");
 		tmemctl_close(conn);
 		return EXIT_FAILED;
 	}
 	return 0;
+}
+
+int tmemctl_open(const struct tmemctl_opts *opts, struct tmemctl_conn *conn)
+{
+	return open_conn(opts, conn, false);
+}
+
+int tmemctl_open_quiet(const struct tmemctl_opts *opts, struct tmemctl_conn *conn)
+{
+	return open_conn(opts, conn, true);
 }
 
 void tmemctl_close(struct tmemctl_conn *conn)
@@ -178,6 +190,7 @@ int tmemctl_request(struct tmemctl_conn *conn, const char *cmd, json_t *args,
 	free(text);
 	n = rc ? rc : read_line(conn);
 	if (n < 0) {
+		conn->lost = true;
 		fprintf(stderr, "tmemctl: %s: %s\n", cmd, n == -EPIPE ?
 			"tmemd closed the connection" : strerror((int)-n));
 		return EXIT_FAILED;

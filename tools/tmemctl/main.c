@@ -14,7 +14,11 @@ static const struct tmemctl_cmd commands[] = {
 	{ "list", cmd_list, "[-a|--all] [--json] [CLIENT]",
 	  "connected clients and their settings; --all: stored and parked ones too" },
 	{ "set", cmd_set, "CLIENT|-a [--weight N] [--ephemeral-max SIZE] "
-	  "[--persistent-max SIZE] [--compress off|lz4|zstd[:LEVEL]]", "change a client's settings" },
+	  "[--persistent-max SIZE] [--compress off|lz4|zstd[:LEVEL]]",
+	  "change a client's settings, stored (-a: every connected client's, now, not stored)" },
+	{ "unset", cmd_unset, "CLIENT|-a [--weight] [--ephemeral-max] [--persistent-max] "
+	  "[--compress] [--frozen]",
+	  "remove settings tmemctl stored (none named: all), back to tmemd.conf's" },
 	{ "freeze", cmd_freeze, "CLIENT|-a", "refuse the client's puts (-a: every client's)" },
 	{ "thaw", cmd_thaw, "CLIENT|-a", "accept the client's puts again" },
 	{ "flush", cmd_flush, "CLIENT|-a", "drop the client's ephemeral pages" },
@@ -23,6 +27,8 @@ static const struct tmemctl_cmd commands[] = {
 	{ "pool-size", cmd_pool_size, "SIZE", "resize the pool" },
 	{ "freeable", cmd_freeable, "[--json]", "memory tmemd could give back at once (ephemeral pages)" },
 	{ "release", cmd_release, "SIZE", "give SIZE of the pool back to the host now" },
+	{ "saved", cmd_saved, "[--json] [CLIENT]",
+	  "what tmem saved: disk and swap I/O avoided, compression gain, CPU cost" },
 	{ "forget", cmd_forget, "CLIENT",
 	  "remove what is stored for a client not attached, and drop it if parked" },
 	{ "top", cmd_top, "[--delay S] [--sort name|eph|pers|puts|gets|hit|evict] "

@@ -122,8 +122,13 @@ int print_reply_ctx(const char *cmd, json_t *result, human_fn human, void *ctx)
 
 void fmt_pages(char *buf, size_t len, uint64_t pages)
 {
+	fmt_bytes(buf, len, pages * TMEM_PAGE_SIZE);
+}
+
+void fmt_bytes(char *buf, size_t len, uint64_t bytes)
+{
 	static const char units[] = "KMGTP";
-	double v = (double)pages * TMEM_PAGE_SIZE / 1024;
+	double v = (double)bytes / 1024;
 	int u = 0;
 
 	while (v >= 1024 && u < 4) {
@@ -207,18 +212,33 @@ void print_clients_table(struct hout *o, json_t *clients)
 	}
 }
 
+/*
+ * Two lines, as zramctl: the pool's frames (physical), then what is
+ * stored, logical (DATA, by kind) beside compressed (COMPR) and the
+ * frames they take (TOTAL), and the ratio.  Every figure says which it
+ * is, so none adds up wrong with another (issue 30).
+ */
 void print_pool_summary(struct hout *o, json_t *doc)
 {
-	char total[16], used[16], freep[16], eph[16], pers[16];
+	char total[16], used[16], freep[16], data[16], eph[16], pers[16], compr[16], ratio[16];
+	json_t *r = jpath(doc, "pool.data.compression_ratio");
 
 	hpages(o, total, sizeof(total), doc, "pool.total_pages");
 	hpages(o, used, sizeof(used), doc, "pool.used_pages");
 	hpages(o, freep, sizeof(freep), doc, "pool.free_pages");
-	hpages(o, eph, sizeof(eph), doc, "pool.ephemeral_pages");
-	hpages(o, pers, sizeof(pers), doc, "pool.persistent_pages");
-	fprintf(o->f, "pool: total %s  used %s  free %s  ephemeral %s  persistent %s  "
-		"evictions %llu\n", total, used, freep, eph, pers,
-		(unsigned long long)hu64(o, doc, "pool.evictions"));
+	fmt_bytes(data, sizeof(data), hu64(o, doc, "pool.data.logical_bytes"));
+	fmt_bytes(eph, sizeof(eph), hu64(o, doc, "pool.data.ephemeral.logical_bytes"));
+	fmt_bytes(pers, sizeof(pers), hu64(o, doc, "pool.data.persistent.logical_bytes"));
+	fmt_bytes(compr, sizeof(compr), hu64(o, doc, "pool.data.compressed_bytes"));
+	if (json_is_number(r))
+		snprintf(ratio, sizeof(ratio), "%.2f", json_number_value(r));
+	else
+		snprintf(ratio, sizeof(ratio), "-");
+	fprintf(o->f, "pool: size %s  free %s  evictions %llu  admin flushes %llu\n",
+		total, freep, (unsigned long long)hu64(o, doc, "pool.evictions"),
+		(unsigned long long)hu64(o, doc, "pool.ops.ephemeral.admin_flushes"));
+	fprintf(o->f, "stored: DATA %s (ephemeral %s, persistent %s)  COMPR %s  TOTAL %s  "
+		"ratio %s\n", data, eph, pers, compr, used, ratio);
 }
 
 /* "45s", "12m", "5h", "3d": an age, roughly. */
@@ -249,5 +269,24 @@ void print_parked(struct hout *o, json_t *parked)
 		fmt_age(age, sizeof(age), hu64(o, p, "age_seconds"));
 		fprintf(o->f, "%-41s %-20s %9s %5llu %6s\n", hstr(o, p, "client"),
 			hstr(o, p, "name"), pages, (unsigned long long)hu64(o, p, "pools"), age);
+	}
+}
+
+/* Clients a start recovered that have not come back (issue 30). */
+void print_recovered(struct hout *o, json_t *rec)
+{
+	size_t i;
+	json_t *e;
+
+	if (json_array_size(rec) == 0)
+		return;
+	fprintf(o->f, "\n%-41s %9s %9s  %s\n", "RECOVERED", "EPH", "PERS",
+		"(not back yet: freed after reattach-grace, or now by tmemctl forget)");
+	json_array_foreach(rec, i, e) {
+		char eph[16], pers[16];
+
+		hpages(o, eph, sizeof(eph), e, "pages.ephemeral");
+		hpages(o, pers, sizeof(pers), e, "pages.persistent");
+		fprintf(o->f, "%-41s %9s %9s\n", hstr(o, e, "client"), eph, pers);
 	}
 }

@@ -6,9 +6,9 @@
 #include "tmemctl.h"
 #include "tmem_proto.h"
 
-static void fmt_bytes(char *buf, size_t len, struct hout *o, json_t *doc, const char *path)
+static void hbytes_at(char *buf, size_t len, struct hout *o, json_t *doc, const char *path)
 {
-	fmt_pages(buf, len, hu64(o, doc, path) / TMEM_PAGE_SIZE);
+	fmt_bytes(buf, len, hu64(o, doc, path));
 }
 
 void print_memory_summary(struct hout *o, json_t *doc)
@@ -18,11 +18,11 @@ void print_memory_summary(struct hout *o, json_t *doc)
 
 	if (!json_is_object(m))
 		return;
-	fmt_bytes(ceil, sizeof(ceil), o, doc, "memory.ceiling_bytes");
-	fmt_bytes(target, sizeof(target), o, doc, "memory.target_bytes");
-	fmt_bytes(used, sizeof(used), o, doc, "memory.used_bytes");
-	fmt_bytes(peak, sizeof(peak), o, doc, "memory.peak_bytes");
-	fmt_bytes(res, sizeof(res), o, doc, "memory.resident_bytes");
+	hbytes_at(ceil, sizeof(ceil), o, doc, "memory.ceiling_bytes");
+	hbytes_at(target, sizeof(target), o, doc, "memory.target_bytes");
+	hbytes_at(used, sizeof(used), o, doc, "memory.used_bytes");
+	hbytes_at(peak, sizeof(peak), o, doc, "memory.peak_bytes");
+	hbytes_at(res, sizeof(res), o, doc, "memory.resident_bytes");
 	fprintf(o->f, "memory (host bytes): ceiling %s  target %s  in use %s  peak %s  "
 		"resident %s%s%s\n", ceil, target, used, peak, res,
 		json_is_true(json_object_get(m, "pressure")) ? "  [host under pressure]" : "",

@@ -38,49 +38,76 @@ struct metric {
 #define OPT(n, h, p) { .name = n, .type = "gauge", .help = h, .path = p, .optional = true, \
 		       .scale = 1 }
 
-/* Base units in the names (bytes, not pages), as Prometheus wants; zswap's
- * names where they mean the same (stored, pool_limit_hit, reject_*). */
+/*
+ * Base units in the names (bytes, not pages), as Prometheus wants; zswap's
+ * names where they mean the same (pool_limit_hit, reject_*).  Issue 30:
+ * one name per figure, and every _bytes HELP starts with what it counts:
+ * "Logical bytes" (4096 a page, however it is stored: zram's DATA),
+ * "Compressed bytes" (what the pages take: zram's COMPR) or "Physical
+ * bytes" (memory: pool frames, zram's TOTAL, or the process's).
+ * tests/control/test_admin_truth checks each against a known load.
+ */
+#define KIND_EPH "kind=\"ephemeral\""
+#define KIND_PERS "kind=\"persistent\""
 static const struct metric pool_metrics[] = {
-	M("tmem_pool_size_bytes", "gauge", "The pool (arena) size.", "total_pages", NULL, PAGE),
-	M("tmem_pool_used_bytes", "gauge", "Pool bytes holding pages.", "used_pages", NULL, PAGE),
-	M("tmem_pool_free_bytes", "gauge", "Free pool bytes.", "free_pages", NULL, PAGE),
+	M("tmem_pool_size_bytes", "gauge", "Physical bytes: the pool (arena) size.", "total_pages",
+	  NULL, PAGE),
+	M("tmem_pool_used_bytes", "gauge",
+	  "Physical bytes of pool frames in use: compressed spans and raw pages (zram mem_used_total, TOTAL).",
+	  "used_pages", NULL, PAGE),
+	M("tmem_pool_free_bytes", "gauge", "Physical bytes of free pool frames.", "free_pages", NULL,
+	  PAGE),
 	M("tmem_pool_freeable_bytes", "gauge",
-	  "What the host could take back: free plus ephemeral (xl tmem-freeable).",
+	  "Physical bytes the host could take back at once: frames ephemeral pages hold, and free frames not given back yet (xl tmem-freeable).",
 	  "freeable_pages", NULL, PAGE),
-	M("tmem_pool_ephemeral_bytes", "gauge", "Bytes of pages in ephemeral pools.",
-	  "ephemeral_pages", NULL, PAGE),
-	M("tmem_pool_persistent_bytes", "gauge", "Bytes of pages in persistent pools.",
-	  "persistent_pages", NULL, PAGE),
+	M("tmem_pool_logical_bytes", "gauge",
+	  "Logical bytes of the pages stored, by kind of pool (zram orig_data_size, DATA).",
+	  "data.ephemeral.logical_bytes", KIND_EPH, 1),
+	MORE("tmem_pool_logical_bytes", "data.persistent.logical_bytes", KIND_PERS, 1),
+	M("tmem_pool_compressed_bytes", "gauge",
+	  "Compressed bytes the pages take, by kind: 4096 a raw page, 0 a same-filled one (zram compr_data_size, COMPR).",
+	  "data.ephemeral.compressed_bytes", KIND_EPH, 1),
+	MORE("tmem_pool_compressed_bytes", "data.persistent.compressed_bytes", KIND_PERS, 1),
+	OPT("tmem_pool_compression_ratio", "Logical bytes per compressed byte (DATA / COMPR).",
+	    "data.compression_ratio"),
 	M("tmem_pool_same_filled_bytes", "gauge",
-	  "Bytes of same-filled pages (zero pages among them) stored as one word, without data.",
-	  "zero_pages", NULL, PAGE),
-	M("tmem_pool_stored_bytes", "gauge", "Bytes of page data held.", "stored_bytes", NULL, 1),
-	M("tmem_pool_metadata_bytes", "gauge", "Bytes of descriptors and tables.",
-	  "metadata_bytes", NULL, 1),
-	M("tmem_pool_evictions_total", "counter", "Ephemeral pages evicted.", "evictions", NULL, 1),
-	M("tmem_pool_orig_data_bytes", "gauge", "Logical bytes of the pages stored (zram orig_data_size).",
-	  "compression.orig_data_size", NULL, 1),
-	M("tmem_pool_compr_data_bytes", "gauge",
-	  "Bytes they take compressed; 4096 a raw page, 0 a same-filled one (zram compr_data_size).",
-	  "compression.compr_data_size", NULL, 1),
+	  "Logical bytes of same-filled pages (zero pages among them), stored as one word.",
+	  "compression.same_pages", NULL, PAGE),
 	M("tmem_pool_huge_bytes", "gauge",
 	  "Logical bytes of incompressible pages, stored raw (zram: huge pages).",
 	  "compression.huge_pages", NULL, PAGE),
-	OPT("tmem_pool_compression_ratio", "Logical bytes per compressed byte.",
-	    "compression.compression_ratio"),
-	M("tmem_pool_mem_used_total_bytes", "gauge",
-	  "Physical pool bytes in use: raw frames and spans (zram mem_used_total).",
-	  "allocator.mem_used_total", NULL, 1),
+	M("tmem_pool_metadata_bytes", "gauge",
+	  "Physical bytes of descriptors and tables, besides the pool.", "metadata_bytes", NULL, 1),
 	M("tmem_pool_allocator_overhead_bytes", "gauge",
-	  "Span bytes not holding data: object headers, size-class rounding, span tails.",
+	  "Physical bytes of spans not holding data: object headers, size-class rounding, span tails.",
 	  "allocator.overhead_bytes", NULL, 1),
-	M("tmem_pool_fragmentation_bytes", "gauge", "Bytes of free slots in live spans.",
+	M("tmem_pool_fragmentation_bytes", "gauge", "Physical bytes of free slots in live spans.",
 	  "allocator.fragmentation_bytes", NULL, 1),
 	M("tmem_pool_compactions_total", "counter", "Compaction runs that moved pages.",
 	  "allocator.compactions", NULL, 1),
 	M("tmem_pool_compacted_bytes_total", "counter",
-	  "Bytes of pages moved by compaction (zram: pages compacted).",
+	  "Logical bytes of pages moved by compaction (zram: pages compacted).",
 	  "allocator.pages_compacted", NULL, PAGE),
+	M("tmem_pool_evictions_total", "counter",
+	  "Ephemeral pages evicted to make room (memory pressure; admin flushes are not counted).",
+	  "evictions", NULL, 1),
+	M("tmem_pool_admin_flushes_total", "counter",
+	  "Ephemeral pages dropped by tmemctl flush.", "ops.ephemeral.admin_flushes", NULL, 1),
+	/* Totals over every client, those gone included: rates over a day. */
+	M("tmem_pool_puts_total", "counter", "Put requests, by kind of pool, clients gone included.",
+	  "ops.ephemeral.puts", KIND_EPH, 1),
+	MORE("tmem_pool_puts_total", "ops.persistent.puts", KIND_PERS, 1),
+	M("tmem_pool_succ_puts_total", "counter",
+	  "Pages stored, by kind of pool, clients gone included (persistent: swap writes avoided).",
+	  "ops.ephemeral.succ_puts", KIND_EPH, 1),
+	MORE("tmem_pool_succ_puts_total", "ops.persistent.succ_puts", KIND_PERS, 1),
+	M("tmem_pool_gets_total", "counter", "Get requests, by kind of pool, clients gone included.",
+	  "ops.ephemeral.gets", KIND_EPH, 1),
+	MORE("tmem_pool_gets_total", "ops.persistent.gets", KIND_PERS, 1),
+	M("tmem_pool_succ_gets_total", "counter",
+	  "Gets that hit, by kind, clients gone included (ephemeral: disk reads avoided; persistent: swap reads avoided).",
+	  "ops.ephemeral.succ_gets", KIND_EPH, 1),
+	MORE("tmem_pool_succ_gets_total", "ops.persistent.succ_gets", KIND_PERS, 1),
 	{ NULL },
 };
 
@@ -90,10 +117,10 @@ static const struct metric restart_metrics[] = {
 	  "1 when the pages live in a file or systemd's fd store and survive a restart.",
 	  "survives_restart", NULL, 1),
 	M("tmem_restart_recovered_bytes", "gauge",
-	  "Bytes of pages this start of tmemd recovered from its arena.",
+	  "Logical bytes of pages this start of tmemd recovered from its arena.",
 	  "pages_recovered", NULL, PAGE),
 	M("tmem_restart_recovered_persistent_bytes", "gauge",
-	  "Bytes of persistent pages this start recovered.",
+	  "Logical bytes of persistent pages this start recovered.",
 	  "persistent_pages_recovered", NULL, PAGE),
 	M("tmem_restart_clients_recovered", "gauge", "Clients this start found in its arena.",
 	  "clients_recovered", NULL, 1),
@@ -121,21 +148,21 @@ static const struct metric restart_metrics[] = {
 	     "cause=\"toolstack\"", sc),                                              \
 	MORE("tmem_memory_reclaim_" t "_total", "reclaim.admin." what, "cause=\"admin\"", sc)
 static const struct metric memory_metrics[] = {
-	M("tmem_memory_ceiling_bytes", "gauge", "The most the pool may hold (memory).",
+	M("tmem_memory_ceiling_bytes", "gauge", "Physical bytes the pool may hold at most (memory).",
 	  "ceiling_bytes", NULL, 1),
 	M("tmem_memory_target_bytes", "gauge",
-	  "What the pool may hold now: the ceiling, less what the host cannot spare.",
+	  "Physical bytes the pool may hold now: the ceiling, less what the host cannot spare.",
 	  "target_bytes", NULL, 1),
-	M("tmem_memory_used_bytes", "gauge", "Pool frames in use, bytes.", "used_bytes", NULL, 1),
-	M("tmem_memory_peak_bytes", "gauge", "The most in use since start (zram mem_used_max).",
+	M("tmem_memory_used_bytes", "gauge", "Physical bytes of pool frames in use.", "used_bytes", NULL, 1),
+	M("tmem_memory_peak_bytes", "gauge", "Physical bytes in use at most since start (zram mem_used_max).",
 	  "peak_bytes", NULL, 1),
 	M("tmem_memory_resident_bytes", "gauge",
-	  "Pool memory held: frames in use and free frames not given back yet.",
+	  "Physical bytes the pool holds: frames in use and free frames not given back yet.",
 	  "resident_bytes", NULL, 1),
-	M("tmem_memory_released_bytes_total", "counter", "Free frames given back to the host.",
+	M("tmem_memory_released_bytes_total", "counter", "Physical bytes of free frames given back to the host.",
 	  "released_bytes", NULL, 1),
 	M("tmem_memory_host_available_bytes", "gauge",
-	  "What the host could spare at the last sample (MemAvailable, or under a cgroup limit).",
+	  "Physical bytes the host could spare at the last sample (MemAvailable, or under a cgroup limit).",
 	  "host.available_bytes", NULL, 1),
 	M("tmem_memory_stall_percent", "gauge",
 	  "Share of the last tick the host stalled on memory (PSI some).",
@@ -151,23 +178,20 @@ static const struct metric memory_metrics[] = {
 static const struct metric client_metrics[] = {
 	CL("client_weight", "gauge", "Eviction weight.", "weight"),
 	CL("client_frozen", "gauge", "1 when the client's puts are refused.", "frozen"),
-	CL("client_orig_data_bytes", "gauge", "Logical bytes of the client's pages.",
-	   "compression.orig_data_size"),
-	CL("client_compr_data_bytes", "gauge", "Bytes they take compressed.",
-	   "compression.compr_data_size"),
-	M("tmem_client_same_filled_bytes", "gauge", "Logical bytes of the client's same-filled pages.",
-	  "compression.same_pages", NULL, PAGE),
-	M("tmem_client_huge_bytes", "gauge", "Logical bytes of the client's incompressible pages.",
-	  "compression.huge_pages", NULL, PAGE),
-	OPT("tmem_client_compression_ratio", "Logical bytes per compressed byte.",
-	    "compression.compression_ratio"),
-	CAP("tmem_client_ephemeral_max_bytes", "Ephemeral cap (absent: none).",
+	M("tmem_client_logical_bytes", "gauge",
+	  "Logical bytes of the client's pages in its own pools, by kind (shared pools: tmem_shared_pool_*).",
+	  "data.ephemeral.logical_bytes", KIND_EPH, 1),
+	MORE("tmem_client_logical_bytes", "data.persistent.logical_bytes", KIND_PERS, 1),
+	M("tmem_client_compressed_bytes", "gauge",
+	  "Compressed bytes the client's pages take in its own pools, by kind.",
+	  "data.ephemeral.compressed_bytes", KIND_EPH, 1),
+	MORE("tmem_client_compressed_bytes", "data.persistent.compressed_bytes", KIND_PERS, 1),
+	OPT("tmem_client_compression_ratio", "Logical bytes per compressed byte, its own pools.",
+	    "data.compression_ratio"),
+	CAP("tmem_client_ephemeral_max_bytes", "Logical bytes: the ephemeral cap (absent: none).",
 	    "caps.ephemeral_max_pages"),
-	CAP("tmem_client_persistent_max_bytes", "Persistent cap (absent: none).",
+	CAP("tmem_client_persistent_max_bytes", "Logical bytes: the persistent cap (absent: none).",
 	    "caps.persistent_max_pages"),
-	M("tmem_client_stored_bytes", "gauge", "Bytes of pages charged to the client.",
-	  "pages.ephemeral", "kind=\"ephemeral\"", PAGE),
-	MORE("tmem_client_stored_bytes", "pages.persistent", "kind=\"persistent\"", PAGE),
 	CL("client_puts_total", "counter", "Put requests.", "ops.puts"),
 	CL("client_succ_puts_total", "counter", "Pages stored.", "ops.succ_puts"),
 	CL("client_pool_limit_hit_total", "counter", "Puts refused: the pool was full.",
@@ -181,7 +205,10 @@ static const struct metric client_metrics[] = {
 	CL("client_failed_gets_total", "counter", "Gets that missed.", "ops.failed_gets"),
 	CL("client_page_flushes_total", "counter", "Flush-page requests.", "ops.flush_pages"),
 	CL("client_object_flushes_total", "counter", "Flush-object requests.", "ops.flush_objects"),
-	CL("client_evictions_total", "counter", "The client's pages evicted.", "ops.evictions"),
+	CL("client_evictions_total", "counter",
+	   "The client's pages evicted to make room (not admin flushes).", "ops.evictions"),
+	CL("client_admin_flushes_total", "counter", "The client's pages dropped by tmemctl flush.",
+	   "ops.admin_flushes"),
 	CL("cleancache_succ_gets_total", "counter", "cleancache: gets that hit.", "cleancache.succ_gets"),
 	CL("cleancache_failed_gets_total", "counter", "cleancache: gets that missed.", "cleancache.failed_gets"),
 	CL("cleancache_puts_total", "counter", "cleancache: puts.", "cleancache.puts"),
@@ -194,8 +221,10 @@ static const struct metric client_metrics[] = {
 };
 
 static const struct metric shared_metrics[] = {
-	M("tmem_shared_pool_stored_bytes", "gauge", "Bytes of pages in the shared pool.", "pages",
-	  NULL, PAGE),
+	M("tmem_shared_pool_logical_bytes", "gauge",
+	  "Logical bytes of the shared pool's pages (charged to no client).", "logical_bytes", NULL, 1),
+	M("tmem_shared_pool_compressed_bytes", "gauge",
+	  "Compressed bytes the shared pool's pages take.", "compressed_bytes", NULL, 1),
 	M("tmem_shared_pool_sharers", "gauge", "Clients that joined the shared pool.", "sharers",
 	  NULL, 1),
 	{ NULL },
@@ -213,7 +242,7 @@ static const struct metric parked_metrics[] = {
 	MORE("tmem_parked_pools_total", "pools.claimed", "event=\"claimed\"", 1),
 	MORE("tmem_parked_pools_total", "pools.expired", "event=\"expired\"", 1),
 	M("tmem_parked_bytes_total", "counter",
-	  "Bytes of persistent pages parked, claimed by the restored domain, or expired unclaimed.",
+	  "Logical bytes of persistent pages parked, claimed by the restored domain, or expired unclaimed.",
 	  "pages.parked", "event=\"parked\"", PAGE),
 	MORE("tmem_parked_bytes_total", "pages.claimed", "event=\"claimed\"", PAGE),
 	MORE("tmem_parked_bytes_total", "pages.expired", "event=\"expired\"", PAGE),
@@ -308,6 +337,7 @@ static int daemon_families(FILE *out, json_t *status)
 {
 	json_t *version = jpath(status, "daemon.version");
 	json_t *start = jpath(status, "daemon.start_time_seconds");
+	json_t *cpu = jpath(status, "daemon.cpu_seconds");
 
 	if (!json_is_string(version) || !json_is_integer(start))
 		return -EINVAL;
@@ -318,6 +348,12 @@ static int daemon_families(FILE *out, json_t *status)
 	fprintf(out, "# HELP tmem_start_time_seconds When tmemd started, in seconds since "
 		"the Unix epoch.\n# TYPE tmem_start_time_seconds gauge\n"
 		"tmem_start_time_seconds %lld\n", (long long)json_integer_value(start));
+	/* What tmem costs the host, beside what it saves (absent from an
+	 * older tmemd: no sample). */
+	if (json_is_number(cpu))
+		fprintf(out, "# HELP tmem_daemon_cpu_seconds_total CPU time tmemd has used, user "
+			"and system, all threads.\n# TYPE tmem_daemon_cpu_seconds_total counter\n"
+			"tmem_daemon_cpu_seconds_total %.3f\n", json_number_value(cpu));
 	return 0;
 }
 

@@ -51,16 +51,21 @@ int cmd_release(const struct tmemctl_opts *, int, char **);
 int cmd_top(const struct tmemctl_opts *, int, char **);
 int cmd_forget(const struct tmemctl_opts *, int, char **);
 int cmd_freeable(const struct tmemctl_opts *, int, char **);
+int cmd_saved(const struct tmemctl_opts *, int, char **);
+int cmd_unset(const struct tmemctl_opts *, int, char **);
 
 /* conn.c: a connection to the control socket. */
 struct tmemctl_conn {
 	int fd;
 	char *buf;            /* received bytes not yet returned */
 	size_t len, cap;
+	bool lost;            /* the connection failed (tmemd went away) */
 };
 /* Connects to --socket, else --runtime-dir's control.sock, else the
  * default.  0, or an exit code with the reason printed to stderr. */
 int tmemctl_open(const struct tmemctl_opts *opts, struct tmemctl_conn *conn);
+/* The same, printing nothing (top's reconnects). */
+int tmemctl_open_quiet(const struct tmemctl_opts *opts, struct tmemctl_conn *conn);
 void tmemctl_close(struct tmemctl_conn *conn);
 /*
  * Sends {"version":1,"cmd":cmd,"args":args} (steals args, may be NULL)
@@ -121,6 +126,7 @@ int print_reply(const char *cmd, json_t *result, human_fn human);
 int print_reply_ctx(const char *cmd, json_t *result, human_fn human, void *ctx);
 /* Human size of pages: "12.0M" etc. */
 void fmt_pages(char *buf, size_t len, uint64_t pages);
+void fmt_bytes(char *buf, size_t len, uint64_t bytes);  /* "3.8M" */
 void print_clients_table(struct hout *o, json_t *clients);
 /* The parked clients (list --all's "parked", stats' "parked.list"):
  * key, xl name, pages, pools and age; nothing when there are none. */
@@ -129,6 +135,8 @@ void print_parked(struct hout *o, json_t *parked);
 void print_pool_summary(struct hout *o, json_t *doc);
 /* The "memory" line (print_memory.c); nothing when doc has none. */
 void print_memory_summary(struct hout *o, json_t *doc);
+/* The recovered clients not back yet (list --all, stats); nothing when none. */
+void print_recovered(struct hout *o, json_t *recovered);
 
 /* prom.c: the stats document (and from the status reply, the version and
  * start time) in the Prometheus text format.  0 or -EINVAL. */
