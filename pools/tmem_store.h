@@ -289,6 +289,12 @@ int store_export_pages(struct tmem_client *c, int32_t pool_id,
  */
 int store_import_page(struct tmem_client *c, int32_t pool_id,
 		      const struct tmem_stored_page *p, const struct tmem_put_args *args);
+/* The check alone: 0, or -EBADMSG (-EINVAL for NULL). */
+int store_stored_page_check(const struct tmem_stored_page *p);
+/* store_import_page() of a page store_stored_page_check() passed (its
+ * bytes unchanged since): only the fields are checked again. */
+int store_import_checked(struct tmem_client *c, int32_t pool_id,
+			 const struct tmem_stored_page *p, const struct tmem_put_args *args);
 /* Both caps cap, every refusal left to the caller (tests, benchmarks). */
 #define TMEM_PUT_CAP(cap) \
 	(&(const struct tmem_put_args){ .ephemeral_max = (cap), .persistent_max = (cap), \

@@ -16,11 +16,12 @@
  * authenticated but still not trusted with the arena: the bytes are
  * decoded once into a scratch page before anything is stored, so a
  * page that does not decode to exactly 4 KiB is refused (-EBADMSG) and
- * changes nothing.
+ * changes nothing.  The check can run apart from the put
+ * (store_stored_page_check(), then store_import_checked()), on another
+ * thread, so that a transfer decodes one batch while it stores another.
  */
 #include <errno.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -107,9 +108,10 @@ int store_export_pages(struct tmem_client *c, int32_t pool_id,
 	return rc < 0 ? rc : 0;
 }
 
-/* The encoding of a page a peer sent: checked by decoding it into scratch. */
+/* The encoding of a page a peer sent: checked by decoding it into
+ * scratch, unless the caller did (decode false: only the fields). */
 static int stored_to_enc(const struct tmem_stored_page *p, void *scratch,
-			 struct tmem_enc *e)
+			 struct tmem_enc *e, bool decode)
 {
 	memset(e, 0, offsetof(struct tmem_enc, buf));
 	switch (p->codec) {
@@ -128,7 +130,7 @@ static int stored_to_enc(const struct tmem_stored_page *p, void *scratch,
 	case TMEM_CODEC_LZ4:
 	case TMEM_CODEC_ZSTD:
 		if (!p->bytes || !p->len || p->len >= TMEM_PAGE_SIZE ||
-		    codec_decode(p->codec, p->bytes, p->len, scratch))
+		    (decode && codec_decode(p->codec, p->bytes, p->len, scratch)))
 			return -EBADMSG;
 		e->kind = TMEM_ENC_Z;
 		e->codec = p->codec;
@@ -141,21 +143,37 @@ static int stored_to_enc(const struct tmem_stored_page *p, void *scratch,
 	}
 }
 
-int store_import_page(struct tmem_client *c, int32_t pool_id,
-		      const struct tmem_stored_page *p, const struct tmem_put_args *args)
+int store_stored_page_check(const struct tmem_stored_page *p)
 {
 	uint8_t scratch[TMEM_PAGE_SIZE];
-	struct tmem_enc *e;
+	struct tmem_enc e;
+
+	return p ? stored_to_enc(p, scratch, &e, true) : -EINVAL;
+}
+
+static int import(struct tmem_client *c, int32_t pool_id, const struct tmem_stored_page *p,
+		  const struct tmem_put_args *args, bool decode)
+{
+	uint8_t scratch[TMEM_PAGE_SIZE];
+	struct tmem_enc e; /* its buf stays unused: the bytes are p's */
 	int rc;
 
 	if (!c || !p || !args)
 		return -EINVAL;
-	e = malloc(sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	rc = stored_to_enc(p, scratch, e);
+	rc = stored_to_enc(p, scratch, &e, decode);
 	if (!rc)
-		rc = store_put_enc(c, pool_id, &p->oid, p->index, e, args);
-	free(e);
+		rc = store_put_enc(c, pool_id, &p->oid, p->index, &e, args);
 	return rc;
+}
+
+int store_import_page(struct tmem_client *c, int32_t pool_id,
+		      const struct tmem_stored_page *p, const struct tmem_put_args *args)
+{
+	return import(c, pool_id, p, args, true);
+}
+
+int store_import_checked(struct tmem_client *c, int32_t pool_id,
+			 const struct tmem_stored_page *p, const struct tmem_put_args *args)
+{
+	return import(c, pool_id, p, args, false);
 }
