@@ -261,3 +261,38 @@ void tmemd_clients_park_stats(struct tmemd_clients *reg, struct tmemd_park_stats
 	*out = reg->park;
 	pthread_mutex_unlock(&reg->lock);
 }
+
+void tmemd_clients_set_migrate(struct tmemd_clients *reg, const struct tmemd_migrate_hooks *h,
+			       void *ctx)
+{
+	reg->migrate = h;
+	reg->migrate_ctx = ctx;
+}
+
+int tmemd_clients_pull(struct tmemd_clients *reg, const char *name,
+		       const struct tmem_ident *ident)
+{
+	return reg->migrate ? reg->migrate->pull(reg->migrate_ctx, name, ident) : -ENOENT;
+}
+
+int tmemd_clients_park_for_peer(struct tmemd_client *c)
+{
+	struct tmemd_clients *reg = c->reg;
+
+	if (!reg->migrate) {
+		tmemd_client_remove(c);
+		return -EOPNOTSUPP;
+	}
+	return reg->migrate->park(reg->migrate_ctx, c);
+}
+
+void tmemd_clients_claimed(struct tmemd_clients *reg, const char *name)
+{
+	if (reg->migrate)
+		reg->migrate->claimed(reg->migrate_ctx, name);
+}
+
+bool tmemd_clients_held(struct tmemd_clients *reg, const char *name)
+{
+	return reg->migrate && reg->migrate->held(reg->migrate_ctx, name);
+}

@@ -371,6 +371,8 @@ static const ctl_handler handlers[CTL_CMD_NR] = {
 	[CTL_SHARED_AUTH] = ctl_cmd_shared_auth,
 	[CTL_POOL_SIZE] = ctl_cmd_pool_size,
 	[CTL_FORGET] = ctl_cmd_forget,
+	[CTL_MIGRATE_CHECK] = ctl_cmd_migrate_check,
+	[CTL_MIGRATE_PUSH] = ctl_cmd_migrate_push,
 };
 
 int ctl_cmd_run(struct tmemd_control *ctl, const struct ctl_request *req,

@@ -27,6 +27,7 @@ enum ctl_field_type {
 	/* The same, or (state files written before compression) a boolean:
 	 * true was "on", now lz4. */
 	F_COMPRESS_OLD,
+	F_PEER,    /* "HOST:PORT", printable, into char[TMEMD_CONTROL_PEER_MAX] */
 };
 
 struct ctl_field {
@@ -60,6 +61,11 @@ static const struct ctl_field auth_args[] = {
 };
 static const struct ctl_field pool_size_args[] = {
 	{ "pages", F_PAGES, RQ(pages), CTL_HAS_PAGES, true },
+	{ NULL },
+};
+static const struct ctl_field migrate_args[] = {
+	{ "client", F_NAME, RQ(client), CTL_HAS_CLIENT, true },
+	{ "peer", F_PEER, RQ(peer), CTL_HAS_PEER, true },
 	{ NULL },
 };
 static const struct ctl_field no_args[] = { { NULL } };
@@ -99,6 +105,9 @@ static const struct {
 	[CTL_SHARED_AUTH] = { .name = "shared-auth", .writes = true, .args = auth_args },
 	[CTL_POOL_SIZE] = { .name = "pool-size", .writes = true, .args = pool_size_args },
 	[CTL_FORGET] = { .name = "forget", .writes = true, .args = client_args },
+	/* A check reveals what the peer holds: admins only, like a push. */
+	[CTL_MIGRATE_CHECK] = { .name = "migrate-check", .writes = true, .args = migrate_args },
+	[CTL_MIGRATE_PUSH] = { .name = "migrate-push", .writes = true, .args = migrate_args },
 };
 
 int ctl_err_set(struct ctl_err *err, int errnum, const char *fmt, ...)
@@ -188,6 +197,19 @@ static int parse_uint(json_t *v, const char *key, uint64_t min, uint64_t max,
 	return 0;
 }
 
+/* A peer address: HOST:PORT, printable with no blanks, and short. */
+static bool peer_ok(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (!n || n >= TMEMD_CONTROL_PEER_MAX || !strchr(v, ':'))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] <= ' ' || v[i] > '~')
+			return false;
+	return true;
+}
+
 static int parse_field(const struct ctl_field *f, json_t *v, void *base,
 		       struct ctl_err *err)
 {
@@ -239,6 +261,12 @@ static int parse_field(const struct ctl_field *f, json_t *v, void *base,
 		if (!json_is_string(v) ||
 		    store_compress_parse(json_string_value(v), (struct tmem_compress *)(void *)dst))
 			return ctl_err_set(err, EINVAL, "%s: want " TMEM_COMPRESS_VALUES, f->key);
+		return 0;
+	case F_PEER:
+		if (!json_is_string(v) || !peer_ok(json_string_value(v)))
+			return ctl_err_set(err, EINVAL, "%s: expected HOST:PORT (printable, under %d "
+					   "bytes)", f->key, TMEMD_CONTROL_PEER_MAX);
+		snprintf(dst, TMEMD_CONTROL_PEER_MAX, "%s", json_string_value(v));
 		return 0;
 	case F_UUID:
 		if (!json_is_string(v) ||

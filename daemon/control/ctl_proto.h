@@ -27,6 +27,9 @@
 #include "tmem_store.h"
 #include "tmem_policy.h"
 
+/* A migration peer's "HOST:PORT" (control.h's hooks take it). */
+#define TMEMD_CONTROL_PEER_MAX 128
+
 enum ctl_cmd {
 	CTL_STATUS,
 	CTL_STATS,
@@ -38,6 +41,8 @@ enum ctl_cmd {
 	CTL_SHARED_AUTH,
 	CTL_POOL_SIZE,
 	CTL_FORGET,
+	CTL_MIGRATE_CHECK,
+	CTL_MIGRATE_PUSH,
 	CTL_CMD_NR,
 };
 
@@ -54,6 +59,7 @@ enum {
 	CTL_HAS_REVOKE = 1u << 7,
 	CTL_HAS_PAGES = 1u << 8,
 	CTL_HAS_ALL = 1u << 9,
+	CTL_HAS_PEER = 1u << 10,
 };
 
 /* Some of a client's settings: only the fields named in has are set. */
@@ -71,6 +77,7 @@ struct ctl_request {
 	bool revoke;
 	uint64_t pages;            /* for "pool-size" */
 	bool all;                  /* for "list": stored settings too */
+	char peer[TMEMD_CONTROL_PEER_MAX]; /* for "migrate-*": HOST:PORT */
 };
 
 /* An error to send back: an errno value and a one-line message. */

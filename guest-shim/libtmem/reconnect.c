@@ -18,6 +18,8 @@
  * settling goes on where it stopped, until c->reconnect_ms is spent.
  */
 #include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -163,5 +165,94 @@ int conn_recover(struct tmem_conn *c)
 		c->epoch++;
 		c->reconnects++;
 	}
+	return rc;
+}
+
+/* Asks tmemd to park this client for a migration, and waits until it
+ * has (it closes the socket then). */
+static int park_on(struct tmem_conn *c)
+{
+	struct tmem_local_op op = { .magic = TMEM_LOCAL_MAGIC, .op = TMEM_LOCAL_OP_PARK };
+	struct pollfd p = { .fd = c->raw.sock_fd, .events = POLLIN };
+	char junk[64];
+
+	if (send(c->raw.sock_fd, &op, sizeof(op), MSG_NOSIGNAL) != (ssize_t)sizeof(op))
+		return -EPIPE;
+	for (;;) {
+		int n = poll(&p, 1, 30000);
+		ssize_t got;
+
+		if (n <= 0)
+			return n == 0 ? -ETIMEDOUT : -errno;
+		got = recv(c->raw.sock_fd, junk, sizeof(junk), MSG_DONTWAIT);
+		if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
+			return 0; /* closed: parked */
+	}
+}
+
+/*
+ * Attaches at c->path with the pages resumed, trying again until
+ * deadline: the tmemd there may be restarting, or its peer.  A welcome
+ * without them is a fresh client under a new token: it is let go and
+ * the old token kept, since the pages may still come.  -ENOENT: they
+ * never did.
+ */
+static int attach_resumed(struct tmem_conn *c, uint64_t deadline)
+{
+	const struct tmem_raw_session old = c->sess;
+	int rc;
+
+	for (;;) {
+		rc = connect_again(c, deadline);
+		if (!rc && (c->sess.flags & TMEM_LOCAL_RESUMED))
+			return 0;
+		if (!rc)
+			tmem_raw_disconnect(&c->raw); /* the fresh client goes */
+		c->sess = old;
+		if (!rc)
+			rc = -ENOENT;
+		if (now_ms() + BACKOFF_MAX_MS > deadline)
+			return rc;
+		sleep_ms(BACKOFF_MAX_MS);
+	}
+}
+
+int tmem_migrate(struct tmem_conn *c, const char *path)
+{
+	uint64_t deadline;
+	int rc;
+
+	if (!c || !path || strlen(path) >= sizeof(c->path))
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	rc = c->parked ? 0 : c->dead;
+	pthread_mutex_unlock(&c->lock);
+	if (!rc && !c->parked)
+		rc = tmem_wait_all(c);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&c->lock);
+	if (!c->parked)
+		rc = park_on(c);
+	if (!rc) {
+		c->parked = true;
+		strcpy(c->path, path);
+		deadline = now_ms() + conn_reconnect_window_ms();
+		rc = attach_resumed(c, deadline);
+		if (!rc) {
+			c->parked = false;
+			c->dead = 0;
+			c->reconnect_ms = conn_reconnect_window_ms();
+			rc = drop_orphans(c);
+		}
+		if (!rc)
+			c->epoch++;
+	}
+	if (rc) {
+		/* Calls fail at once; only tmem_migrate() tries again. */
+		c->dead = -EPIPE;
+		c->reconnect_ms = 0;
+	}
+	pthread_mutex_unlock(&c->lock);
 	return rc;
 }

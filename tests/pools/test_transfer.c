@@ -3,7 +3,8 @@
  * store (transfer.c): every page comes back exactly, whatever it was
  * stored as (compressed, same-filled, incompressible, raw); an export
  * stopped at any page goes on where it stopped; an import that does not
- * decode is refused and stores nothing; a client's identity changes with
+ * decode is refused and stores nothing (also when checked apart, as a
+ * transfer does); a client's identity changes with
  * store_client_set_ident() and claims follow it.
  */
 #include <check.h>
@@ -45,7 +46,13 @@ static int import_one(void *ctx, const struct tmem_stored_page *p)
 
 	if (k->n == k->limit)
 		return 1;
-	ck_assert_int_eq(store_import_page(k->to, 0, p, TMEM_PUT_CAP(TMEM_NO_CAP)), 1);
+	/* Every other page the way a transfer does it: checked, then put. */
+	if (k->total % 2) {
+		ck_assert_int_eq(store_stored_page_check(p), 0);
+		ck_assert_int_eq(store_import_checked(k->to, 0, p, TMEM_PUT_CAP(TMEM_NO_CAP)), 1);
+	} else {
+		ck_assert_int_eq(store_import_page(k->to, 0, p, TMEM_PUT_CAP(TMEM_NO_CAP)), 1);
+	}
 	k->n++;
 	k->total++;
 	return 0;
@@ -136,6 +143,13 @@ START_TEST(test_import_refuses_garbage)
 	p.codec = TMEM_CODEC_LZ4;
 	p.len = PG;
 	ck_assert_int_eq(store_import_page(c, 0, &p, TMEM_PUT_CAP(TMEM_NO_CAP)), -EBADMSG);
+	/* The check alone says the same; a checked import still checks the
+	 * fields. */
+	p.len = 1000;
+	ck_assert_int_eq(store_stored_page_check(&p), -EBADMSG);
+	ck_assert_int_eq(store_stored_page_check(NULL), -EINVAL);
+	p.len = PG;
+	ck_assert_int_eq(store_import_checked(c, 0, &p, TMEM_PUT_CAP(TMEM_NO_CAP)), -EBADMSG);
 	p.codec = TMEM_CODEC_NONE;
 	p.len = PG;
 	ck_assert_int_eq(store_import_page(c, 1, &p, TMEM_PUT_CAP(TMEM_NO_CAP)), -ENOENT);

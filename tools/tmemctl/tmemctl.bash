@@ -20,7 +20,7 @@ _tmemctl_clients()
 _tmemctl()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="status stats list set freeze thaw flush shared-auth pool-size top freeable forget"
+	local commands="status stats list set freeze thaw flush shared-auth pool-size top freeable forget migrate-check migrate-push"
 	local global="--socket --runtime-dir --json --help --version"
 	local cmd="" i
 
@@ -52,7 +52,7 @@ _tmemctl()
 	list) opts+=" --all -a"; clients=1 ;;
 	set) opts+=" --all -a --weight --ephemeral-max --persistent-max --compress"; clients=1 ;;
 	freeze | thaw | flush) opts+=" --all -a"; clients=1 ;;
-	forget) clients=1 ;;
+	forget|migrate-check|migrate-push) clients=1 ;;
 	shared-auth) opts+=" --revoke" ;;
 	top) opts+=" --delay --sort --iterations" ;;
 	esac
