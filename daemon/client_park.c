@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client_registry_internal.h"
 
@@ -278,18 +279,22 @@ int tmemd_clients_pull(struct tmemd_clients *reg, const char *name,
 int tmemd_clients_park_for_peer(struct tmemd_client *c)
 {
 	struct tmemd_clients *reg = c->reg;
+	struct timespec ts;
 
-	if (!reg->migrate) {
-		tmemd_client_remove(c);
-		return -EOPNOTSUPP;
-	}
-	return reg->migrate->park(reg->migrate_ctx, c);
+	if (reg->migrate)
+		return reg->migrate->park(reg->migrate_ctx, c);
+	/* No migration here: parked all the same, so that the client can
+	 * come back to this tmemd for them (a peer never takes them). */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return tmemd_client_park(c, (uint64_t)ts.tv_sec, NULL);
 }
 
 void tmemd_clients_claimed(struct tmemd_clients *reg, const char *name)
 {
 	if (reg->migrate)
 		reg->migrate->claimed(reg->migrate_ctx, name);
+	else
+		tmemd_clients_forget_parked(reg, name);
 }
 
 bool tmemd_clients_held(struct tmemd_clients *reg, const char *name)

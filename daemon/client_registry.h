@@ -290,7 +290,8 @@ struct tmemd_migrate_hooks {
 };
 void tmemd_clients_set_migrate(struct tmemd_clients *reg, const struct tmemd_migrate_hooks *h,
 			       void *ctx);
-/* The hooks' calls; -ENOENT / -EOPNOTSUPP (c removed) with none set. */
+/* The hooks' calls.  With none set: pull -ENOENT; park parks c in the
+ * registry only, for the client to come back here. */
 int tmemd_clients_pull(struct tmemd_clients *reg, const char *name,
 		       const struct tmem_ident *ident);
 int tmemd_clients_park_for_peer(struct tmemd_client *c);

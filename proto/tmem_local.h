@@ -61,7 +61,8 @@
  * migration to another host (man tmem(7), "Migration between hosts").
  * tmemd parks the client's persistent pools for a peer tmemd to take,
  * then closes the socket; the client connects to the other tmemd with
- * its name and session token.  A tmemd without migration frees them.
+ * its name and session token.  A tmemd without migration parks them all
+ * the same, for the client to come back to it.
  */
 #define TMEM_LOCAL_OP_PARK 1u
 struct tmem_local_op {

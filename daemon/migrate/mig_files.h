@@ -7,7 +7,9 @@
  *
  *   <runtime>/migrate/parked/NAME    source: "AT LABEL" parked since AT;
  *                                    "AT LABEL lent XFER PEER": offered
- *                                    to PEER as XFER, not claimable here
+ *                                    to PEER as XFER, not claimable here;
+ *                                    "AT LABEL released": PEER has it, the
+ *                                    copy here is being freed
  *   <runtime>/migrate/incoming/NAME  destination: "staged XFER PEER" or
  *                                    "committed XFER PEER"
  */

@@ -118,6 +118,32 @@ static int lend(struct tmemd_migrate *m, const char *peer, const char *name,
 	return rc;
 }
 
+/* Takes the lend xfer off the list, if peer (NULL: any) holds it. */
+static bool unlend(struct tmemd_migrate *m, const uint8_t *xfer, const char *peer,
+		   struct mig_lent *out)
+{
+	struct mig_lent *l;
+
+	pthread_mutex_lock(&m->lock);
+	l = do_lent_find(m, NULL, xfer);
+	if (l && (!peer || !strcmp(l->peer, peer))) {
+		*out = *l;
+		do_lent_del(m, l);
+	} else {
+		l = NULL;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return l != NULL;
+}
+
+/* A lend taken back: parked here again, as before it. */
+static void repark(struct tmemd_migrate *m, const struct mig_lent *l)
+{
+	marker_write(m, &l->parked, NULL);
+	tmemd_clients_note_parked(m->reg, l->name, l->parked.label, &l->parked.ident,
+				  l->parked.parked_at);
+}
+
 struct offer_scan {
 	struct tmem_mig_offer *o;
 };
@@ -229,6 +255,8 @@ static int serve_pull(struct tmemd_migrate *m, struct mig_link *link,
 	rc = store_client_claim(m->store, name, &ident, &sc);
 	if (rc) {
 		log_err("migrate: %s was parked but is not in the store (%s)", name, strerror(-rc));
+		if (unlend(m, l.xfer, NULL, &l))
+			repark(m, &l);
 		return refuse_offer(m, link, -ENOENT);
 	}
 	store_client_for_each_pool(sc, add_pool, &os);
@@ -251,44 +279,33 @@ static int serve_pull(struct tmemd_migrate *m, struct mig_link *link,
 static int resolve(struct tmemd_migrate *m, struct mig_link *link, const uint8_t *xfer,
 		   bool release)
 {
-	struct tmem_mig_done d = { .status = -ENOENT };
-	struct mig_lent *l, lent;
-	int found = 0, rc;
+	struct tmem_mig_done d = { .status = 0 };
+	struct mig_lent lent;
+	int rc;
 
-	pthread_mutex_lock(&m->lock);
-	l = do_lent_find(m, NULL, xfer);
-	if (l && !strcmp(l->peer, mig_link_peer(link))) {
-		lent = *l;
-		do_lent_del(m, l);
-		found = 1;
-		if (release)
-			m->stats.transfers_out++;
-	}
-	pthread_mutex_unlock(&m->lock);
-	if (!found) {
+	if (!unlend(m, xfer, mig_link_peer(link), &lent)) {
 		count_refused(m); /* a replay, or not this peer's */
+		d.status = -ENOENT;
 		return mig_send(link, TMEM_MIG_DONE, &d, sizeof(d));
 	}
-	if (release) {
-		/* Released is durable before DONE, so a kill before the pages
-		 * are freed frees them at the next start, never parks them
-		 * again; freeing them after DONE keeps it off the peer's wait. */
-		released_write(m, &lent.parked);
-		d.status = 0;
-		rc = mig_send(link, TMEM_MIG_DONE, &d, sizeof(d));
-		store_drop_detached(m->store, lent.name);
-		mig_file_remove(m->parked_dir, lent.name);
-		log_info("migrate: %s now lives on %s: freed here", lent.name, lent.peer);
-		return rc;
-	} else {
-		marker_write(m, &lent.parked, NULL);
-		tmemd_clients_note_parked(m->reg, lent.name, lent.parked.label,
-					  &lent.parked.ident, lent.parked.parked_at);
+	if (!release) {
+		repark(m, &lent);
 		log_info("migrate: %s: %s gave up its pull; parked here again", lent.name,
 			 lent.peer);
+		return mig_send(link, TMEM_MIG_DONE, &d, sizeof(d));
 	}
-	d.status = 0;
-	return mig_send(link, TMEM_MIG_DONE, &d, sizeof(d));
+	pthread_mutex_lock(&m->lock);
+	m->stats.transfers_out++;
+	pthread_mutex_unlock(&m->lock);
+	/* Released is durable before DONE, so a kill before the pages are
+	 * freed frees them at the next start, never parks them again;
+	 * freeing them after DONE keeps it off the peer's wait. */
+	released_write(m, &lent.parked);
+	rc = mig_send(link, TMEM_MIG_DONE, &d, sizeof(d));
+	store_drop_detached(m->store, lent.name);
+	mig_file_remove(m->parked_dir, lent.name);
+	log_info("migrate: %s now lives on %s: freed here", lent.name, lent.peer);
+	return rc;
 }
 
 static int serve_check(struct tmemd_migrate *m, struct mig_link *link,

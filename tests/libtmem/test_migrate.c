@@ -11,7 +11,9 @@
  *     0 wrong, and the pages end on exactly one side;
  *   - the destination cannot reach the source: tmem_migrate() fails,
  *     the client's calls fail (-EPIPE), never a wrong page, and the pages
- *     stay parked at the source.
+ *     stay parked at the source;
+ *   - a tmemd without migration parks a client that asks, and it comes
+ *     back there whole.
  * Printed: pages moved, time, and the counts checked.
  */
 #include <check.h>
@@ -237,6 +239,25 @@ START_TEST(test_source_gone)
 }
 END_TEST
 
+/* A tmemd without migration parks a client all the same, and the client
+ * comes back to it with every page. */
+START_TEST(test_park_without_migration)
+{
+	struct rdaemon d;
+	struct mclient m;
+	int status;
+
+	rdaemon_init(&d, KEEP_ARENA_FILE, "");
+	ck_assert(rdaemon_start(&d, &status));
+	mclient_start(&m, d.sock, "homebody");
+	ck_assert_int_eq(tmem_migrate(m.c, d.sock), 0);
+	verify(&m);
+	report("parked and back, no migration configured", &m);
+	tmem_disconnect(m.c);
+	rdaemon_fini(&d);
+}
+END_TEST
+
 static Suite *migrate_suite(void)
 {
 	Suite *s = suite_create("migrate");
@@ -247,6 +268,7 @@ static Suite *migrate_suite(void)
 	tcase_add_test(tc, test_kill_source);
 	tcase_add_test(tc, test_kill_destination);
 	tcase_add_test(tc, test_source_gone);
+	tcase_add_test(tc, test_park_without_migration);
 	suite_add_tcase(s, tc);
 	return s;
 }
