@@ -18,6 +18,7 @@
  * settling goes on where it stopped, until c->reconnect_ms is spent.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <stdlib.h>
@@ -220,33 +221,39 @@ static int attach_resumed(struct tmem_conn *c, uint64_t deadline)
 int tmem_migrate(struct tmem_conn *c, const char *path)
 {
 	uint64_t deadline;
+	bool parked;
 	int rc;
 
 	if (!c || !path || strlen(path) >= sizeof(c->path))
 		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
-	rc = c->parked ? 0 : c->dead;
+	parked = c->parked;
+	rc = parked ? 0 : c->dead;
 	pthread_mutex_unlock(&c->lock);
-	if (!rc && !c->parked)
+	if (!rc && !parked)
 		rc = tmem_wait_all(c);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&c->lock);
-	if (!c->parked)
+	/* Not parked: the connection stays as it was (a lost tmemd is
+	 * reconnected to by the next call, as ever). */
+	if (!parked)
 		rc = park_on(c);
+	if (rc) {
+		pthread_mutex_unlock(&c->lock);
+		return rc;
+	}
+	c->parked = true;
+	strcpy(c->path, path);
+	deadline = now_ms() + conn_reconnect_window_ms();
+	rc = attach_resumed(c, deadline);
 	if (!rc) {
-		c->parked = true;
-		strcpy(c->path, path);
-		deadline = now_ms() + conn_reconnect_window_ms();
-		rc = attach_resumed(c, deadline);
-		if (!rc) {
-			c->parked = false;
-			c->dead = 0;
-			c->reconnect_ms = conn_reconnect_window_ms();
-			rc = drop_orphans(c);
-		}
+		c->parked = false;
+		c->dead = 0;
+		c->reconnect_ms = conn_reconnect_window_ms();
+		rc = drop_orphans(c);
 		if (!rc)
-			c->epoch++;
+			c->epoch++; /* as after a reconnect: older seqs are void */
 	}
 	if (rc) {
 		/* Calls fail at once; only tmem_migrate() tries again. */
