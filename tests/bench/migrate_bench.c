@@ -182,6 +182,8 @@ static void bench(void)
 		prev_b[at] = b;
 		prev_s[at] = s;
 		plain[r] = plain_stream(bytes);
+		printf("  move %d: pull %.3f s, end to end %.3f s, plain stream %.3f s\n", r,
+		       pull[r], whole[r], plain[r]);
 	}
 	qsort(pull, ROUNDS, sizeof(double), cmp);
 	qsort(whole, ROUNDS, sizeof(double), cmp);
