@@ -397,13 +397,15 @@ static bool is_park(const char *msg)
 	struct tmem_local_op op;
 
 	memcpy(&op, msg, sizeof(op));
-	return op.magic == TMEM_LOCAL_MAGIC && op.op == TMEM_LOCAL_OP_PARK;
+	return op.magic == TMEM_LOCAL_MAGIC && op.op == TMEM_LOCAL_OP_PARK && !op.status &&
+	       !op.rsvd;
 }
 
 /* The client asked to be parked for a migration: its pools stay for a
  * peer (daemon/migrate/), and conn_free() finds no client to free. */
 static void park(struct local_conn *c)
 {
+	struct tmem_local_op answer = { .magic = TMEM_LOCAL_MAGIC, .op = TMEM_LOCAL_OP_PARK };
 	struct tmemd_client *cl = c->client;
 	int rc;
 
@@ -419,6 +421,10 @@ static void park(struct local_conn *c)
 	if (rc && rc != -ENOENT)
 		tmemd_log(TMEMD_LOG_WARNING, "local client asked to be parked: %s; its pages are freed",
 			  strerror(-rc));
+	/* The answer says it is done; a close alone would mean we died. */
+	answer.status = rc;
+	if (send(c->w.fd, &answer, sizeof(answer), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		tmemd_log(TMEMD_LOG_INFO, "local client gone before its park was answered");
 }
 
 static void on_conn(struct tmemd_watch *w, uint32_t events)

@@ -337,8 +337,6 @@ static void serve_link(struct tmemd_migrate *m, struct mig_link *link)
 
 	while (!rc) {
 		rc = mig_recv(link, &type, &msg, sizeof(msg), &len);
-		if (rc == -EPROTO)
-			count_refused(m);
 		if (rc)
 			break;
 		if (type == TMEM_MIG_PULL)

@@ -169,13 +169,13 @@ int conn_recover(struct tmem_conn *c)
 	return rc;
 }
 
-/* Asks tmemd to park this client for a migration, and waits until it
- * has (it closes the socket then). */
-static int park_on(struct tmem_conn *c)
+/* Asks tmemd to park this client for a migration: 0 parked, tmemd's
+ * -errno (nothing kept), or -EPIPE when the socket closed unanswered
+ * (tmemd died: nothing parked, the pages are there after its restart). */
+static int park_once(struct tmem_conn *c)
 {
-	struct tmem_local_op op = { .magic = TMEM_LOCAL_MAGIC, .op = TMEM_LOCAL_OP_PARK };
+	struct tmem_local_op op = { .magic = TMEM_LOCAL_MAGIC, .op = TMEM_LOCAL_OP_PARK }, ans;
 	struct pollfd p = { .fd = c->raw.sock_fd, .events = POLLIN };
-	char junk[64];
 
 	if (send(c->raw.sock_fd, &op, sizeof(op), MSG_NOSIGNAL) != (ssize_t)sizeof(op))
 		return -EPIPE;
@@ -185,9 +185,31 @@ static int park_on(struct tmem_conn *c)
 
 		if (n <= 0)
 			return n == 0 ? -ETIMEDOUT : -errno;
-		got = recv(c->raw.sock_fd, junk, sizeof(junk), MSG_DONTWAIT);
+		/* One-byte doorbells may come first; the answer is the one
+		 * message of its size. */
+		got = recv(c->raw.sock_fd, &ans, sizeof(ans), MSG_DONTWAIT);
+		if (got == (ssize_t)sizeof(ans) && ans.magic == TMEM_LOCAL_MAGIC &&
+		    ans.op == TMEM_LOCAL_OP_PARK)
+			return ans.status > -4096 && ans.status <= 0 ? ans.status : -EPROTO;
 		if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
-			return 0; /* closed: parked */
+			return -EPIPE;
+	}
+}
+
+/* park_once() until deadline: a tmemd that died first is reconnected to
+ * (conn_recover(), the pages resumed) and asked again. */
+static int park_on(struct tmem_conn *c, uint64_t deadline)
+{
+	int rc;
+
+	for (;;) {
+		rc = park_once(c);
+		if (rc != -EPIPE || now_ms() >= deadline)
+			return rc;
+		c->dead = -EPIPE;
+		rc = conn_recover(c);
+		if (rc)
+			return rc;
 	}
 }
 
@@ -235,18 +257,20 @@ int tmem_migrate(struct tmem_conn *c, const char *path)
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&c->lock);
-	/* Not parked: the connection stays as it was (a lost tmemd is
-	 * reconnected to by the next call, as ever). */
+	deadline = now_ms() + conn_reconnect_window_ms();
 	if (!parked)
-		rc = park_on(c);
-	if (rc) {
+		rc = park_on(c, deadline);
+	if (rc == -EPIPE || rc == -ETIMEDOUT) {
+		/* Not parked: the connection stays as it was (a lost tmemd
+		 * is reconnected to by the next call, as ever). */
 		pthread_mutex_unlock(&c->lock);
 		return rc;
 	}
-	c->parked = true;
-	strcpy(c->path, path);
-	deadline = now_ms() + conn_reconnect_window_ms();
-	rc = attach_resumed(c, deadline);
+	if (!rc) {
+		c->parked = true;
+		strcpy(c->path, path);
+		rc = attach_resumed(c, deadline);
+	}
 	if (!rc) {
 		c->parked = false;
 		c->dead = 0;

@@ -79,10 +79,13 @@ uint64_t tmem_conn_reconnects(struct tmem_conn *c);
  * from its peer before it answers.  The connection goes on there with
  * the same pool ids and pages (ephemeral pools are dropped).  0, or
  * -errno: -ENOENT the pages did not follow (that tmemd has no peer
- * holding them, or could not reach it, within $TMEM_RECONNECT_MS); every
- * other call then fails with -EPIPE, never returning a wrong page, and
- * the pages stay parked: tmem_migrate() again (to the same tmemd or
- * another) tries once more.
+ * holding them, or could not reach it, within $TMEM_RECONNECT_MS, or the
+ * client had no persistent pool to park); every other call then fails
+ * with -EPIPE, never returning a wrong page, and the pages stay parked:
+ * tmem_migrate() again (to the same tmemd or another) tries once more.
+ * A tmemd that dies before it parks the client is waited for, and asked
+ * again when it is back; -EPIPE if it is not back in time (nothing was
+ * parked, and the connection goes on as after any restart).
  */
 int tmem_migrate(struct tmem_conn *c, const char *path);
 

@@ -7,8 +7,9 @@
  *     puts between the moves: 0 lost, 0 wrong; the source frees its copy
  *     and nothing is left half done on either side;
  *   - kill -9 of the source, then of the destination, at random moments
- *     of the transfer (each restarted): the move still completes, 0 lost,
- *     0 wrong, and the pages end on exactly one side;
+ *     of the move, before the park included (each restarted): the move
+ *     still completes, 0 lost, 0 wrong, and the pages end on exactly one
+ *     side ($TMEM_MIGRATE_KILLS moves each, default 6);
  *   - the destination cannot reach the source: tmem_migrate() fails,
  *     the client's calls fail (-EPIPE), never a wrong page, and the pages
  *     stay parked at the source;
@@ -185,7 +186,9 @@ static void move_under_kill(struct mpair *p, struct mclient *m, int from, int vi
 
 static void kill_rounds(int victim_is_dest)
 {
-	unsigned rounds = getenv("TMEM_TEST_QUICK") ? 2 : 6, seed = (unsigned)time(NULL);
+	const char *env = getenv("TMEM_MIGRATE_KILLS");
+	unsigned rounds = env ? (unsigned)atoi(env) : getenv("TMEM_TEST_QUICK") ? 2 : 6;
+	unsigned seed = (unsigned)time(NULL);
 	struct mpair p;
 	struct mclient m;
 	int at = 0;
