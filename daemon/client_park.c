@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client_registry_internal.h"
 
@@ -260,4 +261,43 @@ void tmemd_clients_park_stats(struct tmemd_clients *reg, struct tmemd_park_stats
 	pthread_mutex_lock(&reg->lock);
 	*out = reg->park;
 	pthread_mutex_unlock(&reg->lock);
+}
+
+void tmemd_clients_set_migrate(struct tmemd_clients *reg, const struct tmemd_migrate_hooks *h,
+			       void *ctx)
+{
+	reg->migrate = h;
+	reg->migrate_ctx = ctx;
+}
+
+int tmemd_clients_pull(struct tmemd_clients *reg, const char *name,
+		       const struct tmem_ident *ident)
+{
+	return reg->migrate ? reg->migrate->pull(reg->migrate_ctx, name, ident) : -ENOENT;
+}
+
+int tmemd_clients_park_for_peer(struct tmemd_client *c)
+{
+	struct tmemd_clients *reg = c->reg;
+	struct timespec ts;
+
+	if (reg->migrate)
+		return reg->migrate->park(reg->migrate_ctx, c);
+	/* No migration here: parked all the same, so that the client can
+	 * come back to this tmemd for them (a peer never takes them). */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return tmemd_client_park(c, (uint64_t)ts.tv_sec, NULL);
+}
+
+void tmemd_clients_claimed(struct tmemd_clients *reg, const char *name)
+{
+	if (reg->migrate)
+		reg->migrate->claimed(reg->migrate_ctx, name);
+	else
+		tmemd_clients_forget_parked(reg, name);
+}
+
+bool tmemd_clients_held(struct tmemd_clients *reg, const char *name)
+{
+	return reg->migrate && reg->migrate->held(reg->migrate_ctx, name);
 }

@@ -273,6 +273,31 @@ void tmemd_clients_count_refusal(struct tmemd_clients *reg, enum tmemd_refusal_k
 void tmemd_clients_refusals(struct tmemd_clients *reg,
 			    uint64_t counts[TMEMD_NR_REFUSAL_KINDS][TMEMD_NR_REASONS]);
 
+/*
+ * Migration between hosts (daemon/migrate/migrate.h), when configured:
+ * pull fetches the pages a peer holds parked for name and identity into
+ * the store, detached, for the attach to claim (0; -ENOENT no peer has
+ * them; -errno); park parks c for a peer to take (takes c).  Set once
+ * at start, before any transport.
+ */
+struct tmemd_migrate_hooks {
+	int (*pull)(void *ctx, const char *name, const struct tmem_ident *ident);
+	int (*park)(void *ctx, struct tmemd_client *c);
+	/* name was claimed here: no longer parked. */
+	void (*claimed)(void *ctx, const char *name);
+	/* name is lent to a peer, in doubt: not to be claimed here. */
+	bool (*held)(void *ctx, const char *name);
+};
+void tmemd_clients_set_migrate(struct tmemd_clients *reg, const struct tmemd_migrate_hooks *h,
+			       void *ctx);
+/* The hooks' calls.  With none set: pull -ENOENT; park parks c in the
+ * registry only, for the client to come back here. */
+int tmemd_clients_pull(struct tmemd_clients *reg, const char *name,
+		       const struct tmem_ident *ident);
+int tmemd_clients_park_for_peer(struct tmemd_client *c);
+void tmemd_clients_claimed(struct tmemd_clients *reg, const char *name);
+bool tmemd_clients_held(struct tmemd_clients *reg, const char *name);
+
 struct tmem_store *tmemd_clients_store(const struct tmemd_clients *reg);
 struct tmem_policy *tmemd_clients_policy(const struct tmemd_clients *reg);
 

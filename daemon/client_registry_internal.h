@@ -16,6 +16,8 @@ struct tmemd_clients {
 	tmemd_attach_hook attach_hook; /* main thread only */
 	void *attach_ctx;
 	bool keep;                    /* stopping: detach, do not destroy */
+	const struct tmemd_migrate_hooks *migrate; /* set once at start */
+	void *migrate_ctx;
 	struct tmemd_parked *parked;  /* client_park.c */
 	unsigned nr_parked, cap_parked;
 	struct tmemd_park_stats park;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "tmem_names.h"
 #include "io_util.h"
 #include "size.h"
 #include "tmem_names.h"
@@ -232,6 +233,36 @@ static int local_key(struct parse_ctx *ctx, const char *key, const char *v)
 	FAIL(ctx, "unknown key '%s' in [tmemd]", key);
 }
 
+/* [tmemd] migrate-* keys (daemon/migrate/migrate.h). */
+static int migrate_key(struct parse_ctx *ctx, const char *key, const char *v)
+{
+	static const struct {
+		const char *key;
+		size_t off, size;
+	} keys[] = {
+		{ "migrate-key", offsetof(struct tmemd_config, migrate_key), 256 },
+		{ "migrate-name", offsetof(struct tmemd_config, migrate_name), 64 },
+		{ "migrate-listen", offsetof(struct tmemd_config, migrate_listen), 128 },
+		{ "migrate-peers", offsetof(struct tmemd_config, migrate_peers), 512 },
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strcmp(key, keys[i].key))
+			continue;
+		if (!*v || strlen(v) >= keys[i].size)
+			FAIL(ctx, "%s: want a value under %zu bytes, got '%s'", key, keys[i].size, v);
+		if (i == 0 && v[0] != '/')
+			FAIL(ctx, "migrate-key: want an absolute path, got '%s'", v);
+		if (i == 1 && !tmem_name_valid(v))
+			FAIL(ctx, "migrate-name: want " TMEM_NAME_RULE ", got '%s'", v);
+		if (i >= 2 && !strchr(v, ':'))
+			FAIL(ctx, "%s: want HOST:PORT, got '%s'", key, v);
+		snprintf((char *)ctx->cfg + keys[i].off, keys[i].size, "%s", v);
+		return 1;
+	}
+	FAIL(ctx, "unknown key '%s' in [tmemd]", key);
+}
+
 static int tmemd_key(struct parse_ctx *ctx, const char *key, const char *v)
 {
 	struct tmemd_config *cfg = ctx->cfg;
@@ -275,6 +306,8 @@ static int tmemd_key(struct parse_ctx *ctx, const char *key, const char *v)
 		return control_key(ctx, key, v);
 	} else if (!strncmp(key, "local-", 6)) {
 		return local_key(ctx, key, v);
+	} else if (!strncmp(key, "migrate-", 8)) {
+		return migrate_key(ctx, key, v);
 	} else {
 		return restart_key(ctx, key, v);
 	}

@@ -6,7 +6,8 @@
  *   [tmemd]      memory, workers, runtime-dir, state-dir, transport,
  *                xen-domains, control-admin-group, control-socket-mode,
  *                control-max-per-uid, arena, reattach-grace, parked-max-age,
- *                compress-threshold
+ *                compress-threshold, migrate-key, migrate-name,
+ *                migrate-listen, migrate-peers
  *   [defaults]   ephemeral-max, persistent-max, weight, compress
  *   [client X]   the same keys as [defaults] for the client X, a
  *                principal (proto/tmem_names.h: uuid:U, domid:N or N for a
@@ -78,6 +79,11 @@ struct tmemd_config {
 	char arena_path[256];    /* "": the fd store under systemd, else memory */
 	unsigned reattach_grace_sec; /* how long recovered clients wait to be claimed */
 	unsigned parked_max_age_sec; /* how long a suspended domain's pages wait */
+	/* Migration between hosts (daemon/migrate/migrate.h); no key: none. */
+	char migrate_key[256];   /* the key file */
+	char migrate_name[64];   /* this host's name in it */
+	char migrate_listen[128];/* "": do not serve peers */
+	char migrate_peers[512]; /* HOST:PORT, comma-separated: where to pull from */
 	struct tmem_client_settings defaults; /* caps in pages */
 	struct tmemd_client_conf *clients;    /* heap array */
 	unsigned nr_clients;

@@ -11,6 +11,7 @@
 #include "control/ctl_proto.h"
 #include "control_glue.h"
 #include "fallow_json.h"
+#include "migrate/migrate.h"
 #include "log.h"
 #include "tmem_names.h"
 
@@ -30,6 +31,7 @@ struct tmemd_ctl_glue {
 	struct tmemd_fallow *fallow;
 	struct derived_grant *derived;   /* TMEM_MAX_SHARED_AUTH of them */
 	unsigned nr_derived;
+	struct tmemd_migrate *migrate;   /* NULL: none configured */
 };
 
 struct each_ctx {
@@ -353,6 +355,50 @@ static int forget_parked(void *ctx, const char *spec, char key[TMEM_CLIENT_NAME_
 	return 0;
 }
 
+/* Migration between hosts: daemon/migrate/migrate.h does the work. */
+static int glue_migrate_check(void *ctx, const char *client, const char *peer,
+			      struct tmemd_control_migrate_check *out, char *why, size_t len)
+{
+	struct tmemd_migrate_check c;
+	int rc = tmemd_migrate_check(((struct tmemd_ctl_glue *)ctx)->migrate, client, peer, &c,
+				     why, len);
+
+	*out = (struct tmemd_control_migrate_check){
+		.reachable = c.reachable, .authenticated = c.authenticated, .room = c.room,
+		.pages = c.pages, .peer_free_pages = c.peer_free_pages,
+	};
+	return rc;
+}
+
+static int glue_migrate_push(void *ctx, const char *client, const char *peer, uint64_t *pages,
+			     char *why, size_t len)
+{
+	return tmemd_migrate_push(((struct tmemd_ctl_glue *)ctx)->migrate, client, peer, pages,
+				  why, len);
+}
+
+static void glue_migrate_stats(void *ctx, struct tmemd_control_migrate_stats *out)
+{
+	struct tmemd_migrate *m = ((struct tmemd_ctl_glue *)ctx)->migrate;
+	struct tmemd_migrate_stats s;
+
+	tmemd_migrate_get_stats(m, &s);
+	*out = (struct tmemd_control_migrate_stats){
+		.enabled = m != NULL, .transfers_out = s.transfers_out,
+		.transfers_in = s.transfers_in, .pages_sent = s.pages_sent,
+		.bytes_sent = s.bytes_sent, .pages_received = s.pages_received,
+		.bytes_received = s.bytes_received, .send_ns = s.send_ns,
+		.transfer_ns = s.transfer_ns, .refused = s.refused,
+		.failed_pulls = s.failed_pulls,
+	};
+}
+
+void tmemd_ctl_glue_set_migrate(struct tmemd_ctl_glue *g, struct tmemd_migrate *m)
+{
+	if (g)
+		g->migrate = m;
+}
+
 static bool file_grants(void *ctx, const struct tmem_uuid *uuid, const char *principal)
 {
 	struct tmemd_ctl_glue *g = ctx;
@@ -470,6 +516,9 @@ int tmemd_ctl_glue_start(const struct tmemd_ctl_glue_config *cfg,
 		.audit = glue_audit,
 		.memory_json = glue_memory_json,
 		.release = glue_release,
+		.migrate_check = glue_migrate_check,
+		.migrate_push = glue_migrate_push,
+		.migrate_stats = glue_migrate_stats,
 	};
 	int rc;
 

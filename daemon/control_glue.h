@@ -43,5 +43,9 @@ void tmemd_ctl_glue_note_reload(struct tmemd_ctl_glue *g, int rc, const char *me
 				const char *restart_pending);
 /* Stops it (before clients, policy and store go).  Accepts NULL. */
 void tmemd_ctl_glue_stop(struct tmemd_ctl_glue *g);
+/* Migration between hosts started (NULL: none): tmemctl migrate-* and
+ * the stats' "migrate" go to it.  Accepts g NULL. */
+struct tmemd_migrate;
+void tmemd_ctl_glue_set_migrate(struct tmemd_ctl_glue *g, struct tmemd_migrate *m);
 
 #endif /* TMEMD_CONTROL_GLUE_H */

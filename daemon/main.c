@@ -21,6 +21,7 @@
 #include "control_glue.h"
 #include "log.h"
 #include "loop.h"
+#include "migrate/migrate.h"
 #include "options.h"
 #include "reload.h"
 #include "restart.h"
@@ -46,6 +47,7 @@ struct tmemd {
 	struct tmemd_service service;
 	struct tmemd_compactor compactor;
 	struct tmemd_fallow *fallow;
+	struct tmemd_migrate *migrate; /* NULL: no migrate-key */
 	char stats_path[300];
 };
 
@@ -235,6 +237,32 @@ static int start_core(struct tmemd *d)
 	return start_step_done();
 }
 
+static int migrate_park(void *ctx, struct tmemd_client *c)
+{
+	return tmemd_migrate_park(ctx, c);
+}
+
+/* Migration between hosts, if tmemd.conf gives a migrate-key: before
+ * the transport, so the first guest that attaches can pull its pages. */
+static int start_migrate(struct tmemd *d)
+{
+	static const struct tmemd_migrate_hooks hooks = {
+		.pull = tmemd_migrate_pull,
+		.park = migrate_park,
+		.claimed = tmemd_migrate_claimed,
+		.held = tmemd_migrate_held,
+	};
+	int rc = tmemd_migrate_start(&d->cfg, d->clients, d->cfg.runtime_dir, &d->migrate);
+
+	if (rc || !d->migrate)
+		return rc;
+	tmemd_clients_set_migrate(d->clients, &hooks, d->migrate);
+	tmemd_ctl_glue_set_migrate(d->control, d->migrate);
+	d->restart.spare = tmemd_migrate_spare;
+	d->restart.spare_ctx = d->migrate;
+	return 0;
+}
+
 /* The runtime dir, then the control server, then the guests' transport:
  * admin settings must be loaded before the first guest attaches. */
 static int start_services(struct tmemd *d)
@@ -277,6 +305,9 @@ static int start_services(struct tmemd *d)
 	rc = tmemd_ctl_glue_start(&cc, d->loop, d->clients, &d->control);
 	if (!rc)
 		rc = start_step_done();
+	if (rc)
+		return rc;
+	rc = start_migrate(d);
 	if (rc)
 		return rc;
 	rc = d->transport->start(&env, &d->transport_state);
@@ -345,6 +376,8 @@ static void stop_all(struct tmemd *d)
 		tmemd_clients_keep_on_stop(d->clients);
 	if (d->transport)
 		d->transport->stop(d->transport_state);
+	tmemd_ctl_glue_set_migrate(d->control, NULL);
+	tmemd_migrate_stop(d->migrate);
 	tmemd_ctl_glue_stop(d->control);
 	tmemd_fallow_stop(d->fallow);
 	tmemd_compactor_stop(&d->compactor);

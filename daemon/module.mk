@@ -4,19 +4,19 @@
 # server (daemon/control/), the systemd glue (daemon/systemd/) and the xen
 # transport (daemon/xen/) are read before this file.
 
-DAEMON_SRCS := $(filter-out daemon/main.c,$(wildcard daemon/*.c daemon/local/*.c))
+DAEMON_SRCS := $(filter-out daemon/main.c,$(wildcard daemon/*.c daemon/local/*.c daemon/migrate/*.c))
 DAEMON_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(DAEMON_SRCS))
 DAEMON_CORE := $(BUILD)/daemon/libtmemd-core.a
 TMEMD := $(BUILD)/tmemd
 # pools/ and policy/ link order: policy needs pools.
 TMEM_CORE_LIBS := $(LIBTMEMPOLICY) $(POOLS_LIB)
-DAEMON_LDLIBS = $(call pkg_libs,inih jansson libxxhash) $(POOLS_LDLIBS) $(DAEMON_XEN_LDLIBS)
+DAEMON_LDLIBS = $(call pkg_libs,inih jansson libxxhash libssl libcrypto) $(POOLS_LDLIBS) $(DAEMON_XEN_LDLIBS)
 # The core library needs these after it.
 TMEMD_SUBLIBS := $(CONTROL_SERVER_LIB) $(LIBTMEMD_SYSTEMD)
 
 PROGRAMS += $(TMEMD)
 
-$(BUILD)/daemon/%.o: EXTRA_CFLAGS += $(call pkg_cflags,inih jansson) $(TSAN_NO_FENCE_WARNING)
+$(BUILD)/daemon/%.o: EXTRA_CFLAGS += $(call pkg_cflags,inih jansson libssl) $(TSAN_NO_FENCE_WARNING)
 
 $(DAEMON_CORE): $(DAEMON_OBJS) $(DAEMON_XEN_OBJS)
 	$(call quiet,AR,$@)

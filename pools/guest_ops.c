@@ -96,32 +96,40 @@ int store_put_page(struct tmem_client *c, int32_t pool_id,
 		   const void *src, const struct tmem_put_args *args)
 {
 	struct tmem_enc e;
+
+	if (!args || !src)
+		return -EINVAL;
+	/* Compress before any lock: it is most of a put's time. */
+	if (c)
+		codec_encode(atomic_load_explicit(&c->compress, memory_order_relaxed),
+			     c->store->cfg.compress_threshold, src, &e);
+	return store_put_enc(c, pool_id, oid, index, &e, args);
+}
+
+int store_put_enc(struct tmem_client *c, int32_t pool_id,
+		  const struct tmem_oid *oid, uint32_t index,
+		  const struct tmem_enc *e, const struct tmem_put_args *args)
+{
 	uint64_t oh, cap;
 	int ret;
 	struct tmem_pool *pool;
 	uint32_t page;
 
-	if (!args)
-		return -EINVAL;
-	/* Compress before any lock: it is most of a put's time. */
-	if (c && src)
-		codec_encode(atomic_load_explicit(&c->compress, memory_order_relaxed),
-			     c->store->cfg.compress_threshold, src, &e);
-	pool = op_enter(c, pool_id, oid, src, &oh, &ret);
+	pool = op_enter(c, pool_id, oid, e, &oh, &ret);
 	if (!pool)
 		return ret;
 	cap = pool->persistent ? args->persistent_max : args->ephemeral_max;
 	page = do_page_lookup(pool, oid, index, oh);
 	if (page != TMEM_NIL) {
 		/* Replacing never changes the charge, so never fails on it. */
-		ret = do_page_replace(pool, page, oh, &e);
+		ret = do_page_replace(pool, page, oh, e);
 		goto out;
 	}
 	if (!charge_try(pool->owner, pool_kind(pool), cap)) {
 		ret = -EDQUOT;
 		goto out;
 	}
-	ret = do_page_insert(pool, oid, index, oh, &e, &page);
+	ret = do_page_insert(pool, oid, index, oh, e, &page);
 	if (ret < 0) {
 		charge_drop(pool->owner, pool_kind(pool));
 		goto out;

@@ -403,6 +403,10 @@ int do_pool_structs_reserve(struct tmem_store *s, uint32_t n);
 void do_pool_struct_release(struct tmem_pool *pool);
 void client_free(struct tmem_client *c);
 bool charge_try(struct tmem_client *c, enum tmem_kind k, uint64_t cap);
+/* store_put_page() of a page encoded already (codec.c, transfer.c). */
+int store_put_enc(struct tmem_client *c, int32_t pool_id,
+		  const struct tmem_oid *oid, uint32_t index,
+		  const struct tmem_enc *e, const struct tmem_put_args *args);
 void charge_drop(struct tmem_client *c, enum tmem_kind k);
 /* store->lock held. */
 int do_pool_create(struct tmem_store *s, struct tmem_client *owner,

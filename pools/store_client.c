@@ -214,6 +214,19 @@ void store_client_detach(struct tmem_client *c)
 	pthread_mutex_unlock(&c->store->lock);
 }
 
+void store_client_set_ident(struct tmem_client *c, const struct tmem_ident *ident)
+{
+	struct tmem_store *s = c->store;
+
+	pthread_mutex_lock(&s->lock);
+	if (c->rec) {
+		memcpy(c->rec->ident + 1, ident->b + 1, TMEM_IDENT_LEN - 1);
+		/* The commit: one byte, after the rest (release). */
+		__atomic_store_n(&c->rec->ident[0], ident->b[0], __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
 void store_client_ident(const struct tmem_client *c, struct tmem_ident *out)
 {
 	if (!out)

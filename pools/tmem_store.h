@@ -158,6 +158,13 @@ int store_client_claim(struct tmem_store *store, const char *name,
 		       struct tmem_client **out);
 void store_client_ident(const struct tmem_client *client, struct tmem_ident *out);
 /*
+ * Change c's identity in its record, byte 0 last: a migration stages an
+ * incoming client under an identity no guest has and makes it the
+ * guest's with one store of that byte (man/tmem.7, "Migration between
+ * hosts").  Killed before that store, the client is still the staged one.
+ */
+void store_client_set_ident(struct tmem_client *c, const struct tmem_ident *ident);
+/*
  * Leave c detached instead of destroying it: the caller is going away,
  * not the client (tmemd stopping).  It can be claimed again, here or
  * after the next store_open(); store_destroy() frees it.
@@ -244,6 +251,50 @@ struct tmem_put_args {
 int store_put_page(struct tmem_client *c, int32_t pool_id,
 		   const struct tmem_oid *oid, uint32_t index,
 		   const void *src, const struct tmem_put_args *args);
+/*
+ * A page as stored (transfer.c), to move it to another store without
+ * decoding it: codec is TMEM_CODEC_NONE (len 4096), TMEM_CODEC_LZ4 or
+ * TMEM_CODEC_ZSTD (len bytes of compressed data), or TMEM_STORED_SAME
+ * (a page filled with word; no bytes).  bytes stays valid only for the
+ * callback it is given to.
+ */
+#define TMEM_STORED_SAME 0xffu
+struct tmem_stored_page {
+	struct tmem_oid oid;
+	uint32_t index;
+	uint32_t len;
+	uint8_t codec;
+	uint64_t word;
+	const void *bytes;
+};
+/* Where an export stopped; all zero to start.  done: nothing left. */
+struct tmem_export_cursor {
+	uint32_t bucket, obj, page, done;
+};
+/*
+ * Calls fn for each page of the pool from cur on, with the pool locked
+ * (fn must only copy).  fn returns 0 to go on, non-zero to stop: that
+ * page is the first one given next time.  The cursor is only good while
+ * nobody changes the pool (a parked client).  0 (cur->done says whether
+ * it finished), fn's negative return, -ENOENT no such pool, -EIO a page
+ * whose bytes do not check out, -EINVAL.
+ */
+int store_export_pages(struct tmem_client *c, int32_t pool_id,
+		       struct tmem_export_cursor *cur,
+		       int (*fn)(void *ctx, const struct tmem_stored_page *p), void *ctx);
+/*
+ * Puts a page given as stored, as store_put_page() does a guest's, after
+ * checking that it decodes to a whole page: -EBADMSG when it does not
+ * (nothing is changed).
+ */
+int store_import_page(struct tmem_client *c, int32_t pool_id,
+		      const struct tmem_stored_page *p, const struct tmem_put_args *args);
+/* The check alone: 0, or -EBADMSG (-EINVAL for NULL). */
+int store_stored_page_check(const struct tmem_stored_page *p);
+/* store_import_page() of a page store_stored_page_check() passed (its
+ * bytes unchanged since): only the fields are checked again. */
+int store_import_checked(struct tmem_client *c, int32_t pool_id,
+			 const struct tmem_stored_page *p, const struct tmem_put_args *args);
 /* Both caps cap, every refusal left to the caller (tests, benchmarks). */
 #define TMEM_PUT_CAP(cap) \
 	(&(const struct tmem_put_args){ .ephemeral_max = (cap), .persistent_max = (cap), \

@@ -55,6 +55,27 @@
 #define TMEM_LOCAL_SESSION_LEN 16u   /* bytes of a session token */
 #define TMEM_LOCAL_RESUMED 1u        /* welcome.flags: pools and pages are back */
 
+/*
+ * Client -> tmemd after the handshake, the one message it may send
+ * (optional; any other ends the connection as in step 4): park, for a
+ * migration to another host (man tmem(7), "Migration between hosts").
+ * tmemd parks the client's persistent pools for a peer tmemd to take,
+ * answers with the same struct (status 0 parked, or -TMEM_E*: nothing
+ * kept, e.g. -TMEM_ENOENT for a client with no persistent pool) and
+ * closes the socket; the client then connects to the other tmemd with
+ * its name and session token.  A socket that closes without the answer
+ * (tmemd died) parked nothing: the client reconnects as after a restart.
+ * A tmemd without migration parks them all the same, for the client to
+ * come back to it.
+ */
+#define TMEM_LOCAL_OP_PARK 1u
+struct tmem_local_op {
+	uint32_t magic;        /* TMEM_LOCAL_MAGIC */
+	uint32_t op;           /* TMEM_LOCAL_OP_PARK */
+	int32_t status;        /* the answer's; zero in the request */
+	uint32_t rsvd;         /* zero */
+};
+
 /* Client -> tmemd, with the two fds. */
 struct tmem_local_hello {
 	uint32_t magic;        /* TMEM_LOCAL_MAGIC */
@@ -93,5 +114,7 @@ _Static_assert(__builtin_offsetof(struct tmem_local_welcome, session) == 24,
 	       "welcome.session");
 _Static_assert(__builtin_offsetof(struct tmem_local_welcome, client_id) == 12,
 	       "welcome.client_id");
+
+_Static_assert(sizeof(struct tmem_local_op) == 16, "op is 16 bytes");
 
 #endif /* TMEM_LOCAL_H */

@@ -114,6 +114,19 @@ struct tmemd_control_park_stats {
 
 typedef int (*tmemd_control_parked_fn)(const struct tmemd_control_parked *, void *arg);
 
+/* Migration between hosts (tmem(7)): a peer is "HOST:PORT". */
+struct tmemd_control_migrate_check {
+	bool reachable, authenticated, room;
+	uint64_t pages;            /* the client's persistent pages here */
+	uint64_t peer_free_pages;
+};
+struct tmemd_control_migrate_stats {
+	bool enabled;
+	uint64_t transfers_out, transfers_in;
+	uint64_t pages_sent, bytes_sent, pages_received, bytes_received;
+	uint64_t send_ns, transfer_ns, refused, failed_pulls;
+};
+
 /*
  * What the daemon gives the control server.  store and policy are the
  * daemon's; the control server only calls their public APIs.  The
@@ -188,6 +201,14 @@ struct tmemd_control_hooks {
 	/* Optional (NULL: "release" is refused): give bytes of the pool
 	 * back to the host now; *released gets what went.  0 or -errno. */
 	int (*release)(void *ctx, uint64_t bytes, uint64_t *released);
+	/* Optional (NULL: EOPNOTSUPP, stats say disabled): migration between
+	 * hosts.  check: can client's pages go to peer; push: the parked
+	 * client goes to peer now.  0, or -errno with a reason in why. */
+	int (*migrate_check)(void *ctx, const char *client, const char *peer,
+			     struct tmemd_control_migrate_check *out, char *why, size_t len);
+	int (*migrate_push)(void *ctx, const char *client, const char *peer, uint64_t *pages,
+			    char *why, size_t len);
+	void (*migrate_stats)(void *ctx, struct tmemd_control_migrate_stats *out);
 };
 
 /*

@@ -503,6 +503,8 @@ static const ctl_handler handlers[CTL_CMD_NR] = {
 	[CTL_RELEASE] = ctl_cmd_release,
 	[CTL_FORGET] = ctl_cmd_forget,
 	[CTL_UNSET] = ctl_cmd_unset,
+	[CTL_MIGRATE_CHECK] = ctl_cmd_migrate_check,
+	[CTL_MIGRATE_PUSH] = ctl_cmd_migrate_push,
 };
 
 int ctl_cmd_run(struct tmemd_control *ctl, const struct ctl_request *req,

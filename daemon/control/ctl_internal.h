@@ -91,6 +91,12 @@ json_t *ctl_stored_json(struct tmemd_control *ctl);
 /* Whether an attached client is named by spec (canonical principal). */
 bool ctl_attached(struct tmemd_control *ctl, const char *spec);
 json_t *ctl_parked_json(struct tmemd_control *ctl);
+int ctl_cmd_migrate_check(struct tmemd_control *ctl, const struct ctl_request *req,
+			  json_t **result, struct ctl_err *err);
+int ctl_cmd_migrate_push(struct tmemd_control *ctl, const struct ctl_request *req,
+			 json_t **result, struct ctl_err *err);
+/* The "migrate" object of the stats document (ctl_migrate.c). */
+json_t *ctl_migrate_stats_json(struct tmemd_control *ctl);
 int ctl_cmd_forget(struct tmemd_control *ctl, const struct ctl_request *req,
 		   json_t **result, struct ctl_err *err);
 

@@ -31,6 +31,7 @@ enum ctl_field_type {
 	 * persistent_max_pages, compress, frozen), into an unsigned mask of
 	 * their CTL_HAS_* bits. */
 	F_KEYS,
+	F_PEER,    /* "HOST:PORT", printable, into char[TMEMD_CONTROL_PEER_MAX] */
 };
 
 struct ctl_field {
@@ -73,6 +74,11 @@ static const struct ctl_field pool_size_args[] = {
 	{ "pages", F_PAGES, RQ(pages), CTL_HAS_PAGES, true },
 	{ NULL },
 };
+static const struct ctl_field migrate_args[] = {
+	{ "client", F_NAME, RQ(client), CTL_HAS_CLIENT, true },
+	{ "peer", F_PEER, RQ(peer), CTL_HAS_PEER, true },
+	{ NULL },
+};
 static const struct ctl_field no_args[] = { { NULL } };
 /* "list" and "stats" of one client (CLIENT as "xl tmem-list DOM" took). */
 static const struct ctl_field list_args[] = {
@@ -112,6 +118,9 @@ static const struct {
 	[CTL_RELEASE] = { .name = "release", .writes = true, .args = pool_size_args },
 	[CTL_FORGET] = { .name = "forget", .writes = true, .args = client_args },
 	[CTL_UNSET] = { .name = "unset", .writes = true, .args = unset_args },
+	/* A check reveals what the peer holds: admins only, like a push. */
+	[CTL_MIGRATE_CHECK] = { .name = "migrate-check", .writes = true, .args = migrate_args },
+	[CTL_MIGRATE_PUSH] = { .name = "migrate-push", .writes = true, .args = migrate_args },
 };
 
 int ctl_err_set(struct ctl_err *err, int errnum, const char *fmt, ...)
@@ -232,6 +241,19 @@ static int parse_keys(const char *key, json_t *v, unsigned *mask, struct ctl_err
 	return 0;
 }
 
+/* A peer address: HOST:PORT, printable with no blanks, and short. */
+static bool peer_ok(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (!n || n >= TMEMD_CONTROL_PEER_MAX || !strchr(v, ':'))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] <= ' ' || v[i] > '~')
+			return false;
+	return true;
+}
+
 static int parse_field(const struct ctl_field *f, json_t *v, void *base,
 		       struct ctl_err *err)
 {
@@ -286,6 +308,12 @@ static int parse_field(const struct ctl_field *f, json_t *v, void *base,
 		return 0;
 	case F_KEYS:
 		return parse_keys(f->key, v, (unsigned *)(void *)dst, err);
+	case F_PEER:
+		if (!json_is_string(v) || !peer_ok(json_string_value(v)))
+			return ctl_err_set(err, EINVAL, "%s: expected HOST:PORT (printable, under %d "
+					   "bytes)", f->key, TMEMD_CONTROL_PEER_MAX);
+		snprintf(dst, TMEMD_CONTROL_PEER_MAX, "%s", json_string_value(v));
+		return 0;
 	case F_UUID:
 		if (!json_is_string(v) ||
 		    tmem_uuid_parse(json_string_value(v), (struct tmem_uuid *)(void *)dst))

@@ -27,6 +27,9 @@
 #include "tmem_store.h"
 #include "tmem_policy.h"
 
+/* A migration peer's "HOST:PORT" (control.h's hooks take it). */
+#define TMEMD_CONTROL_PEER_MAX 128
+
 enum ctl_cmd {
 	CTL_STATUS,
 	CTL_STATS,
@@ -40,6 +43,8 @@ enum ctl_cmd {
 	CTL_FORGET,
 	CTL_RELEASE,
 	CTL_UNSET,
+	CTL_MIGRATE_CHECK,
+	CTL_MIGRATE_PUSH,
 	CTL_CMD_NR,
 };
 
@@ -58,6 +63,7 @@ enum {
 	CTL_HAS_ALL = 1u << 9,
 	CTL_HAS_KEYS = 1u << 10,
 	CTL_HAS_LIVE = 1u << 11,
+	CTL_HAS_PEER = 1u << 12,
 };
 
 /* Some of a client's settings: only the fields named in has are set. */
@@ -77,6 +83,7 @@ struct ctl_request {
 	bool all;                  /* for "list": stored settings too */
 	unsigned keys;             /* for "unset": CTL_HAS_* settings to remove */
 	bool live;                 /* for "set": apply now, store nothing (-a) */
+	char peer[TMEMD_CONTROL_PEER_MAX]; /* for "migrate-*": HOST:PORT */
 };
 
 /* An error to send back: an errno value and a one-line message. */

@@ -442,13 +442,14 @@ json_t *ctl_memory_json(struct tmemd_control *ctl)
 
 json_t *ctl_stats_document(struct tmemd_control *ctl, const char *only)
 {
-	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "version",
+	return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "version",
 			 TMEMD_CONTROL_PROTO_VERSION, "pool", ctl_pool_json(ctl),
 			 "memory", ctl_memory_json(ctl),
 			 "clients", clients_json(ctl, true, only),
 			 "shared_pools", shared_json(ctl, only), "parked", parked_json(ctl),
 			 "recovered", ctl_recovered_json(ctl),
-			 "restart", ctl_restart_json(ctl), "refusals", refusals_json(ctl));
+			 "restart", ctl_restart_json(ctl), "refusals", refusals_json(ctl),
+			 "migrate", ctl_migrate_stats_json(ctl));
 }
 
 json_t *ctl_list_document(struct tmemd_control *ctl, const char *only)

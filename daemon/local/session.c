@@ -41,6 +41,26 @@ static int note_pool(const struct tmem_pool_info *pi, void *ctx)
 	return 0;
 }
 
+/* Attaches name with token's identity: 0 with its pools back, -errno
+ * from the attach, or 1: no client of that identity here (none left). */
+static int resume(struct tmemd_clients *reg, const char *name, const uint8_t *token,
+		  struct tmemd_session *out, struct tmemd_client **client)
+{
+	struct tmem_ident id = ident_of(token);
+	int rc = tmemd_client_attach(reg, name, "local", -1, &id, client, &out->resumed);
+
+	if (!rc && !out->resumed) {
+		tmemd_client_remove(*client);
+		return 1;
+	}
+	memcpy(out->token, token, TMEM_LOCAL_SESSION_LEN);
+	if (!rc) {
+		store_client_for_each_pool((*client)->sc, note_pool, &out->pools);
+		tmemd_clients_claimed(reg, name);
+	}
+	return rc;
+}
+
 int tmemd_session_attach(struct tmemd_clients *reg, const char *name,
 			 const uint8_t token_in[TMEM_LOCAL_SESSION_LEN],
 			 struct tmemd_session *out, struct tmemd_client **client)
@@ -49,18 +69,21 @@ int tmemd_session_attach(struct tmemd_clients *reg, const char *name,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	/* Lent to a peer and in doubt (daemon/migrate/): the one that
+	 * settles it says where it lives; until then, nowhere. */
+	if (tmemd_clients_held(reg, name))
+		return -EBUSY;
 	if (!token_zero(token_in)) {
+		rc = resume(reg, name, token_in, out, client);
+		/* Not here: a client that migrated to this host, whose pages
+		 * a peer still holds parked (daemon/migrate/)? */
 		id = ident_of(token_in);
-		rc = tmemd_client_attach(reg, name, "local", -1, &id, client, &out->resumed);
-		if (rc || out->resumed) {
-			memcpy(out->token, token_in, TMEM_LOCAL_SESSION_LEN);
-			if (!rc)
-				store_client_for_each_pool((*client)->sc, note_pool, &out->pools);
+		if (rc == 1 && tmemd_clients_pull(reg, name, &id) == 0)
+			rc = resume(reg, name, token_in, out, client);
+		if (rc <= 0)
 			return rc;
-		}
 		/* Not recovered (expired, or never ours): start over under a
 		 * new token, so the stale one can never claim the new client. */
-		tmemd_client_remove(*client);
 	}
 	rc = token_new(out->token);
 	if (rc)

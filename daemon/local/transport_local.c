@@ -392,6 +392,41 @@ static void on_hello(struct local_conn *c)
 	}
 }
 
+static bool is_park(const char *msg)
+{
+	struct tmem_local_op op;
+
+	memcpy(&op, msg, sizeof(op));
+	return op.magic == TMEM_LOCAL_MAGIC && op.op == TMEM_LOCAL_OP_PARK && !op.status &&
+	       !op.rsvd;
+}
+
+/* The client asked to be parked for a migration: its pools stay for a
+ * peer (daemon/migrate/), and conn_free() finds no client to free. */
+static void park(struct local_conn *c)
+{
+	struct tmem_local_op answer = { .magic = TMEM_LOCAL_MAGIC, .op = TMEM_LOCAL_OP_PARK };
+	struct tmemd_client *cl = c->client;
+	int rc;
+
+	if (c->attached) {
+		tmemd_workers_detach(c->st->env.workers, &c->ring);
+		c->attached = false;
+		c->owner->pending++; /* conn_free() takes it back off */
+	}
+	__atomic_sub_fetch(&c->owner->pools.used, (unsigned)__builtin_popcount(cl->owned_pools),
+			   __ATOMIC_RELAXED);
+	c->client = NULL;
+	rc = tmemd_clients_park_for_peer(cl);
+	if (rc && rc != -ENOENT)
+		tmemd_log(TMEMD_LOG_WARNING, "local client asked to be parked: %s; its pages are freed",
+			  strerror(-rc));
+	/* The answer says it is done; a close alone would mean we died. */
+	answer.status = rc;
+	if (send(c->w.fd, &answer, sizeof(answer), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		tmemd_log(TMEMD_LOG_INFO, "local client gone before its park was answered");
+}
+
 static void on_conn(struct tmemd_watch *w, uint32_t events)
 {
 	struct local_conn *c = w->data;
@@ -401,11 +436,17 @@ static void on_conn(struct tmemd_watch *w, uint32_t events)
 		on_hello(c);
 		return;
 	}
-	if (c->attached && (events & EPOLLIN) &&
-	    recv(w->fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
-		log_conn(TMEMD_LOG_WARNING, c,
-			 "client %s: message after the handshake; disconnecting it",
-			 c->client->name);
+	if (c->attached && (events & EPOLLIN)) {
+		ssize_t n = recv(w->fd, junk, sizeof(junk), MSG_DONTWAIT);
+
+		if (n == (ssize_t)sizeof(struct tmem_local_op) && is_park(junk)) {
+			park(c);
+		} else if (n > 0) {
+			log_conn(TMEMD_LOG_WARNING, c,
+				 "client %s: message after the handshake; disconnecting it",
+				 c->client->name);
+		}
+	}
 	conn_free(c);
 }
 

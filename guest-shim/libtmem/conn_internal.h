@@ -44,6 +44,7 @@ struct tmem_conn {
 	uint64_t reconnects;
 	unsigned reconnect_ms;      /* 0: never reconnect */
 	bool recovering;
+	bool parked;                /* tmem_migrate() parked it and could not attach */
 };
 
 
@@ -58,5 +59,7 @@ void conn_reset_ring(struct tmem_conn *c);
  * again within c->reconnect_ms and settles the requests that were on the
  * old ring.  0 (c->epoch bumped), or the -errno the connection keeps. */
 int conn_recover(struct tmem_conn *c);
+/* $TMEM_RECONNECT_MS, or the default. */
+unsigned conn_reconnect_window_ms(void);
 
 #endif /* TMEM_CONN_INTERNAL_H */

@@ -18,6 +18,9 @@
  * settling goes on where it stopped, until c->reconnect_ms is spent.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -163,5 +166,124 @@ int conn_recover(struct tmem_conn *c)
 		c->epoch++;
 		c->reconnects++;
 	}
+	return rc;
+}
+
+/* Asks tmemd to park this client for a migration: 0 parked, tmemd's
+ * -errno (nothing kept), or -EPIPE when the socket closed unanswered
+ * (tmemd died: nothing parked, the pages are there after its restart). */
+static int park_once(struct tmem_conn *c)
+{
+	struct tmem_local_op op = { .magic = TMEM_LOCAL_MAGIC, .op = TMEM_LOCAL_OP_PARK }, ans;
+	struct pollfd p = { .fd = c->raw.sock_fd, .events = POLLIN };
+
+	if (send(c->raw.sock_fd, &op, sizeof(op), MSG_NOSIGNAL) != (ssize_t)sizeof(op))
+		return -EPIPE;
+	for (;;) {
+		int n = poll(&p, 1, 30000);
+		ssize_t got;
+
+		if (n <= 0)
+			return n == 0 ? -ETIMEDOUT : -errno;
+		/* One-byte doorbells may come first; the answer is the one
+		 * message of its size. */
+		got = recv(c->raw.sock_fd, &ans, sizeof(ans), MSG_DONTWAIT);
+		if (got == (ssize_t)sizeof(ans) && ans.magic == TMEM_LOCAL_MAGIC &&
+		    ans.op == TMEM_LOCAL_OP_PARK)
+			return ans.status > -4096 && ans.status <= 0 ? ans.status : -EPROTO;
+		if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
+			return -EPIPE;
+	}
+}
+
+/* park_once() until deadline: a tmemd that died first is reconnected to
+ * (conn_recover(), the pages resumed) and asked again. */
+static int park_on(struct tmem_conn *c, uint64_t deadline)
+{
+	int rc;
+
+	for (;;) {
+		rc = park_once(c);
+		if (rc != -EPIPE || now_ms() >= deadline)
+			return rc;
+		c->dead = -EPIPE;
+		rc = conn_recover(c);
+		if (rc)
+			return rc;
+	}
+}
+
+/*
+ * Attaches at c->path with the pages resumed, trying again until
+ * deadline: the tmemd there may be restarting, or its peer.  A welcome
+ * without them is a fresh client under a new token: it is let go and
+ * the old token kept, since the pages may still come.  -ENOENT: they
+ * never did.
+ */
+static int attach_resumed(struct tmem_conn *c, uint64_t deadline)
+{
+	const struct tmem_raw_session old = c->sess;
+	int rc;
+
+	for (;;) {
+		rc = connect_again(c, deadline);
+		if (!rc && (c->sess.flags & TMEM_LOCAL_RESUMED))
+			return 0;
+		if (!rc)
+			tmem_raw_disconnect(&c->raw); /* the fresh client goes */
+		c->sess = old;
+		if (!rc)
+			rc = -ENOENT;
+		if (now_ms() + BACKOFF_MAX_MS > deadline)
+			return rc;
+		sleep_ms(BACKOFF_MAX_MS);
+	}
+}
+
+int tmem_migrate(struct tmem_conn *c, const char *path)
+{
+	uint64_t deadline;
+	bool parked;
+	int rc;
+
+	if (!c || !path || strlen(path) >= sizeof(c->path))
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	parked = c->parked;
+	rc = parked ? 0 : c->dead;
+	pthread_mutex_unlock(&c->lock);
+	if (!rc && !parked)
+		rc = tmem_wait_all(c);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&c->lock);
+	deadline = now_ms() + conn_reconnect_window_ms();
+	if (!parked)
+		rc = park_on(c, deadline);
+	if (rc == -EPIPE || rc == -ETIMEDOUT) {
+		/* Not parked: the connection stays as it was (a lost tmemd
+		 * is reconnected to by the next call, as ever). */
+		pthread_mutex_unlock(&c->lock);
+		return rc;
+	}
+	if (!rc) {
+		c->parked = true;
+		strcpy(c->path, path);
+		rc = attach_resumed(c, deadline);
+	}
+	if (!rc) {
+		c->parked = false;
+		c->dead = 0;
+		c->reconnect_ms = conn_reconnect_window_ms();
+		rc = drop_orphans(c);
+		if (!rc)
+			c->epoch++; /* as after a reconnect: older seqs are void */
+	}
+	if (rc) {
+		/* Calls fail at once; only tmem_migrate() tries again. */
+		c->dead = -EPIPE;
+		c->reconnect_ms = 0;
+	}
+	pthread_mutex_unlock(&c->lock);
 	return rc;
 }

@@ -371,7 +371,7 @@ int tmem_wait_all(struct tmem_conn *c)
 }
 
 /* $TMEM_RECONNECT_MS: how long to keep trying after tmemd went away. */
-static unsigned reconnect_window_ms(void)
+unsigned conn_reconnect_window_ms(void)
 {
 	const char *env = getenv("TMEM_RECONNECT_MS");
 	char *end;
@@ -436,7 +436,7 @@ int tmem_connect_geometry(const char *path, const char *name,
 	c->spin_ns = SPIN_MAX_NS;
 	strcpy(c->path, path);
 	strcpy(c->name, name);
-	c->reconnect_ms = reconnect_window_ms();
+	c->reconnect_ms = conn_reconnect_window_ms();
 	*out = c;
 	return 0;
 fail:

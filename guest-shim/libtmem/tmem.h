@@ -71,6 +71,24 @@ uint32_t tmem_conn_client_id(const struct tmem_conn *c);
 /* How many times the connection reconnected to a restarted tmemd. */
 uint64_t tmem_conn_reconnects(struct tmem_conn *c);
 
+/*
+ * Migration to another host's tmemd (man tmem(7), "Migration between
+ * hosts"): waits for outstanding requests, asks the tmemd it is attached
+ * to to park its persistent pools, then attaches at path (another
+ * tmemd's guest.sock) with the same name and session, which takes them
+ * from its peer before it answers.  The connection goes on there with
+ * the same pool ids and pages (ephemeral pools are dropped).  0, or
+ * -errno: -ENOENT the pages did not follow (that tmemd has no peer
+ * holding them, or could not reach it, within $TMEM_RECONNECT_MS, or the
+ * client had no persistent pool to park); every other call then fails
+ * with -EPIPE, never returning a wrong page, and the pages stay parked:
+ * tmem_migrate() again (to the same tmemd or another) tries once more.
+ * A tmemd that dies before it parks the client is waited for, and asked
+ * again when it is back; -EPIPE if it is not back in time (nothing was
+ * parked, and the connection goes on as after any restart).
+ */
+int tmem_migrate(struct tmem_conn *c, const char *path);
+
 /* flags: TMEM_POOL_* with the spec version, e.g.
  * tmem_pool_flags(TMEM_POOL_PERSIST); uuid is used for shared pools. */
 int tmem_new_pool(struct tmem_conn *c, uint32_t flags,

@@ -80,3 +80,19 @@ bench-compress: $(BUILD)/bench/compress-bench $(COMPRESS_CORPUS)
 	$(Q)$< --corpus $(COMPRESS_CORPUS)
 BENCH_TARGETS += bench-compress
 .PHONY: bench-compress
+
+# migrate-bench: a migration between two tmemds against a plain TCP
+# stream of the same bytes (issue 27), against real tmemds.
+$(BUILD)/tests/bench/migrate_bench.o: EXTRA_CFLAGS += $(call pkg_cflags,check) \
+	-DTMEMCTL_BIN='"$(TMEMCTL)"'
+$(BUILD)/bench/migrate-bench: $(BUILD)/tests/bench/migrate_bench.o \
+		$(BUILD)/tests/libtmem/migrate_fixture.o $(BUILD)/tests/daemon/restart_harness.o \
+		$(BUILD)/tests/daemon/harness.o $(LIBTMEM_A) | $(TMEMD) $(TMEMCTL)
+	@mkdir -p $(@D)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
+all: $(BUILD)/bench/migrate-bench
+bench-migrate: $(BUILD)/bench/migrate-bench
+	$(Q)$<
+BENCH_TARGETS += bench-migrate
+.PHONY: bench-migrate

@@ -194,11 +194,22 @@ static const struct key memory_keys[] = {
 static const struct key recovered_keys[] = {
 	K("client", STR), KS("pages", OBJ, pages_keys), { NULL },
 };
+/* Issue 27: migration between hosts. */
+static const struct key migrate_dir_keys[] = {
+	K("pages", INT), K("bytes", INT), K("transfer_seconds", REAL), { NULL },
+};
+static const struct key migrate_xfer_keys[] = { K("out", INT), K("in", INT), { NULL } };
+static const struct key migrate_keys[] = {
+	K("enabled", BOOL), KS("transfers", OBJ, migrate_xfer_keys),
+	KS("sent", OBJ, migrate_dir_keys), KS("received", OBJ, migrate_dir_keys),
+	K("refused", INT), K("failed_pulls", INT), { NULL },
+};
 static const struct key stats_keys[] = {
 	K("version", INT), KS("pool", OBJ, pool_keys), KS("memory", OBJ_OR_NULL, memory_keys), KS("clients", ARR, client_keys),
 	KS("shared_pools", ARR, shared_keys), KS("parked", OBJ, parked_keys),
 	KS("recovered", ARR, recovered_keys),
-	KS("restart", OBJ, restart_keys), KS("refusals", OBJ, refusal_keys), { NULL },
+	KS("restart", OBJ, restart_keys), KS("refusals", OBJ, refusal_keys),
+	KS("migrate", OBJ, migrate_keys), { NULL },
 };
 
 static void check_value(json_t *v, const struct key *k, const char *where);

@@ -118,3 +118,16 @@ fuzz-compress: $(FUZZ_COMPRESS)
 $(FUZZ_COMPRESS): $(call fuzz_objs,tests/fuzz/fuzz_compress.c $(POOLS_SRCS))
 	$(call fuzz_link,$(POOLS_LDLIBS) -lpthread)
 .PHONY: fuzz-compress
+
+# The migration protocol between two tmemds (daemon/migrate/mig_wire.c)
+# and the import of the pages it carries (pools/transfer.c).
+FUZZ_MIGRATE := build/fuzz/fuzz_migrate
+FUZZ_TARGETS += fuzz-migrate
+FUZZ_BIN_fuzz-migrate := $(FUZZ_MIGRATE)
+FUZZ_FLAGS_fuzz-migrate := -max_len=65536
+fuzz-migrate: $(FUZZ_MIGRATE)
+	$(call fuzz_run,fuzz-migrate)
+
+$(FUZZ_MIGRATE): $(call fuzz_objs,tests/fuzz/fuzz_migrate.c daemon/migrate/mig_wire.c $(POOLS_SRCS))
+	$(call fuzz_link,$(POOLS_LDLIBS) -lpthread)
+.PHONY: fuzz-migrate

@@ -29,3 +29,28 @@ $(TEST_RESTART): $(BUILD)/tests/libtmem/test_restart.o $(BUILD)/tests/daemon/res
 soak-restart: $(TEST_RESTART)
 	$(Q)CK_RUN_CASE=soak TMEM_SOAK_KILLS=50 $(TEST_RESTART)
 .PHONY: soak-restart
+
+# test_migrate: two tmemds migrating libtmem clients between them, under
+# kill -9 of either (issue 27).
+TEST_MIGRATE := $(BUILD)/tests/libtmem/test_migrate
+INTEGRATION_TESTS += $(TEST_MIGRATE)
+
+$(TEST_MIGRATE): $(BUILD)/tests/libtmem/test_migrate.o $(BUILD)/tests/libtmem/migrate_fixture.o \
+		$(BUILD)/tests/daemon/restart_harness.o \
+		$(DAEMON_TEST_HARNESS) $(TEST_COMMON_LIB) $(LIBTMEM_A) | $(TMEMD)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
+
+# test_migrate_hostile: a hostile peer of a real tmemd, played with the
+# daemon's own link code; tmemctl migrate-check and migrate-push.
+TEST_MIGRATE_HOSTILE := $(BUILD)/tests/libtmem/test_migrate_hostile
+INTEGRATION_TESTS += $(TEST_MIGRATE_HOSTILE)
+MIGRATE_LINK_OBJS := $(addprefix $(BUILD)/daemon/migrate/,mig_tls.o mig_keys.o mig_wire.o)
+
+$(BUILD)/tests/libtmem/test_migrate_hostile.o: EXTRA_CFLAGS += -DTMEMCTL_BIN='"$(TMEMCTL)"'
+$(TEST_MIGRATE_HOSTILE): $(BUILD)/tests/libtmem/test_migrate_hostile.o \
+		$(BUILD)/tests/libtmem/migrate_fixture.o $(BUILD)/tests/daemon/restart_harness.o \
+		$(MIGRATE_LINK_OBJS) $(DAEMON_TEST_HARNESS) $(TEST_COMMON_LIB) $(LIBTMEM_A) \
+		| $(TMEMD) $(TMEMCTL)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson libssl libcrypto) -o $@

@@ -19,6 +19,7 @@ static Suite *pools_suite(void)
 	add_crash_tests(suite);
 	add_compress_tests(suite);
 	add_layout_tests(suite);
+	add_transfer_tests(suite);
 	return suite;
 }
 

@@ -13,5 +13,6 @@ void add_durable_tests(Suite *suite);
 void add_crash_tests(Suite *suite);
 void add_compress_tests(Suite *suite);
 void add_layout_tests(Suite *suite);
+void add_transfer_tests(Suite *suite);
 
 #endif

@@ -31,6 +31,10 @@ static const struct tmemctl_cmd commands[] = {
 	  "what tmem saved: disk and swap I/O avoided, compression gain, CPU cost" },
 	{ "forget", cmd_forget, "CLIENT",
 	  "remove what is stored for a client not attached, and drop it if parked" },
+	{ "migrate-check", cmd_migrate_check, "CLIENT HOST:PORT",
+	  "can CLIENT's pages follow it to that tmemd (reachable, authenticated, room)" },
+	{ "migrate-push", cmd_migrate_push, "CLIENT HOST:PORT",
+	  "send the parked CLIENT's pages to that tmemd now" },
 	{ "top", cmd_top, "[--delay S] [--sort name|eph|pers|puts|gets|hit|evict] "
 	  "[--iterations N] [--json]", "live per-client view, like xentop" },
 };

@@ -20,7 +20,7 @@ _tmemctl_clients()
 _tmemctl()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local commands="status stats list set freeze thaw flush shared-auth pool-size release top freeable forget saved unset"
+	local commands="status stats list set freeze thaw flush shared-auth pool-size release top freeable forget saved unset migrate-check migrate-push"
 	local global="--socket --runtime-dir --json --help --version"
 	local cmd="" i
 
@@ -52,7 +52,7 @@ _tmemctl()
 	list) opts+=" --all -a"; clients=1 ;;
 	set) opts+=" --all -a --weight --ephemeral-max --persistent-max --compress"; clients=1 ;;
 	freeze | thaw | flush) opts+=" --all -a"; clients=1 ;;
-	forget | saved) clients=1 ;;
+	forget | saved | migrate-check | migrate-push) clients=1 ;;
 	unset) opts+=" --all -a --weight --ephemeral-max --persistent-max --compress --frozen"; clients=1 ;;
 	shared-auth) opts+=" --revoke" ;;
 	top) opts+=" --delay --sort --iterations" ;;

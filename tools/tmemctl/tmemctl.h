@@ -53,6 +53,8 @@ int cmd_forget(const struct tmemctl_opts *, int, char **);
 int cmd_freeable(const struct tmemctl_opts *, int, char **);
 int cmd_saved(const struct tmemctl_opts *, int, char **);
 int cmd_unset(const struct tmemctl_opts *, int, char **);
+int cmd_migrate_check(const struct tmemctl_opts *, int, char **);
+int cmd_migrate_push(const struct tmemctl_opts *, int, char **);
 
 /* conn.c: a connection to the control socket. */
 struct tmemctl_conn {
