@@ -119,15 +119,15 @@ check_fallow() {
 	f=$(grep -a "^E2E-DOM0 FALLOW $name " <<<"$lines" | tail -1)
 	check "with autoballoon: xl create of a 256 MiB domain with Xen's free memory taken (${f#E2E-DOM0 FALLOW })" \
 		grep -q ' create=\[rc=0 ' <<<"$f"
-	ev=$(mem_at fallow-after .reclaim.toolstack.events) pages=$(mem_at fallow-after .reclaim.toolstack.pages)
-	t0=$(mem_at fallow-full .target_bytes) t1=$(mem_at fallow-after .target_bytes)
+	ev=$(mem_at fallow-auto .reclaim.toolstack.events) pages=$(mem_at fallow-auto .reclaim.toolstack.pages)
+	t0=$(mem_at fallow-full .target_bytes) t1=$(mem_at fallow-auto .target_bytes)
 	check "tmemd gave ephemeral pages back for it (toolstack reclaims ${ev}, ${pages} pages; target ${t0} -> ${t1})" \
 		gt0 "$pages"
 	rv=$(grep -a "^E2E-WORKLOAD-REVERIFY tag=$name-hold " <<<"$con" | tail -1)
 	check "held persistent pages all came back right (${rv#E2E-WORKLOAD-REVERIFY })" grep -q ' errors=0 ' <<<"$rv "
 	sw=$(grep -a "^E2E-GUEST $name SWAP-ERRORS " <<<"$con" | tail -1 | awk '{print $4}')
 	check "tmemswap_errors = 0 (${sw:-none})" test "${sw:-x}" = 0
-	fallow+=("$name release: ${r#E2E-DOM0 FALLOW-RELEASE $name } autoballoon: ${f#E2E-DOM0 FALLOW $name } target=${t0}->${t1} toolstack_pages=${pages} ballooned=$(mem_at fallow-full .xen.ballooned_bytes)")
+	fallow+=("$name autoballoon: ${f#E2E-DOM0 FALLOW $name } target=${t0}->${t1} toolstack_pages=${pages} ballooned=$(mem_at fallow-full .xen.ballooned_bytes); release: ${r#E2E-DOM0 FALLOW-RELEASE $name }")
 }
 
 # pages_in LABEL N: the guest's client's persistent pages in snapshot LABEL-N.

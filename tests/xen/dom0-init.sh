@@ -257,10 +257,12 @@ restart_auto() {
 }
 # xen_free: Xen's free memory, MiB.
 xen_free() { xl info free_memory 2>/dev/null || echo 0; }
-# ballast CFG NAME: a paused domain taking Xen's free memory down to 48 MiB.
+# ballast CFG NAME: a paused domain taking Xen's free memory down to about
+# 96 MiB (a domain also needs Xen memory beyond its own); "none" when Xen
+# has less than 160 MiB free already (tmemd's pool ballooned dom0 up).
 ballast() {
-	mb=$(( $(xen_free) - 48 ))
-	[ $mb -ge 64 ] || { echo "small"; return 0; }
+	mb=$(( $(xen_free) - 96 ))
+	[ $mb -ge 64 ] || { echo "none"; return 0; }
 	sed -e "s/^name = .*/name = \"$2\"/" -e "s/^memory = .*/memory = $mb/" \
 		-e "s/^maxmem = .*/maxmem = $mb/" -e '/^disk/d' -e '/^extra/d' $1 >/tmp/$2.cfg
 	xl create -p /tmp/$2.cfg >/tmp/xl-$2.log 2>&1 && echo "${mb}M" || echo "failed"
@@ -272,38 +274,39 @@ newcomer() {
 	echo "rc=$rc s=$(echo "$(up) $t0" | awk '{printf "%.1f", $1 - $2}')"
 }
 # fallow_actor GUEST: with the guest's pages in the pool (its readcache
-# passes done, its held workload swapped out), paused ballast domains take
-# Xen's free memory down to 48 MiB, and a 256 MiB domain is created twice:
-#   1. as without xl's autoballoon (the e2e's xl.conf): refused first;
-#      then tmemctl release gives pool memory back and lowers dom0's
-#      balloon target, and the create succeeds;
-#   2. with autoballoon on: xl lowers dom0's target itself, tmemd sees it
-#      and gives ephemeral pages back in time for xl's wait.
+# passes done, its held workload swapped out) and dom0 ballooned up by
+# tmemd, Xen's free memory is taken down (by tmemd, or by a paused ballast
+# domain) below what a 256 MiB domain needs, which is then created twice:
+#   1. with xl's autoballoon on: xl lowers dom0's balloon target, tmemd's
+#      watch drops ephemeral pages in time for xl's wait (cause toolstack);
+#   2. as without autoballoon (the e2e's xl.conf): refused first; then
+#      tmemctl release gives pool memory back and lowers dom0's target,
+#      and the create succeeds.
 # The guest then reads its file set and its held pages again.
 fallow_actor() {
 	domid=$(xl domid $1) cfg=/guest/$1.cfg
 	snapshot fallow-before $1 $domid
-	free0=$(xen_free)
+	free0=$(xen_free) target0=$(xenstore-read /local/domain/0/memory/target)
 	b1=$(ballast $cfg ballast1) free1=$(xen_free)
 	snapshot fallow-full $1 $domid
+	echo 'autoballoon="on"' >/etc/xen/xl.conf
+	auto=$(newcomer $cfg newcomer1)
+	echo 'autoballoon="off"' >/etc/xen/xl.conf
+	sleep 2
+	snapshot fallow-auto $1 $domid
+	say "FALLOW $1 ballast=$b1 xen_free_mib=$free0/$free1/$(xen_free) dom0_target_kib=$target0/$(xenstore-read /local/domain/0/memory/target) create=[$auto] freeable_kib=$(xenstore-read /local/domain/0/memory/tmem-freeable 2>/dev/null || echo none)"
+	xl destroy newcomer1 2>/dev/null; xl destroy ballast1 2>/dev/null
+	free2=$(xen_free)
+	b2=$(ballast $cfg ballast2) free3=$(xen_free)
 	refused=$(newcomer $cfg newcomer0)
 	xl destroy newcomer0 2>/dev/null
 	$TMEMCTL release 320M >/tmp/release.log 2>&1; relrc=$?
 	j=0; while [ $(xen_free) -lt 300 ] && [ $j -lt 100 ]; do sleep 0.1; j=$((j+1)); done
-	free2=$(xen_free)
-	by_hand=$(newcomer $cfg newcomer1)
-	snapshot fallow-released $1 $domid
-	say "FALLOW-RELEASE $1 ballast=$b1 xen_free_mib=$free0/$free1/$free2 refused_first=[$refused] release_rc=$relrc [$(tr '\n' ' ' </tmp/release.log)] create=[$by_hand]"
-	xl destroy newcomer1 2>/dev/null
-	b2=$(ballast $cfg ballast2) free3=$(xen_free)
-	echo 'autoballoon="on"' >/etc/xen/xl.conf
-	target0=$(xenstore-read /local/domain/0/memory/target)
-	auto=$(newcomer $cfg newcomer2)
-	sleep 2
-	echo 'autoballoon="off"' >/etc/xen/xl.conf
+	free4=$(xen_free)
+	by_hand=$(newcomer $cfg newcomer2)
 	snapshot fallow-after $1 $domid
-	say "FALLOW $1 ballast=$b2 xen_free_mib=$free3/$(xen_free) dom0_target_kib=$target0/$(xenstore-read /local/domain/0/memory/target) create=[$auto] freeable_kib=$(xenstore-read /local/domain/0/memory/tmem-freeable 2>/dev/null || echo none)"
-	for d in newcomer0 newcomer1 newcomer2 ballast1 ballast2; do
+	say "FALLOW-RELEASE $1 ballast=$b2 xen_free_mib=$free2/$free3/$free4 refused_first=[$refused] release_rc=$relrc [$(tr '\n' ' ' </tmp/release.log)] create=[$by_hand]"
+	for d in newcomer1 newcomer0 newcomer2 ballast1 ballast2; do
 		[ -s /tmp/xl-$d.log ] && tail -n 5 /tmp/xl-$d.log | sed "s/^/E2E-XL $d /"
 		xl destroy $d 2>/dev/null
 	done

@@ -61,13 +61,13 @@ dmesg | grep -E 'tmem_shim|tmemswap0|frontswap:|cleancache:' | grep -v 'command 
 if dmesg | grep -q 'connected to tmem backend'; then say CONNECTED; else say NOT-CONNECTED; fi
 
 # fallow_hold: persistent pages in tmem for the whole readcache run: a
-# workload of 128 MiB in 256 MiB of RAM swaps to /dev/tmemswap0 (no
+# workload of 176 MiB in 256 MiB of RAM swaps to /dev/tmemswap0 (no
 # backing disk: a refused page would be an I/O error), verifies, holds.
-# 128 MiB: the page cache of the file set pushes part of it out to tmem
+# 176 MiB: the page cache of the file set pushes part of it out to tmem
 # (320 MiB starved the page cache: the file set took 25 minutes under TCG).
 fallow_hold() {
 	mkswap /dev/tmemswap0 >/dev/null && swapon /dev/tmemswap0 || fail "swapon /dev/tmemswap0"
-	/bin/e2e-workload -s 7 -m 128 -z -H -r /tmp/reverify -t $NAME-hold >/tmp/wl-hold.out 2>&1 &
+	/bin/e2e-workload -s 7 -m 176 -z -H -r /tmp/reverify -t $NAME-hold >/tmp/wl-hold.out 2>&1 &
 	i=0; while ! grep -q '^E2E-WORKLOAD tag=' /tmp/wl-hold.out && [ $i -lt 1800 ]; do sleep 1; i=$((i+1)); done
 	i=0; while ! grep -q '^E2E-WORKLOAD-HOLD' /tmp/wl-hold.out && [ $i -lt 5 ]; do sleep 1; i=$((i+1)); done
 	cat /tmp/wl-hold.out
