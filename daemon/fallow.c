@@ -302,6 +302,16 @@ void tmemd_fallow_set_host(struct tmemd_fallow *f, const struct tmemd_fallow_hos
 	f->st.xen = ops != NULL;
 }
 
+void tmemd_fallow_reconfigure(struct tmemd_fallow *f, const struct tmemd_fallow_config *cfg)
+{
+	if (!f)
+		return;
+	f->cfg.reserve = cfg->reserve;
+	f->cfg.xen_reserve = cfg->xen_reserve;
+	f->cfg.grow_delay_sec = cfg->grow_delay_sec;
+	tmemd_fallow_kick(f);
+}
+
 void tmemd_fallow_tick(struct tmemd_fallow *f)
 {
 	if (f)

@@ -95,6 +95,9 @@ int tmemd_fallow_start(const struct tmemd_fallow_config *cfg,
 /* Under Xen: the host hooks (NULL to drop them). */
 void tmemd_fallow_set_host(struct tmemd_fallow *f, const struct tmemd_fallow_host_ops *ops,
 			   void *ctx);
+/* A reload: the reserves and grow_delay of cfg apply from the next tick
+ * (the ceiling and the arena stay until a restart). */
+void tmemd_fallow_reconfigure(struct tmemd_fallow *f, const struct tmemd_fallow_config *cfg);
 /* One tick now, as the timer would (tests). */
 void tmemd_fallow_tick(struct tmemd_fallow *f);
 /* Xen: dom0's balloon target changed (a watch fired): act now. */

@@ -165,26 +165,34 @@ static void arena_geometry(const struct tmemd_config *cfg, struct tmem_store_con
 	sc->max_arena_bytes = ram > cfg->memory_bytes ? ram : cfg->memory_bytes;
 }
 
-static int start_fallow(struct tmemd *d)
+/* The elastic pool's settings from the config, defaults filled in. */
+static void fallow_config(const struct tmemd_config *cfg, struct tmemd_fallow_config *fc)
 {
 	uint64_t ram = tmemd_host_ram_bytes();
-	struct tmemd_fallow_config fc = {
-		.autosize = d->cfg.memory_bytes == TMEMD_MEMORY_AUTO,
+
+	*fc = (struct tmemd_fallow_config){
+		.autosize = cfg->memory_bytes == TMEMD_MEMORY_AUTO,
 		.arena_max = 4 * ram,
-		.arena_path = d->cfg.arena_path[0] ? d->cfg.arena_path : NULL,
-		.ceiling = d->cfg.memory_bytes == TMEMD_MEMORY_AUTO ? ram : d->cfg.memory_bytes,
-		.reserve = d->cfg.memory_reserve,
-		.xen_reserve = d->cfg.xen_reserve ? d->cfg.xen_reserve : TMEMD_DEFAULT_XEN_RESERVE,
-		.grow_delay_sec = d->cfg.grow_delay_sec ? d->cfg.grow_delay_sec
-							: TMEMD_DEFAULT_GROW_DELAY,
+		.arena_path = cfg->arena_path[0] ? cfg->arena_path : NULL,
+		.ceiling = cfg->memory_bytes == TMEMD_MEMORY_AUTO ? ram : cfg->memory_bytes,
+		.reserve = cfg->memory_reserve,
+		.xen_reserve = cfg->xen_reserve ? cfg->xen_reserve : TMEMD_DEFAULT_XEN_RESERVE,
+		.grow_delay_sec = cfg->grow_delay_sec ? cfg->grow_delay_sec
+						      : TMEMD_DEFAULT_GROW_DELAY,
 	};
+	if (!fc->reserve) {
+		fc->reserve = ram / 20;
+		if (fc->reserve < (64ull << 20))
+			fc->reserve = 64ull << 20;
+	}
+}
+
+static int start_fallow(struct tmemd *d)
+{
+	struct tmemd_fallow_config fc;
 	int rc;
 
-	if (!fc.reserve) {
-		fc.reserve = ram / 20;
-		if (fc.reserve < (64ull << 20))
-			fc.reserve = 64ull << 20;
-	}
+	fallow_config(&d->cfg, &fc);
 	rc = tmemd_fallow_start(&fc, d->store, d->policy, d->loop, &d->fallow);
 	if (rc)
 		log_err("cannot start the elastic pool: %s", strerror(-rc));
@@ -329,6 +337,13 @@ static void reload(struct tmemd *d)
 	tmemd_service_reloading(&d->service);
 	rc = tmemd_reload(&d->cfg, d->config_path, d->clients, &keep, pending, sizeof(pending),
 			  err, sizeof(err));
+	if (!rc) {
+		struct tmemd_fallow_config fc;
+
+		/* memory-reserve, memory-grow-delay, xen-reserve apply now. */
+		fallow_config(&d->cfg, &fc);
+		tmemd_fallow_reconfigure(d->fallow, &fc);
+	}
 	if (rc)
 		snprintf(msg, sizeof(msg), "%s; keeping the settings in force",
 			 err[0] ? err : strerror(-rc));

@@ -40,8 +40,10 @@ static int apply_auth(struct tmem_store *store, const struct tmemd_config *in,
  * The [tmemd] keys that keep their running values until a restart, each
  * by its offset in the config: a reload names every one the file now
  * sets to something else, in the log and in "status", or the admin would
- * believe the reload applied it (issue 30).  xen-domains, parked-max-age
- * and the local-max-* keys are not here: they apply on reload.
+ * believe the reload applied it (issue 30).  xen-domains, parked-max-age,
+ * the local-max-* keys and the elastic pool's memory-reserve,
+ * memory-grow-delay and xen-reserve (main.c) are not here: they apply on
+ * reload.
  */
 enum key_kind { KEY_STR, KEY_NUM, KEY_OCTAL, KEY_BYTES };
 

@@ -171,6 +171,10 @@ START_TEST(test_check_config_agrees_with_start)
 		{ "reattach-grace = 2d\n", false, "reattach-grace" },
 		{ "parked-max-age = 0\n", false, "parked-max-age" },
 		{ "compress-threshold = 10\n", false, "compress-threshold" },
+		{ "memory = automatic\n", false, "memory" },
+		{ "memory-reserve = 101%\n", false, "memory-reserve" },
+		{ "memory-grow-delay = 2h\n", false, "memory-grow-delay" },
+		{ "xen-reserve = 10%\n", false, "xen-reserve" },
 		{ "colour = blue\n", false, "unknown key" },
 		/* [defaults] and [client] keys, bad. */
 		{ "[defaults]\nweight = 0\n", false, "weight" },
@@ -188,6 +192,8 @@ START_TEST(test_check_config_agrees_with_start)
 		{ "local-max-clients-per-uid = 8\nlocal-max-pools-per-uid = 64\n"
 		  "local-max-handshakes-per-uid = 4\n", true, NULL },
 		{ "reattach-grace = 5m\nparked-max-age = 1h\n", true, NULL },
+		{ "memory = auto\nmemory-reserve = 5%\nmemory-grow-delay = 90s\n"
+		  "xen-reserve = 256M\n", true, NULL },
 		{ arena_ok, true, NULL },
 		{ rundir_ok, true, NULL },
 		{ "[defaults]\nweight = 50\ncompress = zstd:3\nephemeral-max = 8M\n"
