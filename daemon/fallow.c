@@ -184,7 +184,7 @@ static void tick(struct tmemd_fallow *f)
 	uint64_t reserve = f->cfg.reserve, down, xen_room, want, hyst;
 	struct tmemd_host_mem h;
 	int64_t headroom;
-	bool stalled;
+	bool stalled, fs_bound;
 
 	f->last_ns = now;
 	if (tmemd_host_mem_read(&f->paths, &h) < 0)
@@ -199,7 +199,9 @@ static void tick(struct tmemd_fallow *f)
 	f->st.host_available = h.available;
 	f->st.cgroup_limited = h.cgroup_limited;
 	headroom = (int64_t)h.available - (int64_t)reserve - (int64_t)down - (int64_t)f->held;
-	if (fs_headroom(f, used) < headroom)
+	/* A full arena filesystem: more memory from Xen would not help. */
+	fs_bound = fs_headroom(f, used) < headroom;
+	if (fs_bound)
 		headroom = fs_headroom(f, used);
 	want = headroom > 0 || (uint64_t)-headroom < used ? used + (uint64_t)headroom : 0;
 	if (want > f->cfg.ceiling)
@@ -229,7 +231,7 @@ static void tick(struct tmemd_fallow *f)
 	}
 	/* Growing into Xen waits like the target does: no balloon up under
 	 * pressure, while dom0 shrinks, or within grow_delay of a release. */
-	if (want >= f->cfg.ceiling || f->st.pressure || down || f->held ||
+	if (want >= f->cfg.ceiling || f->st.pressure || down || f->held || fs_bound ||
 	    now - f->pressure_ns < (uint64_t)f->cfg.grow_delay_sec * 1000000000ull)
 		xen_room = 0;
 	xen_grow(f, used, f->cfg.ceiling - want, xen_room);

@@ -121,8 +121,10 @@ check_fallow() {
 		grep -q ' create=\[rc=0 ' <<<"$f"
 	ev=$(mem_at fallow-auto .reclaim.toolstack.events) pages=$(mem_at fallow-auto .reclaim.toolstack.pages)
 	t0=$(mem_at fallow-full .target_bytes) t1=$(mem_at fallow-auto .target_bytes)
-	check "tmemd gave ephemeral pages back for it (toolstack reclaims ${ev}, ${pages} pages; target ${t0} -> ${t1})" \
-		gt0 "$pages"
+	# It drops pages only when dom0 has too little free memory for xl's cut
+	# (tests/daemon/test_fallow_unit shows that case with a fake Xen).
+	check "tmemd followed xl's cut of dom0's target (toolstack reclaims ${ev}, ${pages} pages evicted; target ${t0} -> ${t1})" \
+		gt0 "$ev"
 	rv=$(grep -a "^E2E-WORKLOAD-REVERIFY tag=$name-hold " <<<"$con" | tail -1)
 	check "held persistent pages all came back right (${rv#E2E-WORKLOAD-REVERIFY })" grep -q ' errors=0 ' <<<"$rv "
 	sw=$(grep -a "^E2E-GUEST $name SWAP-ERRORS " <<<"$con" | tail -1 | awk '{print $4}')

@@ -150,7 +150,7 @@ watch_silence() {
 serial=$E2E_WORK/serial.log
 T1=$(date +%s)
 set +e
-timeout "${E2E_TIMEOUT:-2400}" ${E2E_QEMU:-qemu-system-x86_64} -accel "tcg,thread=${E2E_TCG_THREAD:-multi}" \
+timeout "${E2E_TIMEOUT:-3600}" ${E2E_QEMU:-qemu-system-x86_64} -accel "tcg,thread=${E2E_TCG_THREAD:-multi}" \
 	-cpu "${E2E_CPU:-$CPU_DEFAULT}" -m 3072 -smp "${E2E_SMP:-2}" \
 	-display none -serial "file:$serial" -monitor none -no-reboot \
 	"${drives[@]}" \
