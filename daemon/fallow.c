@@ -339,6 +339,9 @@ static void lower_dom0(struct tmemd_fallow *f, uint64_t bytes)
 	if (base <= bytes || f->host->set_dom0_target(f->host_ctx, base - bytes) < 0)
 		return;
 	f->st.ballooned = f->st.ballooned > bytes ? f->st.ballooned - bytes : 0;
+	/* dom0's lower target now keeps that memory out of the pool: holding
+	 * it back as well would count it twice (and evict as much again). */
+	f->held = f->held > bytes ? f->held - bytes : 0;
 }
 
 int tmemd_fallow_release(struct tmemd_fallow *f, uint64_t bytes, uint64_t *released)

@@ -238,6 +238,16 @@ START_TEST(test_release_lowers_dom0_target)
 	ck_assert_uint_ge(released, 31 * MiB);
 	ck_assert_uint_eq(fx.x.dom0_target, before - released);
 	ck_assert_uint_eq(stats().reclaim_events[TMEMD_RECLAIM_ADMIN], 1);
+	/* While dom0 shrinks to that target, and after: the memory that went
+	 * is not taken out of the pool a second time. */
+	fx.x.dom0_now = before;
+	host_available(8 + 4 + released / MiB);
+	tmemd_fallow_tick(fx.f);
+	fx.x.dom0_now = fx.x.dom0_target;
+	host_available(8 + 4);
+	tmemd_fallow_tick(fx.f);
+	ck_assert_uint_eq(stats().reclaim_pages[TMEMD_RECLAIM_TOOLSTACK] +
+			  stats().reclaim_pages[TMEMD_RECLAIM_LOW_FREE], 0);
 }
 END_TEST
 
