@@ -56,8 +56,9 @@
 
 #define TMEM_ARENA_MAGIC "tmemARN\n"
 /* 2: compressed pages (spans, the object table, handle kinds in
- * tmem_pagedesc.data; see zs.c). */
-#define TMEM_ARENA_LAYOUT 2u
+ * tmem_pagedesc.data; see zs.c).  3: a zs entry may name an object in
+ * the host tier (ZENT_TIER; tier.c, struct tmem_tier_hdr). */
+#define TMEM_ARENA_LAYOUT 3u
 
 #define TMEM_NIL UINT32_MAX        /* no record, descriptor, chunk or span */
 #define TMEM_MAX_POOLS_TOTAL 16384u /* pool records */
@@ -85,6 +86,41 @@
 #define ZENT_LEN_MASK 0x1fffu      /* 13 bits of compressed length */
 #define ZENT_CODEC_MASK 7u         /* 3 bits of enum tmem_codec */
 enum tmem_codec { TMEM_CODEC_NONE = 0, TMEM_CODEC_LZ4 = 1, TMEM_CODEC_ZSTD = 2 };
+/*
+ * A zs entry with ZENT_TIER set names an object in the host tier instead
+ * of a span slot: unit | len << ZENT_LEN_SHIFT | codec << ZENT_CODEC_SHIFT
+ * | ZENT_TIER, where unit (ZENT_UNIT_MASK bits) is the object's first
+ * TMEM_TIER_UNIT-byte unit after the tier's header.  The object there is
+ * laid out as in a span (TMEM_ZS_HDR bytes: page descriptor, low half of
+ * XXH3 of the bytes; then the bytes).  codec NONE: a raw page (len 4096).
+ * The bit means this only in the entry of a handle without TMEM_H_SUB:
+ * a same-filled page's entry is its word (any bits), and a free entry
+ * links through itself.
+ */
+#define ZENT_TIER (1ull << 63)
+#define ZENT_UNIT_MASK 0xfffffffffffull /* 44 bits */
+#define TMEM_TIER_UNIT 64u
+
+/*
+ * The host tier's header: the first TMEM_TIER_HDR_BYTES of the tier file
+ * or block device (tier.c).  It binds the tier to one arena (that
+ * arena's created_usec and geom_sum, written once when it was
+ * formatted), so a tier from another arena is refused, never reused.
+ */
+#define TMEM_TIER_MAGIC "tmemSPL\n"
+#define TMEM_TIER_LAYOUT 1u
+#define TMEM_TIER_HDR_BYTES 4096u
+struct tmem_tier_hdr {
+	char magic[8];
+	uint32_t layout;          /* TMEM_TIER_LAYOUT */
+	uint32_t unit;            /* TMEM_TIER_UNIT */
+	uint64_t bytes;           /* the tier's size, header included */
+	uint64_t arena_created;   /* the arena's tmem_durable_hdr.created_usec */
+	uint64_t arena_sum;       /* and its geom_sum */
+	uint64_t created_usec;    /* CLOCK_REALTIME when the tier was formatted */
+	uint64_t sum;             /* XXH64 of every field above */
+};
+_Static_assert(sizeof(struct tmem_tier_hdr) == 56, "tier header");
 
 enum tmem_rec_state {
 	TMEM_REC_FREE = 0,

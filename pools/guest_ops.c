@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "clock.h"
 #include "internal.h"
 
 /* Count op field f on the client's pool handle; needs the pool lock. */
@@ -64,6 +65,7 @@ static int do_page_replace(struct tmem_pool *pool, uint32_t page, uint64_t oh,
 		}
 		do_data_write(s, nh, page, e);
 	}
+	tier_page_changed(s, page); /* a spill copying the old data must not commit it */
 	pd_unpublish(p); /* commit: the old page is gone */
 	do_data_account(pool, old, -1);
 	if (reuse) {
@@ -77,6 +79,8 @@ static int do_page_replace(struct tmem_pool *pool, uint32_t page, uint64_t oh,
 	pd_publish(p, nh); /* commit: the new one is there */
 	if (!pool->persistent)
 		lru_touch(pool->owner, page);
+	else
+		plru_sync(pool, page, nh);
 	return 1;
 }
 
@@ -150,6 +154,47 @@ out:
 	return ret;
 }
 
+/*
+ * A get of a page in the host tier (a persistent pool's, so not
+ * exclusive): the entry is read under the pool lock, and the tier's
+ * units pinned, so that a flush or an overwrite meanwhile cannot hand
+ * them to a spill before the read is done (tier.c); then the read runs
+ * with the pool lock dropped, so the pool's other ops do not wait for
+ * the device.  The page stays in the tier: bringing it back would need
+ * room the pool was short of, and frontswap flushes it soon after.
+ * Called with the pool locked; returns with it unlocked.
+ */
+static int tier_get(struct tmem_client *c, int32_t pool_id, struct tmem_pool *pool,
+		    uint32_t page, uint64_t te, void *dst)
+{
+	struct tmem_store *s = pool->store;
+	uint8_t obj[TMEM_ZS_HDR + TMEM_PAGE_SIZE];
+	uint64_t t0 = clock_nsec(CLOCK_MONOTONIC), ns;
+	int ret;
+
+	tier_pin(&s->tier);
+	/* Counted as a hit now, under the lock the counters need; a read
+	 * that fails is counted in read_errors (and the get returns -EIO). */
+	COUNT(c, pool_id, gets);
+	COUNT(c, pool_id, succ_gets);
+	do_ctr_inc(&pool->readbacks);
+	pthread_mutex_unlock(&pool->lock);
+	ret = tier_read_obj(&s->tier, te, page, obj);
+	if (ret == 0)
+		ret = tier_decode(te, obj, dst);
+	tier_unpin(&s->tier);
+	ns = clock_nsec(CLOCK_MONOTONIC) - t0;
+	lat_record(&s->tier.lat, ns);
+	lat_record(&pool->owner->readback_lat, ns);
+	ctr_inc(&s->tier.readbacks);
+	ctr_inc(&pool->owner->readbacks);
+	if (ret < 0) {
+		ctr_inc(&s->tier.read_errors);
+		return -EIO;
+	}
+	return 1;
+}
+
 int store_get_page(struct tmem_client *c, int32_t pool_id,
 		   const struct tmem_oid *oid, uint32_t index, void *dst)
 {
@@ -165,6 +210,12 @@ int store_get_page(struct tmem_client *c, int32_t pool_id,
 	if (page != TMEM_NIL) {
 		bool exclusive = !pool->persistent && !pool->shared;
 		uint32_t h = pd_handle(pd(pool->store, page));
+		uint64_t te = pool->persistent ? zs_tier_ent(pool->store, h) : 0;
+
+		if (te)
+			return tier_get(c, pool_id, pool, page, te, dst);
+		if (pool->store->pref)
+			__atomic_store_n(&pool->store->pref[page], 1, __ATOMIC_RELAXED);
 
 		/* Exclusive: unlink first, so that the locked instructions
 		 * come before the copy rather than wait for its stores. */
@@ -172,7 +223,7 @@ int store_get_page(struct tmem_client *c, int32_t pool_id,
 			do_page_unlink(pool, page, oh);
 		/* Bytes that do not decode (a damaged arena) are an error,
 		 * never a page of garbage. */
-		ret = do_data_read(pool->store, h, dst) == 0 ? 1 : -EIO;
+		ret = do_data_read(pool->store, page, h, dst) == 0 ? 1 : -EIO;
 		if (ret < 0)
 			ctr_inc(&pool->store->zs.decode_errors);
 		if (exclusive)

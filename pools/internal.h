@@ -96,6 +96,7 @@
 #include "htab.h"
 #include "pagedata.h"
 #include "tmem_names.h"
+#include "tier.h"
 #include "tmem_store.h"
 #include "zs.h"
 
@@ -159,6 +160,9 @@ struct tmem_pool {
 	_Atomic uint64_t zbytes;   /* stored bytes: compressed, or 4 KiB raw */
 	_Atomic uint64_t same_pages;
 	_Atomic uint64_t huge_pages; /* incompressible, kept raw */
+	_Atomic uint64_t tier_pages; /* in the host tier (not in zbytes) */
+	_Atomic uint64_t tier_bytes; /* their encoded bytes */
+	_Atomic uint64_t readbacks;  /* gets served from the tier */
 };
 
 /*
@@ -185,7 +189,19 @@ struct tmem_client {
 	pthread_mutex_t lru_lock;
 	uint32_t lru_head;                    /* oldest ephemeral page; lru_lock */
 	uint32_t lru_tail;                    /* newest; lru_lock */
+	/* Persistent pages in RAM that may spill, oldest put first (the
+	 * host tier's victims, spill.c); lru_lock.  A page is on it when
+	 * its lprev is set or it is the head. */
+	uint32_t plru_head, plru_tail;
 	_Atomic uint64_t charged[2];          /* pages by enum tmem_kind */
+	/* The host tier: bytes the client may have there (spill_max, in
+	 * memory only: the daemon sets it again on a claimed client), what
+	 * it has, read-backs and their latency. */
+	_Atomic uint64_t spill_max;
+	_Atomic uint64_t tier_pages, tier_bytes;
+	_Atomic uint64_t spilled;             /* pages ever moved to the tier */
+	_Atomic uint64_t readbacks;
+	struct tmem_lat_hist readback_lat;
 	/* Ops on pools the client no longer holds, plus evictions and
 	 * admin flushes, by enum tmem_kind of the pool; the totals are these
 	 * plus the live slots' counters. */
@@ -229,6 +245,10 @@ struct tmem_store {
 	struct tmem_frames frames;
 	struct tmem_descs descs;
 	struct tmem_zs zs;
+	struct tmem_tier tier;                /* its own locks: tier.h */
+	/* Per page descriptor: got since the spiller last looked (second
+	 * chance, spill.c); NULL without a tier.  Relaxed bytes. */
+	uint8_t *pref;
 	/* Relaxed atomics. */
 	_Atomic uint64_t kind_pages[2];       /* pages stored, by kind */
 	_Atomic uint64_t evictions;
@@ -390,6 +410,13 @@ void do_lru_add_tail(struct tmem_client *c, uint32_t page);
 void do_lru_del(struct tmem_client *c, uint32_t page);
 void lru_add(struct tmem_client *c, uint32_t page);
 void lru_touch(struct tmem_client *c, uint32_t page);
+/* The persistent list (plru_*): lru_lock held; del and add check membership. */
+bool do_plru_member(const struct tmem_client *c, uint32_t page);
+void do_plru_add_tail(struct tmem_client *c, uint32_t page);
+void do_plru_del(struct tmem_client *c, uint32_t page);
+/* Pool lock held: a persistent page whose data is h now joins or leaves
+ * the persistent list as it belongs (in RAM, not same-filled: on it). */
+void plru_sync(struct tmem_pool *pool, uint32_t page, uint32_t h);
 
 /* ---- store_client.c / pool.c / shared.c ---------------------------------- */
 int client_alloc(struct tmem_store *s, const char *name,

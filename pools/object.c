@@ -15,34 +15,45 @@
 
 #include "internal.h"
 
-/* ---- the charged client's LRU list; do_* expect its lru_lock ----------- */
+/* ---- the charged client's LRU lists; do_* expect its lru_lock ---------- */
+
+/* A list of pages through lprev/lnext, from *head (oldest) to *tail. */
+static void list_add_tail(struct tmem_store *s, uint32_t *head, uint32_t *tail, uint32_t page)
+{
+	struct tmem_pagedesc *p = pd(s, page);
+
+	p->lnext = TMEM_NIL;
+	p->lprev = *tail;
+	if (*tail != TMEM_NIL)
+		pd(s, *tail)->lnext = page;
+	else
+		*head = page;
+	*tail = page;
+}
+
+static void list_del(struct tmem_store *s, uint32_t *head, uint32_t *tail, uint32_t page)
+{
+	struct tmem_pagedesc *p = pd(s, page);
+
+	if (p->lprev != TMEM_NIL)
+		pd(s, p->lprev)->lnext = p->lnext;
+	else
+		*head = p->lnext;
+	if (p->lnext != TMEM_NIL)
+		pd(s, p->lnext)->lprev = p->lprev;
+	else
+		*tail = p->lprev;
+	p->lprev = p->lnext = TMEM_NIL;
+}
 
 void do_lru_add_tail(struct tmem_client *c, uint32_t page)
 {
-	struct tmem_pagedesc *p = pd(c->store, page);
-
-	p->lnext = TMEM_NIL;
-	p->lprev = c->lru_tail;
-	if (c->lru_tail != TMEM_NIL)
-		pd(c->store, c->lru_tail)->lnext = page;
-	else
-		c->lru_head = page;
-	c->lru_tail = page;
+	list_add_tail(c->store, &c->lru_head, &c->lru_tail, page);
 }
 
 void do_lru_del(struct tmem_client *c, uint32_t page)
 {
-	struct tmem_pagedesc *p = pd(c->store, page);
-
-	if (p->lprev != TMEM_NIL)
-		pd(c->store, p->lprev)->lnext = p->lnext;
-	else
-		c->lru_head = p->lnext;
-	if (p->lnext != TMEM_NIL)
-		pd(c->store, p->lnext)->lprev = p->lprev;
-	else
-		c->lru_tail = p->lprev;
-	p->lprev = p->lnext = TMEM_NIL;
+	list_del(c->store, &c->lru_head, &c->lru_tail, page);
 }
 
 void lru_add(struct tmem_client *c, uint32_t page)
@@ -57,6 +68,43 @@ void lru_touch(struct tmem_client *c, uint32_t page)
 	pthread_mutex_lock(&c->lru_lock);
 	do_lru_del(c, page);
 	do_lru_add_tail(c, page);
+	pthread_mutex_unlock(&c->lru_lock);
+}
+
+/* ---- the persistent list (spill victims); do_* expect its lru_lock ----- */
+
+bool do_plru_member(const struct tmem_client *c, uint32_t page)
+{
+	return pd(c->store, page)->lprev != TMEM_NIL || c->plru_head == page;
+}
+
+void do_plru_add_tail(struct tmem_client *c, uint32_t page)
+{
+	list_add_tail(c->store, &c->plru_head, &c->plru_tail, page);
+}
+
+void do_plru_del(struct tmem_client *c, uint32_t page)
+{
+	if (do_plru_member(c, page))
+		list_del(c->store, &c->plru_head, &c->plru_tail, page);
+}
+
+/* Without a tier nothing spills, and persistent puts take no LRU lock. */
+void plru_sync(struct tmem_pool *pool, uint32_t page, uint32_t h)
+{
+	struct tmem_store *s = pool->store;
+	struct tmem_client *c = pool->owner;
+	bool want, member;
+
+	if (!pool->persistent || !tier_on(&s->tier))
+		return;
+	want = !((h & TMEM_H_ZS) && (h & TMEM_H_SUB)) && !zs_tier_ent(s, h);
+	pthread_mutex_lock(&c->lru_lock);
+	member = do_plru_member(c, page);
+	if (want && !member)
+		do_plru_add_tail(c, page);
+	else if (!want && member)
+		do_plru_del(c, page);
 	pthread_mutex_unlock(&c->lru_lock);
 }
 
@@ -106,6 +154,8 @@ int do_page_insert(struct tmem_pool *pool, const struct tmem_oid *oid,
 	do_page_hash_add(pool, *page, oh);
 	if (!pool->persistent)
 		lru_add(pool->owner, *page);
+	else
+		plru_sync(pool, *page, pd_handle(p));
 	atomic_fetch_add_explicit(&s->kind_pages[pool_kind(pool)], 1,
 				  memory_order_relaxed);
 	do_data_account(pool, pd_handle(p), 1);
@@ -136,6 +186,8 @@ void do_page_adopt(struct tmem_pool *pool, uint32_t page, uint64_t oh)
 	do_page_hash_add(pool, page, oh);
 	if (!pool->persistent)
 		lru_add(pool->owner, page);
+	else
+		plru_sync(pool, page, pd_handle(p));
 	atomic_fetch_add_explicit(&pool->owner->charged[pool_kind(pool)], 1,
 				  memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->kind_pages[pool_kind(pool)], 1,
@@ -173,6 +225,7 @@ static void do_obj_unlink_page(struct tmem_pool *pool, uint32_t page,
  */
 static void do_page_unpublish(struct tmem_pool *pool, uint32_t page)
 {
+	tier_page_changed(pool->store, page);
 	pd_unpublish(pd(pool->store, page));
 	do_data_account(pool, pd_handle(pd(pool->store, page)), -1);
 }
@@ -191,6 +244,10 @@ void do_page_detach(struct tmem_pool *pool, uint32_t page, uint64_t oh)
 	if (!pool->persistent) {
 		pthread_mutex_lock(&owner->lru_lock);
 		do_lru_del(owner, page);
+		pthread_mutex_unlock(&owner->lru_lock);
+	} else if (tier_on(&pool->store->tier)) {
+		pthread_mutex_lock(&owner->lru_lock);
+		do_plru_del(owner, page);
 		pthread_mutex_unlock(&owner->lru_lock);
 	}
 	do_page_unlink_tables(pool, page, oh);

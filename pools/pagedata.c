@@ -43,7 +43,24 @@ void do_data_write(struct tmem_store *s, uint32_t handle, uint32_t page,
 	data_ops(handle)->write(s, handle, page, e);
 }
 
-int do_data_read(const struct tmem_store *s, uint32_t handle, void *dst)
+const void *do_data_map(const struct tmem_store *s, uint32_t page, uint32_t handle,
+			void *bounce, uint32_t *len, uint8_t *codec)
+{
+	uint8_t obj[TMEM_ZS_HDR + TMEM_PAGE_SIZE];
+	uint64_t te = zs_tier_ent(s, handle);
+
+	if (!te)
+		return data_ops(handle)->map(s, handle, bounce, len, codec);
+	/* In the host tier: read back here, under the pool lock. */
+	if (tier_read_obj((struct tmem_tier *)&s->tier, te, page, obj) < 0)
+		return NULL;
+	*len = (uint32_t)(te >> ZENT_LEN_SHIFT) & ZENT_LEN_MASK;
+	*codec = (uint8_t)(te >> ZENT_CODEC_SHIFT) & ZENT_CODEC_MASK;
+	memcpy(bounce, obj + TMEM_ZS_HDR, *len);
+	return bounce;
+}
+
+int do_data_read(const struct tmem_store *s, uint32_t page, uint32_t handle, void *dst)
 {
 	uint8_t bounce[TMEM_PAGE_SIZE];
 	const void *src;
@@ -54,7 +71,7 @@ int do_data_read(const struct tmem_store *s, uint32_t handle, void *dst)
 		page_fill_word(dst, zs_word(s, handle));
 		return 0;
 	}
-	src = data_ops(handle)->map(s, handle, bounce, &len, &codec);
+	src = do_data_map(s, page, handle, bounce, &len, &codec);
 	if (!src)
 		return -EIO;
 	if (codec == TMEM_CODEC_NONE) {
@@ -66,7 +83,19 @@ int do_data_read(const struct tmem_store *s, uint32_t handle, void *dst)
 
 void do_data_account(struct tmem_pool *pool, uint32_t handle, int d)
 {
-	if (!(handle & TMEM_H_ZS)) {
+	uint64_t te = zs_tier_ent(pool->store, handle);
+
+	if (te) {
+		/* Not RAM: the tier's counts, the pool's and its owner's. */
+		int64_t len = (int64_t)((te >> ZENT_LEN_SHIFT) & ZENT_LEN_MASK);
+
+		do_ctr_add(&pool->tier_pages, d);
+		do_ctr_add(&pool->tier_bytes, d * len);
+		atomic_fetch_add_explicit(&pool->owner->tier_pages, (uint64_t)(int64_t)d,
+					  memory_order_relaxed);
+		atomic_fetch_add_explicit(&pool->owner->tier_bytes, (uint64_t)(d * len),
+					  memory_order_relaxed);
+	} else if (!(handle & TMEM_H_ZS)) {
 		do_ctr_add(&pool->zbytes, d * (int64_t)TMEM_PAGE_SIZE);
 		if (handle & TMEM_H_SUB)
 			do_ctr_add(&pool->huge_pages, d);

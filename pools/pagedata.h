@@ -57,8 +57,12 @@ int do_data_alloc(struct tmem_store *s, const struct tmem_enc *e,
 /* Pool lock held: write e at handle for page. */
 void do_data_write(struct tmem_store *s, uint32_t handle, uint32_t page,
 		   const struct tmem_enc *e);
+/* Pool lock held: the stored bytes of page (its data handle), as the
+ * map op gives them; a page in the host tier is read back into bounce. */
+const void *do_data_map(const struct tmem_store *s, uint32_t page, uint32_t handle,
+			void *bounce, uint32_t *len, uint8_t *codec);
 /* Pool lock held: the page's bytes into dst; -EIO when they do not decode. */
-int do_data_read(const struct tmem_store *s, uint32_t handle, void *dst);
+int do_data_read(const struct tmem_store *s, uint32_t page, uint32_t handle, void *dst);
 /* Pool lock held: count handle in (d = 1) or out (-1) of the pool's stats. */
 void do_data_account(struct tmem_pool *pool, uint32_t handle, int d);
 

@@ -194,6 +194,18 @@ static uint32_t do_nr_pools(const struct tmem_client *c)
 	return n;
 }
 
+static void tier_stats(struct tmem_tier_stats *out, const _Atomic uint64_t *pages,
+		       const _Atomic uint64_t *bytes, const _Atomic uint64_t *spilled,
+		       const _Atomic uint64_t *readbacks, const struct tmem_lat_hist *lat)
+{
+	out->pages = ld(pages);
+	out->bytes = ld(bytes);
+	out->spilled = ld(spilled);
+	out->readbacks = ld(readbacks);
+	out->readback_p50_ns = lat_quantile(lat, 0.50);
+	out->readback_p99_ns = lat_quantile(lat, 0.99);
+}
+
 void store_client_info(struct tmem_client *c, struct tmem_client_info *out)
 {
 	if (!out)
@@ -224,6 +236,48 @@ void store_client_info(struct tmem_client *c, struct tmem_client_info *out)
 	}
 	pthread_mutex_unlock(&c->store->lock);
 	store_client_get_compress(c, &out->compress);
+	tier_stats(&out->tier, &c->tier_pages, &c->tier_bytes, &c->spilled, &c->readbacks,
+		   &c->readback_lat);
+	out->spill_max = ld(&c->spill_max);
+}
+
+void store_tier_info(struct tmem_store *s, struct tmem_tier_info *out)
+{
+	struct tmem_tier *t;
+
+	if (!out)
+		return;
+	memset(out, 0, sizeof(*out));
+	if (!s || !tier_on(&s->tier))
+		return;
+	t = &s->tier;
+	out->configured = true;
+	pthread_mutex_lock(&t->lock);
+	out->capacity_bytes = t->nunits * TMEM_TIER_UNIT;
+	out->used_bytes = t->used_units * TMEM_TIER_UNIT;
+	out->last_error = t->last_error;
+	pthread_mutex_unlock(&t->lock);
+	out->free_bytes = out->capacity_bytes - out->used_bytes;
+	tier_stats(&out->st, &t->pages, &t->obj_bytes, &t->spilled, &t->readbacks, &t->lat);
+	out->spilled_bytes = ld(&t->spilled_bytes);
+	out->writes = ld(&t->writes);
+	out->write_errors = ld(&t->write_errors);
+	out->aborted = ld(&t->aborted);
+	out->read_errors = ld(&t->read_errors);
+	out->spill_nsec = ld(&t->spill_nsec);
+}
+
+int store_client_set_spill_max(struct tmem_client *c, uint64_t bytes)
+{
+	if (!c)
+		return -EINVAL;
+	atomic_store_explicit(&c->spill_max, bytes, memory_order_relaxed);
+	return 0;
+}
+
+uint64_t store_client_spill_max(const struct tmem_client *c)
+{
+	return c ? ld(&c->spill_max) : 0;
 }
 
 static void do_pool_info(struct tmem_client *c, int32_t id,
@@ -241,6 +295,9 @@ static void do_pool_info(struct tmem_client *c, int32_t id,
 	info->pages = pool->pages.count;
 	info->objects = pool->objs.count;
 	do_pool_zstats(pool, &info->z);
+	info->tier_pages = ld(&pool->tier_pages);
+	info->tier_bytes = ld(&pool->tier_bytes);
+	info->readbacks = ld(&pool->readbacks);
 	pthread_mutex_unlock(&pool->lock);
 	counters_snapshot(&c->slots[id].ops, &info->ops);
 	info->ops.evictions = ld(&pool->evictions);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -35,6 +36,9 @@ static int store_alloc(const struct tmem_store_config *cfg, struct tmem_store **
 	}
 	s->cfg = *cfg;
 	s->fd = -1;
+	s->tier.fd = -1;
+	pthread_mutex_init(&s->tier.lock, NULL);
+	pthread_mutex_init(&s->tier.spill_lock, NULL);
 	if (s->cfg.compress_threshold == 0)
 		s->cfg.compress_threshold = TMEM_COMPRESS_THRESHOLD;
 	if (s->cfg.compress_threshold > TMEM_PAGE_SIZE - TMEM_ZS_HDR)
@@ -90,6 +94,21 @@ static int store_setup(const struct tmem_store_config *cfg, int fd,
 	ret = zs_init(s);
 	if (ret < 0)
 		goto fail;
+	/* Before recovery, which claims the tier's units for the pages
+	 * there; a tier that does not go with this arena stops us here,
+	 * with the arena's records untouched. */
+	ret = tier_open(s, cfg, adopted, why, why_len);
+	if (ret < 0)
+		goto fail;
+	if (tier_on(&s->tier)) {
+		s->pref = mmap(NULL, s->descs.page_cap + 1, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (s->pref == MAP_FAILED) {
+			s->pref = NULL;
+			ret = -ENOMEM;
+			goto fail;
+		}
+	}
 	ret = frames_init(&s->frames, cfg, adopted ? s->hdr->total_frames
 						 : (uint32_t)(cfg->arena_bytes >> TMEM_PAGE_SHIFT));
 	if (ret < 0)
@@ -169,7 +188,12 @@ void store_destroy(struct tmem_store *s)
 	free(s->pool_tab);
 	frames_fini(&s->frames);
 	zs_fini(s);
+	tier_close(s);
+	if (s->pref)
+		munmap(s->pref, s->descs.page_cap + 1);
 	durable_unmap(s);
+	pthread_mutex_destroy(&s->tier.lock);
+	pthread_mutex_destroy(&s->tier.spill_lock);
 	pthread_mutex_destroy(&s->alloc_lock);
 	pthread_mutex_destroy(&s->lock);
 	free(s);

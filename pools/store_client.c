@@ -22,6 +22,8 @@ int client_alloc(struct tmem_store *s, const char *name,
 	c->id = s->next_client_id++;
 	strcpy(c->name, name); /* length checked by the caller */
 	c->lru_head = c->lru_tail = TMEM_NIL;
+	c->plru_head = c->plru_tail = TMEM_NIL;
+	atomic_store_explicit(&c->spill_max, TMEM_NO_CAP, memory_order_relaxed);
 	atomic_store_explicit(&c->compress, compress_mode(&s->cfg.compress),
 			      memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->struct_bytes, sizeof(*c), memory_order_relaxed);

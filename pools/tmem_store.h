@@ -74,6 +74,12 @@ struct tmem_store_config {
 	 * were (a daemon told to stop during its start).  Not kept after. */
 	bool (*should_stop)(void *ctx);
 	void *stop_ctx;
+	/* The host tier (pools/COMMIT.md, "Host tier"): a file or block
+	 * device open read-write (the store uses it, does not own it), and
+	 * its size in bytes, header included, whole pages.  tier_bytes 0:
+	 * no tier (tier_fd is not looked at). */
+	int tier_fd;
+	uint64_t tier_bytes;
 };
 
 /* A store in anonymous memory: nothing in it outlives the process. */
@@ -443,6 +449,53 @@ void store_set_target(struct tmem_store *store, uint64_t pages);
 uint64_t store_release_cold(struct tmem_store *store, uint64_t keep_pages);
 
 /*
+ * The host tier (store config tier_fd, tier_bytes; pools/COMMIT.md,
+ * "Host tier").  store_spill() moves up to pages of the coldest
+ * persistent pages in RAM there (the client with the most in RAM first,
+ * oldest put first, a page got since the last pass spared once), as
+ * stored, in batches of up to 256 pages: one write per run of adjacent
+ * units, then fdatasync(), and only then is their RAM freed.  It blocks
+ * on the device: call it from a thread that serves no ring, holding
+ * nothing of the store's.  Returns the pages moved, or when none moved 0
+ * (nothing to move) or -errno: -ENODEV no tier, -ENOSPC the tier (or
+ * every client's spill limit) is full, -EIO or another write error, the
+ * pages left in RAM.  A get of a page in the tier reads it back (with
+ * its pool unlocked during the read) and leaves it there.
+ */
+int64_t store_spill(struct tmem_store *store, uint64_t pages);
+/* The most bytes (as stored) c may have in the tier; TMEM_NO_CAP = no
+ * limit (the default).  In memory only: set it again on a claimed
+ * client.  -EINVAL for NULL. */
+int store_client_set_spill_max(struct tmem_client *c, uint64_t bytes);
+uint64_t store_client_spill_max(const struct tmem_client *c);
+
+/* Latencies are from a histogram of quarter octaves: a quantile is its
+ * bucket's upper bound (within 19 %). */
+struct tmem_tier_stats {
+	uint64_t pages;            /* in the tier now */
+	uint64_t bytes;            /* their stored bytes */
+	uint64_t spilled;          /* pages ever moved there */
+	uint64_t readbacks;        /* gets served from it */
+	uint64_t readback_p50_ns, readback_p99_ns;
+};
+
+struct tmem_tier_info {
+	bool configured;
+	uint64_t capacity_bytes;   /* for objects: the size less the header */
+	uint64_t used_bytes;       /* units in use (objects rounded up to 64 B) */
+	uint64_t free_bytes;
+	struct tmem_tier_stats st;
+	uint64_t spilled_bytes;    /* stored bytes ever moved there */
+	uint64_t writes;           /* write calls (runs of adjacent objects) */
+	uint64_t write_errors;     /* failed spills: their pages stayed in RAM */
+	uint64_t aborted;          /* pages changed during their spill: stayed */
+	uint64_t read_errors;      /* read-backs that returned -EIO */
+	uint64_t spill_nsec;       /* time spent in store_spill() */
+	int last_error;            /* -errno of the last failed spill, or 0 */
+};
+void store_tier_info(struct tmem_store *store, struct tmem_tier_info *out);
+
+/*
  * Compaction: move compressed pages out of the emptiest spans of each
  * size class, so that at most one span's worth of slots per class stays
  * free.  Runs on shrink by itself; the daemon also calls it in the
@@ -496,6 +549,9 @@ struct tmem_pool_info {
 	uint64_t objects;
 	struct tmem_zstats z;
 	struct tmem_op_counters ops; /* this client's ops on this pool */
+	uint64_t tier_pages;       /* of pages, in the host tier */
+	uint64_t tier_bytes;
+	uint64_t readbacks;
 };
 
 struct tmem_client_info {
@@ -509,6 +565,8 @@ struct tmem_client_info {
 	uint32_t nr_pools;
 	struct tmem_zstats z;      /* over its pools (shared ones included) */
 	struct tmem_compress compress;
+	struct tmem_tier_stats tier; /* its pages in the host tier */
+	uint64_t spill_max;        /* bytes; TMEM_NO_CAP: no limit */
 };
 
 struct tmem_store_info {

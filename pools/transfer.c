@@ -42,7 +42,7 @@ static int do_page_stored(struct tmem_store *s, uint32_t page, void *bounce,
 		out->bytes = NULL;
 		return 0;
 	}
-	src = data_ops(h)->map(s, h, bounce, &out->len, &out->codec);
+	src = do_data_map(s, page, h, bounce, &out->len, &out->codec);
 	if (!src)
 		return -EIO;
 	if (out->codec == TMEM_CODEC_NONE)

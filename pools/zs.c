@@ -416,6 +416,8 @@ static void zs_free(struct tmem_store *s, uint32_t h)
 
 	if (h & TMEM_H_SUB) {
 		atomic_fetch_sub_explicit(&z->same_pages, 1, memory_order_relaxed);
+	} else if (ent_is_tier(e)) {
+		tier_free_entry(s, e);
 	} else {
 		obj_account(z, ent_len(e), -1);
 		slot_free(s, ent_span(e), ent_slot(e));
@@ -458,6 +460,8 @@ static const void *zs_map(const struct tmem_store *s, uint32_t h, void *bounce,
 	if ((h & TMEM_H_SUB) || i >= z->zobj_cap)
 		return NULL;
 	e = ent_get(z, i);
+	if (ent_is_tier(e))
+		return NULL; /* read back by do_data_map() (pagedata.c) */
 	sp = ent_span(e);
 	slot = ent_slot(e);
 	*len = ent_len(e);
@@ -509,6 +513,48 @@ uint64_t zs_word(const struct tmem_store *s, uint32_t h)
 uint32_t zs_len(const struct tmem_store *s, uint32_t h)
 {
 	return ent_len(ent_get(&s->zs, h & TMEM_H_IDX));
+}
+
+uint64_t zs_tier_ent(const struct tmem_store *s, uint32_t h)
+{
+	uint64_t e;
+
+	if (!(h & TMEM_H_ZS) || (h & TMEM_H_SUB) || (h & TMEM_H_IDX) >= s->zs.zobj_cap)
+		return 0;
+	e = ent_get(&s->zs, h & TMEM_H_IDX);
+	return ent_is_tier(e) ? e : 0;
+}
+
+/*
+ * The spill's commit (COMMIT.md, "Host tier"), alloc_lock held and the
+ * page's pool lock: handle h's data now lives at tier entry te, written
+ * and durable.  A compressed page: one 64-bit store of its entry, then
+ * its slot goes.  A raw page: a new entry holding te, then the caller
+ * publishes the returned handle (the commit) and frees the frame with
+ * zs_raw_spilled_free().  -ENOSPC: no entry left (the page stays).
+ */
+int do_zs_spill_commit(struct tmem_store *s, uint32_t h, uint64_t te, uint32_t *nh)
+{
+	struct tmem_zs *z = &s->zs;
+	uint32_t i;
+	uint64_t e;
+	int ret;
+
+	if (h & TMEM_H_ZS) {
+		i = h & TMEM_H_IDX;
+		e = ent_get(z, i);
+		ent_set(z, i, te); /* commit: the page is in the tier */
+		obj_account(z, ent_len(e), -1);
+		slot_free(s, ent_span(e), ent_slot(e));
+		*nh = h;
+		return 0;
+	}
+	ret = ent_alloc(s, &i);
+	if (ret < 0)
+		return ret;
+	ent_set(z, i, te);
+	*nh = TMEM_H_ZS | i;
+	return 0;
 }
 
 uint64_t zs_frames(const struct tmem_store *s)
@@ -762,7 +808,10 @@ bool zs_recover_claim(struct zs_recover *r, uint32_t page, uint32_t h)
 	if (i >= s->zs.zobj_bump || (r->ent_used[i / 64] >> (i % 64) & 1))
 		return false;
 	e = ent_get(&s->zs, i);
-	if (!(h & TMEM_H_SUB)) {
+	if (!(h & TMEM_H_SUB) && ent_is_tier(e)) {
+		if (!tier_recover_claim(s, e))
+			return false;
+	} else if (!(h & TMEM_H_SUB)) {
 		sp = ent_span(e);
 		slot = ent_slot(e);
 		len = ent_len(e);

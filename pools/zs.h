@@ -64,6 +64,10 @@ void zs_fini(struct tmem_store *s);
 uint64_t zs_word(const struct tmem_store *s, uint32_t handle);
 /* A compressed object's length (0 when the entry does not check out). */
 uint32_t zs_len(const struct tmem_store *s, uint32_t handle);
+/* The ZENT_TIER entry a handle names, or 0 (not in the tier). */
+uint64_t zs_tier_ent(const struct tmem_store *s, uint32_t handle);
+/* spill.c's commit, alloc_lock held: *nh the handle naming the tier. */
+int do_zs_spill_commit(struct tmem_store *s, uint32_t handle, uint64_t te, uint32_t *nh);
 /* Shrink, alloc_lock held: spans' frames above total_frames move below. */
 void do_zs_shrink(struct tmem_store *s);
 /* Compaction, alloc_lock held: move objects out of the emptiest spans

@@ -9,7 +9,7 @@ TSAN_TESTS += $(TEST_POOLS_STRESS)
 
 TEST_POOLS_OBJS := $(addprefix $(BUILD)/tests/pools/,test_pools.o \
 	test_semantics.o test_resize.o test_release.o test_model.o test_hooks.o test_durable.o \
-	test_crash.o test_compress.o test_layout.o test_transfer.o)
+	test_crash.o test_compress.o test_layout.o test_transfer.o test_tier.o)
 
 $(TEST_POOLS): $(TEST_POOLS_OBJS) $(TEST_COMMON_LIB) $(POOLS_LIB)
 	$(call quiet,LD,$@)

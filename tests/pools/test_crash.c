@@ -1,6 +1,9 @@
 /*
  * pools/: kill -9 at random instants of put, flush, evict, resize, pool
- * destroy and client teardown, then recover and check every handle.
+ * destroy, client teardown, spill to the host tier and read-back, then
+ * recover and check every handle.  The arena has a host tier (a second
+ * memfd), and persistent pages move there and back all along: a put or a
+ * flush of a spilled page frees its units, and the next spill reuses them.
  *
  * Each round a child adopts the arena in a memfd, claims client "a" (a
  * persistent pool 0 and an ephemeral pool 1) and runs random ops on it,
@@ -43,7 +46,10 @@
 
 enum op { OP_PUT, OP_FLUSH, OP_FLUSH_OBJ, OP_GET, OP_EVICT, OP_RESIZE,
 	  OP_T_CREATE, OP_T_POOL, OP_T_DESTROY_POOL, OP_T_DESTROY, OP_COMPACT,
-	  OP_RELEASE };
+	  OP_RELEASE, OP_SPILL };
+
+#define TIER_BYTES (2u << 20)     /* the host tier: room for every page */
+#define FORCED_OPS 12u            /* kinds of op step mode single-steps into */
 
 struct logent {
 	uint32_t op;
@@ -62,6 +68,9 @@ struct shared {
 	uint32_t force_op;        /* step mode: which kind of op that is */
 	uint32_t started_over;    /* the child found no "a" to claim */
 	uint64_t next_seq;
+	uint64_t tier_pages_seen;  /* pages found in the tier after each kill, summed */
+	uint64_t readback_errors;
+	uint32_t killed_in_spill, killed_in_get; /* rounds the kill landed in one */
 	int64_t want[3][NH];      /* the model at the start of the round: seq or -1 */
 	struct logent e[MAXE];
 };
@@ -236,6 +245,10 @@ static void child_misc(struct child *c, uint32_t op)
 	else if (op == OP_RELEASE)
 		/* Punches free frames out of the file (issue 28). */
 		ret = (int)store_release_cold(c->s, rnd(c, 2) ? 0 : 8);
+	else if (op == OP_SPILL)
+		/* Persistent pages to the host tier (issue 29); in step mode
+		 * one or two, so the steps reach the commit. */
+		ret = (int)store_spill(c->s, c->sh->stop_at ? 1 + rnd(c, 2) : 1 + rnd(c, 64));
 	else
 		ret = store_resize(c->s, sizes[rnd(c, 4)]);
 	log_done(e, ret);
@@ -316,15 +329,23 @@ static uint32_t full_handle(struct child *c, int32_t pool)
 static void child_forced_op(struct child *c)
 {
 	c->stop_next = true;
-	switch (c->sh->force_op % 10) {
+	switch (c->sh->force_op % FORCED_OPS) {
 	case 0: child_put(c, 0, full_handle(c, 0)); break;
 	case 1: child_put(c, (int32_t)rnd(c, 2), rnd(c, NH)); break;
 	case 2: child_flush(c, 0, full_handle(c, 0), false); break;
 	case 3: child_flush(c, 0, full_handle(c, 0), true); break;
 	case 4: child_get(c, 1, full_handle(c, 1)); break;
 	case 5: child_misc(c, OP_EVICT); break;
-	case 6: child_misc(c, c->sh->force_op / 10 % 2 ? OP_RELEASE : OP_RESIZE); break;
+	case 6: child_misc(c, c->sh->force_op / FORCED_OPS % 2 ? OP_RELEASE : OP_RESIZE); break;
 	case 7: child_put(c, 1, full_handle(c, 1)); break;
+	case 10: child_misc(c, OP_SPILL); break;
+	case 11:
+		/* A read-back: spill, then step into a get of pool 0. */
+		c->stop_next = false;
+		child_misc(c, OP_SPILL);
+		c->stop_next = true;
+		child_get(c, 0, full_handle(c, 0));
+		break;
 	case 8:
 		/* Fragment the spans (every other page goes), then step
 		 * into the compaction that moves the rest. */
@@ -346,11 +367,19 @@ static void child_forced_op(struct child *c)
 	}
 }
 
-static void child_run(struct shared *sh, int fd, uint64_t seed)
+static struct tmem_store_config crash_config(int tier)
 {
 	struct tmem_store_config sc = { .arena_bytes = 360 * PG,
 					.max_arena_bytes = DURABLE_MAX_FRAMES * PG,
-					.compress = test_compress() };
+					.compress = test_compress(),
+					.tier_fd = tier, .tier_bytes = TIER_BYTES };
+
+	return sc;
+}
+
+static void child_run(struct shared *sh, int fd, int tier, uint64_t seed)
+{
+	struct tmem_store_config sc = crash_config(tier);
 	struct child c = { .sh = sh, .rng = seed | 1 };
 
 	if (store_open(&sc, fd, &c.s, NULL, 0))
@@ -383,6 +412,8 @@ static void child_run(struct shared *sh, int fd, uint64_t seed)
 			child_misc(&c, OP_COMPACT);
 		else if (r < 79)
 			child_misc(&c, OP_RELEASE);
+		else if (r < 83)
+			child_misc(&c, OP_SPILL);
 		else
 			child_scratch(&c);
 	}
@@ -532,7 +563,18 @@ static void step_and_kill(pid_t pid, unsigned steps)
 	kill(pid, SIGKILL);
 }
 
-static void run_round(struct shared *sh, int fd, unsigned round, unsigned steps,
+static struct tmem_store *crash_open(int fd, int tier)
+{
+	struct tmem_store_config sc = crash_config(tier);
+	struct tmem_store *s = NULL;
+	char why[200] = "";
+	int rc = store_open(&sc, fd, &s, why, sizeof(why));
+
+	ck_assert_msg(rc == 0, "store_open: %d %s", rc, why);
+	return s;
+}
+
+static void run_round(struct shared *sh, int fd, int tier, unsigned round, unsigned steps,
 		      struct verdict *v)
 {
 	struct tmem_store *s;
@@ -545,7 +587,7 @@ static void run_round(struct shared *sh, int fd, unsigned round, unsigned steps,
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0)
-		child_run(sh, fd, round * 0x9e3779b97f4a7c15ull + 12345);
+		child_run(sh, fd, tier, round * 0x9e3779b97f4a7c15ull + 12345);
 	if (sh->stop_at) {
 		step_and_kill(pid, steps);
 	} else {
@@ -558,8 +600,25 @@ static void run_round(struct shared *sh, int fd, unsigned round, unsigned steps,
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert_msg(WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) == 0),
 		      "child failed: status %d", st);
-	s = durable_open(fd, 360);
+	{
+		uint32_t n = atomic_load(&sh->n);
+
+		/* Killed inside a spill, or a get (a read-back, if spilled). */
+		if (n && !atomic_load(&sh->e[n - 1].done) && sh->e[n - 1].op == OP_SPILL)
+			sh->killed_in_spill++;
+		if (n && !atomic_load(&sh->e[n - 1].done) && sh->e[n - 1].op == OP_GET &&
+		    sh->e[n - 1].pool == 0)
+			sh->killed_in_get++;
+	}
+	s = crash_open(fd, tier);
 	verify(s, sh, v);
+	{
+		struct tmem_tier_info ti;
+
+		store_tier_info(s, &ti);
+		sh->tier_pages_seen += ti.st.pages;
+		sh->readback_errors += ti.read_errors;
+	}
 	store_destroy(s);
 }
 
@@ -580,9 +639,18 @@ static void report(const char *what, unsigned rounds, const struct shared *sh,
 		   const struct verdict *v)
 {
 	printf("%s x%u: %llu ops, %u pages checked present, lost %u, wrong or "
-	       "stale %u, child saw wrong %u, started over %u\n",
+	       "stale %u, child saw wrong %u, started over %u; in the host tier "
+	       "after the kills %llu pages in all, read-back errors %llu; killed "
+	       "inside a spill %u, a persistent get %u\n",
 	       what, rounds, (unsigned long long)sh->next_seq - 1, v->present,
-	       v->lost, v->wrong, sh->child_errors, sh->started_over);
+	       v->lost, v->wrong, sh->child_errors, sh->started_over,
+	       (unsigned long long)sh->tier_pages_seen,
+	       (unsigned long long)sh->readback_errors, sh->killed_in_spill,
+	       sh->killed_in_get);
+	ck_assert_uint_gt(sh->tier_pages_seen, 0);
+	if (sh->stop_at && rounds >= 2 * FORCED_OPS)
+		ck_assert_uint_gt(sh->killed_in_spill, 0);
+	ck_assert_uint_eq(sh->readback_errors, 0);
 	ck_assert_uint_eq(v->lost, 0);
 	ck_assert_uint_eq(v->wrong, 0);
 	ck_assert_uint_eq(sh->child_errors, 0);
@@ -596,13 +664,20 @@ static void kill9_rounds(const char *what, unsigned rounds, bool stepped)
 	struct shared *sh = shared_new();
 	struct verdict v = { 0 };
 	int fd = durable_memfd();
+	int tier = memfd_create("tmem-test-tier", MFD_CLOEXEC);
 
+	ck_assert_int_ge(tier, 0);
 	srand(stepped ? 4321 : 1234);
 	for (unsigned r = 0; r < rounds; r++) {
+		/* A spill copies pages before it writes and commits: more
+		 * steps to get there. */
+		unsigned max_steps = r % FORCED_OPS >= 10 ? 60000 : 6000;
+
 		sh->stop_at = stepped ? 40 + (uint32_t)(rand() % 400) : 0;
 		sh->force_op = r;
-		run_round(sh, fd, r, stepped ? (unsigned)(rand() % 6000) : 0, &v);
+		run_round(sh, fd, tier, r, stepped ? (unsigned)(rand() % max_steps) : 0, &v);
 	}
+	close(tier);
 	report(what, rounds, sh, &v);
 	munmap(sh, sizeof(*sh));
 	close(fd);

@@ -292,8 +292,16 @@ END_TEST
  * is refused as any other version, never reinterpreted. */
 START_TEST(refuses_layout_before_compression)
 {
-	ck_assert_uint_eq(TMEM_TEST_LAYOUT, 2);
-	refused(8, 1, -EPROTO, "arena layout version 1, this build knows only 2");
+	ck_assert_uint_eq(TMEM_TEST_LAYOUT, 3);
+	refused(8, 1, -EPROTO, "arena layout version 1, this build knows only 3");
+}
+END_TEST
+
+/* Layout 2 (before the host tier: an entry's top bit meant nothing) is
+ * refused too. */
+START_TEST(refuses_layout_before_tier)
+{
+	refused(8, 2, -EPROTO, "arena layout version 2, this build knows only 3");
 }
 END_TEST
 
@@ -391,6 +399,7 @@ void add_durable_tests(Suite *suite)
 	tcase_add_test(tc, resize_survives_reopen);
 	tcase_add_test(tc, refuses_unknown_layout);
 	tcase_add_test(tc, refuses_layout_before_compression);
+	tcase_add_test(tc, refuses_layout_before_tier);
 	tcase_add_test(tc, refuses_bad_magic);
 	tcase_add_test(tc, refuses_damaged_geometry);
 	tcase_add_test(tc, refuses_damaged_counts);

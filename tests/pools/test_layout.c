@@ -17,7 +17,7 @@
 #include "tmem_store.h"
 #include "test_pools.h"
 
-#define RECORDED_LAYOUT 2u
+#define RECORDED_LAYOUT 3u
 #define RECORDED_MAGIC "tmemARN\n"
 
 /* Every field of every durable struct: X(struct, field), in order. */
@@ -50,12 +50,16 @@
 	X(tmem_pagedesc, lnext) X(tmem_pagedesc, data) \
 	X(tmem_objdesc, oid) \
 	X(tmem_chunk, owner) X(tmem_chunk, next) X(tmem_chunk, prev) \
-	X(tmem_chunk, free) X(tmem_chunk, live) X(tmem_chunk, rsvd)
+	X(tmem_chunk, free) X(tmem_chunk, live) X(tmem_chunk, rsvd) \
+	X(tmem_tier_hdr, magic) X(tmem_tier_hdr, layout) X(tmem_tier_hdr, unit) \
+	X(tmem_tier_hdr, bytes) X(tmem_tier_hdr, arena_created) X(tmem_tier_hdr, arena_sum) \
+	X(tmem_tier_hdr, created_usec) X(tmem_tier_hdr, sum)
 
 /* Every durable struct: X(struct). */
 #define DURABLE_STRUCTS(X) \
 	X(tmem_durable_hdr) X(tmem_client_rec) X(tmem_pool_rec) X(tmem_zspan_rec) \
-	X(tmem_pagedesc) X(tmem_objdesc) X(tmem_chunk) X(tmem_oid) X(tmem_uuid)
+	X(tmem_pagedesc) X(tmem_objdesc) X(tmem_chunk) X(tmem_oid) X(tmem_uuid) \
+	X(tmem_tier_hdr)
 
 /* Every durable constant: X(name). */
 #define DURABLE_CONSTS(X) \
@@ -67,14 +71,16 @@
 	X(ZENT_SLOT_MASK) X(ZENT_LEN_MASK) X(ZENT_CODEC_MASK) \
 	X(TMEM_CODEC_NONE) X(TMEM_CODEC_LZ4) X(TMEM_CODEC_ZSTD) \
 	X(TMEM_ZSPAN_FRAMES) X(TMEM_REC_FREE) X(TMEM_REC_LIVE) X(TMEM_REC_DYING) \
-	X(TMEM_CLIENT_NAME_MAX) X(TMEM_IDENT_LEN)
+	X(TMEM_CLIENT_NAME_MAX) X(TMEM_IDENT_LEN) \
+	X(ZENT_TIER) X(ZENT_UNIT_MASK) X(TMEM_TIER_UNIT) X(TMEM_TIER_LAYOUT) \
+	X(TMEM_TIER_HDR_BYTES)
 
 struct rec {
 	const char *name;
 	uint64_t v, v2; /* offset and size, a struct's size, a constant */
 };
 
-/* Recorded at layout 2: offset and size of every field. */
+/* Recorded at layout 3 (2 plus the host tier): offset and size of every field. */
 static const struct rec rec_fields[] = {
 	{ "tmem_durable_hdr.magic", 0, 8 },
 	{ "tmem_durable_hdr.layout", 8, 4 },
@@ -143,9 +149,17 @@ static const struct rec rec_fields[] = {
 	{ "tmem_chunk.free", 12, 1 },
 	{ "tmem_chunk.live", 13, 1 },
 	{ "tmem_chunk.rsvd", 14, 2 },
+	{ "tmem_tier_hdr.magic", 0, 8 },
+	{ "tmem_tier_hdr.layout", 8, 4 },
+	{ "tmem_tier_hdr.unit", 12, 4 },
+	{ "tmem_tier_hdr.bytes", 16, 8 },
+	{ "tmem_tier_hdr.arena_created", 24, 8 },
+	{ "tmem_tier_hdr.arena_sum", 32, 8 },
+	{ "tmem_tier_hdr.created_usec", 40, 8 },
+	{ "tmem_tier_hdr.sum", 48, 8 },
 };
 
-/* Recorded at layout 2: the size of every struct. */
+/* Recorded at layout 3 (2 plus the host tier): the size of every struct. */
 static const struct rec rec_structs[] = {
 	{ "sizeof tmem_durable_hdr", 176, 0 },
 	{ "sizeof tmem_client_rec", 128, 0 },
@@ -156,9 +170,10 @@ static const struct rec rec_structs[] = {
 	{ "sizeof tmem_chunk", 16, 0 },
 	{ "sizeof tmem_oid", 24, 0 },
 	{ "sizeof tmem_uuid", 16, 0 },
+	{ "sizeof tmem_tier_hdr", 56, 0 },
 };
 
-/* Recorded at layout 2: every durable constant. */
+/* Recorded at layout 3 (2 plus the host tier): every durable constant. */
 static const struct rec rec_consts[] = {
 	{ "TMEM_PAGE_SIZE", 0x1000ull, 0 },
 	{ "TMEM_MAX_CLIENTS", 0x2000ull, 0 },
@@ -190,6 +205,11 @@ static const struct rec rec_consts[] = {
 	{ "TMEM_REC_DYING", 0x2ull, 0 },
 	{ "TMEM_CLIENT_NAME_MAX", 0x40ull, 0 },
 	{ "TMEM_IDENT_LEN", 0x20ull, 0 },
+	{ "ZENT_TIER", 0x8000000000000000ull, 0 },
+	{ "ZENT_UNIT_MASK", 0xfffffffffffull, 0 },
+	{ "TMEM_TIER_UNIT", 0x40ull, 0 },
+	{ "TMEM_TIER_LAYOUT", 0x1ull, 0 },
+	{ "TMEM_TIER_HDR_BYTES", 0x1000ull, 0 },
 };
 
 #define NOW_FIELD(t, f) { #t "." #f, offsetof(struct t, f), sizeof(((struct t *)0)->f) },

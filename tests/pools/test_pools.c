@@ -20,6 +20,7 @@ static Suite *pools_suite(void)
 	add_compress_tests(suite);
 	add_layout_tests(suite);
 	add_transfer_tests(suite);
+	add_tier_tests(suite);
 	return suite;
 }
 

@@ -14,5 +14,6 @@ void add_crash_tests(Suite *suite);
 void add_compress_tests(Suite *suite);
 void add_layout_tests(Suite *suite);
 void add_transfer_tests(Suite *suite);
+void add_tier_tests(Suite *suite);
 
 #endif
