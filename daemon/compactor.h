@@ -10,17 +10,12 @@
 #ifndef TMEMD_COMPACTOR_H
 #define TMEMD_COMPACTOR_H
 
-#include <pthread.h>
-#include <stdbool.h>
+#include "ticker.h"
 
 #include "tmem_store.h"
 
 struct tmemd_compactor {
-	struct tmem_store *store;
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	bool running, stop;
+	struct tmemd_ticker ticker;
 };
 
 /* 0, or -errno when the thread cannot start (tmemd runs without it). */

@@ -32,6 +32,7 @@ void tmemd_config_init(struct tmemd_config *cfg)
 	 * the parser does not need policy/ linked in. */
 	cfg->defaults.ephemeral_max = TMEM_NO_CAP;
 	cfg->defaults.persistent_max = TMEM_NO_CAP;
+	cfg->defaults.spill_max = TMEM_NO_CAP;
 	cfg->defaults.weight = TMEM_DEFAULT_WEIGHT;
 	cfg->defaults.compress = (struct tmem_compress){ TMEM_COMPRESS_LZ4, 0 };
 	snprintf(cfg->transport, sizeof(cfg->transport), "auto");
@@ -166,6 +167,18 @@ static int restart_key(struct parse_ctx *ctx, const char *key, const char *v)
 		if (v[0] != '/' || strlen(v) > 250)
 			FAIL(ctx, "arena: want an absolute path on tmpfs or hugetlbfs (max 250 bytes), got '%s'", v);
 		snprintf(cfg->arena_path, sizeof(cfg->arena_path), "%s", v);
+	} else if (!strcmp(key, "spill")) {
+		if (v[0] != '/' || strlen(v) > 250)
+			FAIL(ctx, "spill: want an absolute path of a file or block device (max 250 bytes), got '%s'", v);
+		snprintf(cfg->spill_path, sizeof(cfg->spill_path), "%s", v);
+	} else if (!strcmp(key, "spill-size")) {
+		enum tmem_size_result r = tmemd_parse_size(v, false, &cfg->spill_bytes);
+
+		if (r)
+			FAIL(ctx, "spill-size: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR ")", v,
+			     tmem_size_strerror(r));
+		if (cfg->spill_bytes < TMEMD_MIN_SPILL_BYTES || cfg->spill_bytes % TMEM_PAGE_SIZE)
+			FAIL(ctx, "spill-size: want whole pages, at least 1M, got '%s'", v);
 	} else if (!strcmp(key, "reattach-grace")) {
 		if (parse_seconds(v, TMEMD_MAX_REATTACH_GRACE, &cfg->reattach_grace_sec))
 			FAIL(ctx, "reattach-grace: want a duration such as 300, 90s, 5m or 1h (at most 24h), got '%s'", v);
@@ -346,6 +359,13 @@ static int settings_key(struct parse_ctx *ctx, struct tmemd_client_conf *cc,
 			     key, v, tmem_size_strerror(r));
 		if (cc)
 			cc->has_persistent_max = true;
+	} else if (!strcmp(key, "spill-max")) {
+		r = parse_cap(v, &s->spill_max);
+		if (r)
+			FAIL(ctx, "%s: bad size '%s': %s (want " TMEM_SIZE_GRAMMAR ", or none)",
+			     key, v, tmem_size_strerror(r));
+		if (cc)
+			cc->has_spill_max = true;
 	} else if (!strcmp(key, "weight")) {
 		if (parse_uint(v, 1, TMEM_MAX_WEIGHT, &n))
 			FAIL(ctx, "weight: want 1..%d, got '%s'", TMEM_MAX_WEIGHT, v);
@@ -542,6 +562,8 @@ void tmemd_config_client_apply(const struct tmemd_config *cfg, const char *name,
 		out->ephemeral_max = cc->settings.ephemeral_max;
 	if (cc->has_persistent_max)
 		out->persistent_max = cc->settings.persistent_max;
+	if (cc->has_spill_max)
+		out->spill_max = cc->settings.spill_max;
 	if (cc->has_weight)
 		out->weight = cc->settings.weight;
 	if (cc->has_compress)

@@ -7,8 +7,8 @@
  *                xen-domains, control-admin-group, control-socket-mode,
  *                control-max-per-uid, arena, reattach-grace, parked-max-age,
  *                compress-threshold, migrate-key, migrate-name,
- *                migrate-listen, migrate-peers
- *   [defaults]   ephemeral-max, persistent-max, weight, compress
+ *                migrate-listen, migrate-peers, spill, spill-size
+ *   [defaults]   ephemeral-max, persistent-max, spill-max, weight, compress
  *   [client X]   the same keys as [defaults] for the client X, a
  *                principal (proto/tmem_names.h: uuid:U, domid:N or N for a
  *                Xen domain, else a name: a domain's xl name or a local
@@ -47,11 +47,12 @@
 #define TMEMD_MAX_REATTACH_GRACE 86400u
 #define TMEMD_DEFAULT_PARKED_MAX_AGE 86400u  /* seconds: a day */
 #define TMEMD_MAX_PARKED_MAX_AGE (30u * 86400u)
+#define TMEMD_MIN_SPILL_BYTES (1ull << 20)
 
 /* Which fields of a per-client section were given. */
 struct tmemd_client_conf {
 	char name[TMEM_CLIENT_NAME_MAX];  /* the principal, canonical text */
-	bool has_ephemeral_max, has_persistent_max, has_weight, has_compress;
+	bool has_ephemeral_max, has_persistent_max, has_weight, has_compress, has_spill_max;
 	struct tmem_client_settings settings;
 	struct tmem_uuid auth[TMEMD_MAX_AUTH_PER_CLIENT];
 	unsigned nr_auth;
@@ -77,6 +78,9 @@ struct tmemd_config {
 	unsigned local_max_handshakes_per_uid;
 	char xen_domains[512];   /* xen allow-list; "": every domU (xen/allow.h) */
 	char arena_path[256];    /* "": the fd store under systemd, else memory */
+	/* The host tier (issue 29): a file or block device; "": none. */
+	char spill_path[256];
+	uint64_t spill_bytes;    /* its size, header included; required with spill */
 	unsigned reattach_grace_sec; /* how long recovered clients wait to be claimed */
 	unsigned parked_max_age_sec; /* how long a suspended domain's pages wait */
 	/* Migration between hosts (daemon/migrate/migrate.h); no key: none. */

@@ -118,6 +118,20 @@ static int check_arena_fs(const char *path, char *err, size_t errlen)
 	return -EINVAL;
 }
 
+/* The host tier: both keys or neither (its size is part of its header:
+ * a guess would be refused next time). */
+static int check_spill(const struct tmemd_config *cfg, char *err, size_t errlen)
+{
+	if (!cfg->spill_path[0] && !cfg->spill_bytes)
+		return 0;
+	if (!cfg->spill_path[0] || !cfg->spill_bytes) {
+		snprintf(err, errlen, "%s: the host tier needs both spill = PATH and "
+			 "spill-size = SIZE", cfg->spill_path[0] ? "spill-size" : "spill");
+		return -EINVAL;
+	}
+	return check_parent("spill", cfg->spill_path, err, errlen);
+}
+
 int tmemd_config_check(const struct tmemd_config *cfg, char *err, size_t errlen)
 {
 	const char *why = NULL;
@@ -138,5 +152,7 @@ int tmemd_config_check(const struct tmemd_config *cfg, char *err, size_t errlen)
 		rc = check_parent("arena", cfg->arena_path, err, errlen);
 	if (!rc)
 		rc = check_arena_fs(cfg->arena_path, err, errlen);
+	if (!rc)
+		rc = check_spill(cfg, err, errlen);
 	return rc;
 }

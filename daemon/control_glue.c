@@ -62,6 +62,7 @@ static unsigned file_has(const struct tmemd_config *cfg, const char *const *name
 	has |= cfg->defaults.ephemeral_max != builtin.defaults.ephemeral_max ? CTL_HAS_EPH_MAX : 0;
 	has |= cfg->defaults.persistent_max != builtin.defaults.persistent_max ?
 	       CTL_HAS_PERS_MAX : 0;
+	has |= cfg->defaults.spill_max != builtin.defaults.spill_max ? CTL_HAS_SPILL_MAX : 0;
 	has |= memcmp(&cfg->defaults.compress, &builtin.defaults.compress,
 		      sizeof(builtin.defaults.compress)) ? CTL_HAS_COMPRESS : 0;
 	tmemd_config_free(&builtin);
@@ -73,6 +74,7 @@ static unsigned file_has(const struct tmemd_config *cfg, const char *const *name
 		has |= (cc->has_weight ? CTL_HAS_WEIGHT : 0) |
 		       (cc->has_ephemeral_max ? CTL_HAS_EPH_MAX : 0) |
 		       (cc->has_persistent_max ? CTL_HAS_PERS_MAX : 0) |
+		       (cc->has_spill_max ? CTL_HAS_SPILL_MAX : 0) |
 		       (cc->has_compress ? CTL_HAS_COMPRESS : 0);
 	}
 	return has;

@@ -80,7 +80,9 @@ static void apply_target(struct tmemd_fallow *f, uint64_t bytes,
 	if (bytes == f->target)
 		return;
 	rc = tmem_policy_set_target(f->policy, bytes / TMEM_PAGE_SIZE, &evicted);
-	f->st.refusing_persistent = rc == -EBUSY;
+	f->st.refusing_persistent = rc == -EBUSY && !f->st.spilling;
+	if (rc == -EBUSY && f->cfg.over_target)
+		f->cfg.over_target(f->cfg.over_ctx);
 	f->st.target_changes++;
 	if (falling && f->started) {
 		f->st.reclaim_events[cause]++;
@@ -92,7 +94,9 @@ static void apply_target(struct tmemd_fallow *f, uint64_t bytes,
 			 f->target / MiB, bytes / MiB,
 			 falling ? tmemd_reclaim_cause_name(cause) : "host has room",
 			 (unsigned long long)evicted,
-			 rc == -EBUSY ? "; persistent pages fill it: persistent puts refused" : "");
+			 rc != -EBUSY ? "" : f->st.spilling
+			 ? "; persistent pages fill it: moving some to the host tier"
+			 : "; persistent pages fill it: persistent puts refused");
 	}
 	f->target = bytes;
 }
@@ -266,6 +270,7 @@ int tmemd_fallow_start(const struct tmemd_fallow_config *cfg,
 	if (!f)
 		return -ENOMEM;
 	f->cfg = *cfg;
+	f->st.spilling = cfg->over_target != NULL;
 	f->store = store;
 	f->policy = policy;
 	f->loop = loop;

@@ -69,6 +69,10 @@ struct tmemd_fallow_config {
 	/* The arena file (--arena), or NULL: its filesystem's free space
 	 * bounds the target too, with room for the descriptors. */
 	const char *arena_path;
+	/* Optional: a target the persistent pages do not fit under; with a
+	 * host tier, the spiller meets it (spiller.h). */
+	void (*over_target)(void *ctx);
+	void *over_ctx;
 };
 
 struct tmemd_fallow_stats {
@@ -82,6 +86,7 @@ struct tmemd_fallow_stats {
 	uint64_t reclaim_events[TMEMD_NR_RECLAIM_CAUSES];
 	uint64_t reclaim_pages[TMEMD_NR_RECLAIM_CAUSES];
 	bool refusing_persistent;        /* persistent pages alone fill the target */
+	bool spilling;                   /* a host tier takes what is over (over_target) */
 	bool xen;
 	struct tmemd_fallow_xen x;       /* last Xen sample */
 	uint64_t ballooned;              /* bytes tmemd raised dom0's target by, net */

@@ -38,7 +38,7 @@ json_t *tmemd_fallow_json(const struct tmemd_fallow *f)
 		return NULL;
 	tmemd_fallow_stats(f, &s);
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:b, s:b, s:f, s:b}, "
-			 "s:I, s:b, s:o, s:o}",
+			 "s:I, s:b, s:b, s:o, s:o}",
 			 "ceiling_bytes", (json_int_t)s.ceiling,
 			 "target_bytes", (json_int_t)s.target,
 			 "used_bytes", (json_int_t)s.used,
@@ -50,5 +50,6 @@ json_t *tmemd_fallow_json(const struct tmemd_fallow *f)
 			 "stall_percent", s.stall_pct, "pressure", s.pressure,
 			 "target_changes", (json_int_t)s.target_changes,
 			 "refusing_persistent", s.refusing_persistent,
+			 "spilling", s.spilling,
 			 "reclaim", reclaim_json(&s), "xen", xen_json(&s));
 }

@@ -15,6 +15,7 @@
 
 #include "client_registry.h"
 #include "compactor.h"
+#include "spiller.h"
 #include "fallow.h"
 #include "config.h"
 #include "config_check.h"
@@ -46,6 +47,8 @@ struct tmemd {
 	struct tmemd_ctl_glue *control;
 	struct tmemd_service service;
 	struct tmemd_compactor compactor;
+	struct tmemd_spiller spiller;
+	int spill_fd;             /* the host tier, -1: none; closed after the store */
 	struct tmemd_fallow *fallow;
 	struct tmemd_migrate *migrate; /* NULL: no migrate-key */
 	char stats_path[300];
@@ -187,12 +190,21 @@ static void fallow_config(const struct tmemd_config *cfg, struct tmemd_fallow_co
 	}
 }
 
+static void spiller_kick(void *ctx)
+{
+	tmemd_spiller_kick(ctx);
+}
+
 static int start_fallow(struct tmemd *d)
 {
 	struct tmemd_fallow_config fc;
 	int rc;
 
 	fallow_config(&d->cfg, &fc);
+	if (tmemd_spiller_running(&d->spiller)) {
+		fc.over_target = spiller_kick;
+		fc.over_ctx = &d->spiller;
+	}
 	rc = tmemd_fallow_start(&fc, d->store, d->policy, d->loop, &d->fallow);
 	if (rc)
 		log_err("cannot start the elastic pool: %s", strerror(-rc));
@@ -209,6 +221,17 @@ static int start_core(struct tmemd *d)
 	int rc;
 
 	arena_geometry(&d->cfg, &sc);
+	if (d->cfg.spill_path[0]) {
+		char why[400];
+
+		d->spill_fd = tmemd_spill_open(d->cfg.spill_path, d->discard_arena, why, sizeof(why));
+		if (d->spill_fd < 0) {
+			log_err("host tier: %s", why);
+			return d->spill_fd;
+		}
+		sc.tier_fd = d->spill_fd;
+		sc.tier_bytes = d->cfg.spill_bytes;
+	}
 
 	rc = tmemd_restart_open_store(&d->restart, &sc, d->cfg.arena_path, d->discard_arena);
 	if (rc)
@@ -239,6 +262,11 @@ static int start_core(struct tmemd *d)
 	rc = tmemd_compactor_start(&d->compactor, d->store);
 	if (rc)
 		log_warn("no background compaction: %s", strerror(-rc));
+	rc = tmemd_spiller_start(&d->spiller, d->store, d->policy);
+	if (rc) {
+		log_err("cannot start the host tier's spiller: %s", strerror(-rc));
+		return rc;
+	}
 	rc = start_fallow(d);
 	if (rc)
 		return rc;
@@ -396,10 +424,13 @@ static void stop_all(struct tmemd *d)
 	tmemd_ctl_glue_stop(d->control);
 	tmemd_fallow_stop(d->fallow);
 	tmemd_compactor_stop(&d->compactor);
+	tmemd_spiller_stop(&d->spiller);
 	tmemd_clients_destroy(d->clients);
 	tmemd_workers_destroy(d->workers);
 	tmem_policy_destroy(d->policy);
 	tmemd_restart_close(&d->restart, d->loop);
+	if (d->spill_fd >= 0)
+		close(d->spill_fd);
 	tmemd_loop_destroy(d->loop);
 	tmemd_config_free(&d->cfg);
 }
@@ -419,7 +450,7 @@ static int check_config(struct tmemd_config *cfg, const struct tmemd_options *o)
 int main(int argc, char **argv)
 {
 	struct tmemd_options opts;
-	struct tmemd d = { 0 };
+	struct tmemd d = { .spill_fd = -1 };
 	int rc;
 
 	switch (tmemd_options_parse(argc, argv, &opts)) {

@@ -65,6 +65,8 @@ static const struct restart_key {
 	KEY("control-max-per-uid", control_max_per_uid, KEY_NUM),
 	KEY("reattach-grace", reattach_grace_sec, KEY_NUM),
 	KEY("compress-threshold", compress_threshold, KEY_NUM),
+	KEY("spill", spill_path, KEY_STR),
+	KEY("spill-size", spill_bytes, KEY_BYTES),
 #undef KEY
 };
 

@@ -51,6 +51,13 @@ int tmemd_restart_open_store(struct tmemd_restart *r, const struct tmem_store_co
 		rc = store_open(sc, r->arena.fd, &r->store, why, sizeof(why));
 	if (rc == -ECANCELED)
 		return rc; /* stopping: main() says so */
+	if (rc < 0 && strncmp(why, "host tier: ", 11) == 0) {
+		/* The tier does not go with this arena: neither is touched. */
+		log_err("%s; refusing it and leaving it and the arena in the %s as they are "
+			"(a tier of another arena must be removed by hand; --discard-arena "
+			"throws away both)", why, r->arena.where);
+		return rc;
+	}
 	if (rc == -EPROTO || rc == -EBADMSG) {
 		log_err("arena in the %s: %s; refusing it and leaving it as it is "
 			"(start once with --discard-arena to throw it away)", r->arena.where, why);

@@ -10,8 +10,10 @@
  *    ephemeral pages down to the cap and retries, refused only when the
  *    cap is 0 or nothing of its own can go;
  *  - arena full (-ENOSPC): evict by the weighted rule (ephemeral pages
- *    only, anyone's) and retry; refused (full) only when nothing
- *    evictable is left and no page is free.
+ *    only, anyone's) and retry; with everything stored persistent, move
+ *    a batch of them to the host tier (spill.c) and retry; refused
+ *    (full) only when nothing evictable is left, nothing could spill and
+ *    no page is free.
  * Other threads race for the freed pages, hence the bounded retries.
  * pools/ has already removed any old page at the handle when it returns
  * -EDQUOT or -ENOSPC.  Each refusal is counted once, with the reason of
@@ -44,7 +46,8 @@ static bool room_under_cap(struct tmem_pclient *pc, uint64_t cap)
 /*
  * After -ENOSPC: refill the reserve (so the retry is not lost to a racing
  * put) and retry while a page is free or an ephemeral page is left to
- * evict; refuse when everything stored is persistent.
+ * evict, or persistent pages could move to the host tier; refuse when
+ * none of these.
  */
 static bool room_in_arena(struct tmem_policy *policy)
 {
@@ -53,7 +56,11 @@ static bool room_in_arena(struct tmem_policy *policy)
 	if (policy_refill(policy, false))
 		return true;
 	store_arena_counts(policy->store, &a);
-	return a.free_pages > 0 || a.ephemeral > 0;
+	if (a.free_pages > 0 || a.ephemeral > 0)
+		return true;
+	/* Over a lower target, the spiller thread has the catching up to
+	 * do (a put would spill batch after batch): refuse meanwhile. */
+	return a.used_pages <= a.limit_pages && policy_spill_inline(policy);
 }
 
 /*

@@ -38,6 +38,7 @@ struct tmem_pclient {
 	bool removing;                /* unlinked, waiting for users; under policy->lock */
 	_Atomic uint64_t ephemeral_max;
 	_Atomic uint64_t persistent_max;
+	_Atomic uint64_t spill_max;   /* pages; the store holds it in bytes */
 	_Atomic uint32_t weight;
 	struct tmem_compress compress; /* under policy->lock; applied to client */
 	atomic_bool frozen;
@@ -69,5 +70,11 @@ uint64_t policy_low_water(const struct tmem_policy *policy,
 uint64_t policy_evict_weighted(struct tmem_policy *policy, uint64_t want);
 uint64_t policy_evict_own(struct tmem_pclient *pc, uint64_t want);
 uint64_t policy_refill(struct tmem_policy *policy, bool inline_put);
+
+/* spill.c: up to pages persistent pages to the host tier, then a
+ * compaction; store_spill()'s return.  _inline: a put's small batch,
+ * true when something moved. */
+int64_t policy_spill(struct tmem_policy *policy, uint64_t pages);
+bool policy_spill_inline(struct tmem_policy *policy);
 
 #endif /* TMEM_POLICY_INTERNAL_H */

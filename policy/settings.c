@@ -12,6 +12,7 @@ void tmem_policy_config_defaults(struct tmem_policy_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->defaults.ephemeral_max = TMEM_NO_CAP;
 	cfg->defaults.persistent_max = TMEM_NO_CAP;
+	cfg->defaults.spill_max = TMEM_NO_CAP;
 	cfg->defaults.weight = TMEM_DEFAULT_WEIGHT;
 	cfg->defaults.compress.algo = TMEM_COMPRESS_LZ4;
 	cfg->low_water_pages = 0;
@@ -34,6 +35,10 @@ void pclient_store_settings(struct tmem_pclient *pc,
 {
 	atomic_store(&pc->ephemeral_max, s->ephemeral_max);
 	atomic_store(&pc->persistent_max, s->persistent_max);
+	atomic_store(&pc->spill_max, s->spill_max);
+	(void)store_client_set_spill_max(pc->client, s->spill_max >= TMEM_NO_CAP / TMEM_PAGE_SIZE
+							     ? TMEM_NO_CAP
+							     : s->spill_max * TMEM_PAGE_SIZE);
 	atomic_store(&pc->weight, s->weight);
 	pc->compress = s->compress;
 	(void)store_client_set_compress(pc->client, &s->compress); /* checked */
@@ -73,6 +78,7 @@ void tmem_policy_client_get(const struct tmem_pclient *pc,
 	pthread_mutex_lock(&mpc->policy->lock);
 	out->ephemeral_max = atomic_load(&mpc->ephemeral_max);
 	out->persistent_max = atomic_load(&mpc->persistent_max);
+	out->spill_max = atomic_load(&mpc->spill_max);
 	out->weight = atomic_load(&mpc->weight);
 	out->compress = mpc->compress;
 	out->frozen = atomic_load(&mpc->frozen);

@@ -6,8 +6,11 @@
  * arena does) and compacts the compressed ones, until the frames in use
  * fit.  Persistent pages are never evicted: when they alone do not fit,
  * the target still holds, so puts find no room from then on (ephemeral
- * ones evict each other, persistent ones are refused), and nothing
- * stored is lost.
+ * ones evict each other, persistent ones are refused unless a host tier
+ * takes some: spill.c), and nothing stored is lost.  Moving them to the
+ * tier is not done here, under resize_lock and on the caller's thread
+ * (tmemd's event loop), but by tmem_policy_spill_reserve() on a thread
+ * of its own, which counts the target in.
  */
 #include <errno.h>
 

@@ -25,6 +25,9 @@ struct tmem_pclient;
 struct tmem_client_settings {
 	uint64_t ephemeral_max;  /* pages; TMEM_NO_CAP for none */
 	uint64_t persistent_max; /* pages; TMEM_NO_CAP for none */
+	/* Bytes as stored in the host tier, in pages of 4 KiB; TMEM_NO_CAP
+	 * for none (store_client_set_spill_max()). */
+	uint64_t spill_max;
 	uint32_t weight;         /* 1..TMEM_MAX_WEIGHT */
 	struct tmem_compress compress; /* default lz4, as zswap */
 	bool frozen;
@@ -117,7 +120,9 @@ int tmem_policy_resize(struct tmem_policy *policy, uint64_t new_pages);
  * (weighted) and compacts until the frames in use fit; *evicted (may be
  * NULL) gets the pages evicted.  -EBUSY when persistent (or busy) pages
  * alone do not fit: the target holds anyway, so persistent puts are
- * refused until it rises, and nothing stored is lost.
+ * refused until it rises (or, with a host tier, move pages there, and
+ * tmem_policy_spill_reserve() meets the target), and nothing stored is
+ * lost.
  */
 int tmem_policy_set_target(struct tmem_policy *policy, uint64_t pages,
 			   uint64_t *evicted);
@@ -129,6 +134,19 @@ int tmem_policy_set_target(struct tmem_policy *policy, uint64_t pages,
  * the daemon may also call it from an idle moment.
  */
 void tmem_policy_refill_reserve(struct tmem_policy *policy);
+
+/*
+ * The host tier (pools/ store_spill()): when the frames in use are over
+ * the target (tmem_policy_set_target()) or leave less than the low-water
+ * mark free, and no ephemeral page is left to evict, moves persistent
+ * pages there, as many as are over (compressed pages free less than a
+ * frame each: call again until it returns 0).  Blocks on the tier's
+ * device: for the daemon's spiller thread, not a ring worker or the event
+ * loop.  Returns the pages moved, 0 when none needed to, or
+ * store_spill()'s -errno (-ENODEV without a tier, -ENOSPC the tier full,
+ * a write error).
+ */
+int64_t tmem_policy_spill_reserve(struct tmem_policy *policy);
 
 /*
  * Added by policy/:

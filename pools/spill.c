@@ -39,6 +39,10 @@
 #include "clock.h"
 #include "internal.h"
 
+/* A full device is not asked again for this long, unless units are freed
+ * (each try writes until it fails). */
+#define SPILL_FULL_BACKOFF_NS 1000000000ull
+
 struct victim {
 	uint32_t page;
 	struct tmem_pool *pool;
@@ -362,6 +366,14 @@ static int64_t spill_batch(struct tmem_store *s, uint32_t want)
 		for (uint32_t i = 0; i < sp.n; i++)
 			requeue(s, &sp.v[i]);
 		units_back(t, sp.v, sp.n);
+		/* The next spill takes the lowest free units: on a sparse
+		 * file whose disk filled up, their blocks exist already (the
+		 * units freed by flushes, and this batch's). */
+		pthread_mutex_lock(&t->lock);
+		t->cursor = 0;
+		if (ret == -ENOSPC)
+			t->full_until = clock_nsec(CLOCK_MONOTONIC) + SPILL_FULL_BACKOFF_NS;
+		pthread_mutex_unlock(&t->lock);
 		atomic_fetch_add_explicit(&t->write_errors, 1, memory_order_relaxed);
 		pthread_mutex_lock(&t->lock);
 		t->last_error = ret;
@@ -397,7 +409,7 @@ out:
 int64_t store_spill(struct tmem_store *s, uint64_t pages)
 {
 	struct tmem_tier *t;
-	uint64_t done = 0, t0;
+	uint64_t done = 0, t0, batch = TMEM_TIER_BATCH;
 	int64_t got = 0;
 
 	if (!s)
@@ -407,10 +419,22 @@ int64_t store_spill(struct tmem_store *s, uint64_t pages)
 		return -ENODEV;
 	t0 = clock_nsec(CLOCK_MONOTONIC);
 	pthread_mutex_lock(&t->spill_lock);
+	pthread_mutex_lock(&t->lock);
+	if (t->full_until > t0) {
+		pthread_mutex_unlock(&t->lock);
+		pthread_mutex_unlock(&t->spill_lock);
+		return -ENOSPC;
+	}
+	pthread_mutex_unlock(&t->lock);
 	while (done < pages) {
-		uint64_t want = pages - done < TMEM_TIER_BATCH ? pages - done : TMEM_TIER_BATCH;
+		uint64_t want = pages - done < batch ? pages - done : batch;
 
 		got = spill_batch(s, (uint32_t)want);
+		/* A device nearly full may still take a smaller batch. */
+		if (got == -ENOSPC && batch > 1) {
+			batch /= 2;
+			continue;
+		}
 		if (got <= 0)
 			break;
 		done += (uint64_t)got;

@@ -160,25 +160,25 @@ static int tier_check(const struct tmem_store *s, const struct tmem_tier *t,
 {
 	if (memcmp(h->magic, TMEM_TIER_MAGIC, sizeof(h->magic)) != 0)
 		return why_set(why, why_len, -EBADMSG,
-			       "the host tier holds something else (no tier magic)");
+			       "host tier: it holds something else (no tier magic)");
 	if (h->layout != TMEM_TIER_LAYOUT)
 		return why_set(why, why_len, -EPROTO,
-			       "the host tier has layout %u, this tmemd knows %u",
+			       "host tier: layout %u, this tmemd knows %u",
 			       h->layout, TMEM_TIER_LAYOUT);
 	if (hdr_sum(h) != h->sum || h->unit != TMEM_TIER_UNIT)
-		return why_set(why, why_len, -EBADMSG, "the host tier's header is damaged");
+		return why_set(why, why_len, -EBADMSG, "host tier: its header is damaged");
 	if (h->arena_created != s->hdr->created_usec || h->arena_sum != s->hdr->geom_sum)
 		return why_set(why, why_len, -EBADMSG,
-			       "the host tier belongs to another arena (made %llu, this one %llu)",
+			       "host tier: it belongs to another arena (made %llu, this one %llu)",
 			       (unsigned long long)h->arena_created,
 			       (unsigned long long)s->hdr->created_usec);
 	if (h->bytes != t->bytes)
 		return why_set(why, why_len, -EBADMSG,
-			       "the host tier was made for %llu bytes, the config says %llu",
+			       "host tier: it was made for %llu bytes, the config says %llu",
 			       (unsigned long long)h->bytes, (unsigned long long)t->bytes);
 	if (have < h->bytes)
 		return why_set(why, why_len, -EBADMSG,
-			       "the host tier is truncated: %llu bytes of %llu",
+			       "host tier: it is truncated, %llu bytes of %llu",
 			       (unsigned long long)have, (unsigned long long)h->bytes);
 	return 0;
 }
@@ -204,21 +204,21 @@ int tier_open(struct tmem_store *s, const struct tmem_store_config *cfg, bool ad
 	if (!cfg->tier_bytes) {
 		if (named)
 			return why_set(why, why_len, -EBADMSG,
-				       "the arena has %llu pages in a host tier, and no tier is configured",
+				       "host tier: the arena has %llu pages in one, and no tier is configured",
 				       (unsigned long long)named);
 		return 0;
 	}
 	if (cfg->tier_fd < 0 || cfg->tier_bytes < TMEM_TIER_HDR_BYTES + 64ull * TMEM_TIER_UNIT ||
 	    cfg->tier_bytes % TMEM_PAGE_SIZE)
-		return why_set(why, why_len, -EINVAL, "the host tier's size must be whole pages, "
+		return why_set(why, why_len, -EINVAL, "host tier: its size must be whole pages, "
 			       "at least %u bytes", TMEM_TIER_HDR_BYTES + 64u * TMEM_TIER_UNIT);
 	t->bytes = cfg->tier_bytes;
 	ret = dev_bytes(cfg->tier_fd, &have, &blk);
 	if (ret < 0)
-		return why_set(why, why_len, ret, "the host tier is not a file or a block device");
+		return why_set(why, why_len, ret, "host tier: not a file or a block device");
 	got = have >= TMEM_TIER_HDR_BYTES ? pread(cfg->tier_fd, page, sizeof(page), 0) : 0;
 	if (got < 0)
-		return why_set(why, why_len, -errno, "cannot read the host tier's header");
+		return why_set(why, why_len, -errno, "host tier: cannot read its header");
 	if (got < (ssize_t)sizeof(page))
 		memset(page + got, 0, sizeof(page) - (size_t)got);
 	t->fd = cfg->tier_fd;
@@ -228,19 +228,19 @@ int tier_open(struct tmem_store *s, const struct tmem_store_config *cfg, bool ad
 		if (named) {
 			t->fd = -1;
 			return why_set(why, why_len, -EBADMSG,
-				       "the host tier is blank, but the arena has %llu pages in one",
+				       "host tier: it is blank, but the arena has %llu pages in one",
 				       (unsigned long long)named);
 		}
 		if (blk && have < t->bytes) {
 			t->fd = -1;
 			return why_set(why, why_len, -EINVAL,
-				       "the block device has %llu bytes, spill-size says %llu",
+				       "host tier: the block device has %llu bytes, spill-size says %llu",
 				       (unsigned long long)have, (unsigned long long)t->bytes);
 		}
 		ret = tier_format(s, t, blk);
 		if (ret < 0) {
 			t->fd = -1;
-			return why_set(why, why_len, ret, "cannot format the host tier");
+			return why_set(why, why_len, ret, "host tier: cannot format it");
 		}
 	} else {
 		memcpy(&t->hdr, page, sizeof(t->hdr));
@@ -328,6 +328,7 @@ static void units_release(struct tmem_tier *t, uint64_t unit, uint64_t n)
 {
 	units_set(t, unit, n, false);
 	t->used_units -= n;
+	t->full_until = 0; /* their blocks exist: a full device has room again */
 }
 
 /*

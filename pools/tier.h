@@ -81,6 +81,9 @@ struct tmem_tier {
 	_Atomic uint64_t read_errors;
 	_Atomic uint64_t spill_nsec;   /* time in spills: copy, write, sync, commit */
 	int last_error;                /* -errno of the last failed spill; lock */
+	/* After the device said ENOSPC: no spill is tried before this
+	 * (CLOCK_MONOTONIC ns) unless units are freed; lock. */
+	uint64_t full_until;
 	struct tmem_lat_hist lat;
 };
 

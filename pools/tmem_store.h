@@ -103,7 +103,11 @@ int store_create(const struct tmem_store_config *cfg,
  * Refusals change nothing in the file: -EPROTO a layout version this
  * build does not know, -EBADMSG a damaged or foreign header (bad magic,
  * checksum, geometry, or a file shorter than its geometry), -EINVAL bad
- * arguments, else -errno from mmap.  why (may be NULL) gets a sentence
+ * arguments, else -errno from mmap.  With a host tier (cfg->tier_bytes)
+ * the tier is checked against the arena first, and a refusal of it
+ * (-EBADMSG, -EPROTO, -EINVAL, or the -errno of its I/O) has a why that
+ * starts "host tier: " (pools/COMMIT.md, "Host tier", Start).  why (may
+ * be NULL) gets a sentence
  * for the admin on -EPROTO and -EBADMSG.
  *
  * store_destroy() on such a store frees the process's memory only:

@@ -57,6 +57,8 @@ static void describe(const struct ctl_request *req, char *buf, size_t len)
 		add_cap(buf, len, &n, "ephemeral_max_pages", req->s.v.ephemeral_max);
 	if (req->has & CTL_HAS_PERS_MAX)
 		add_cap(buf, len, &n, "persistent_max_pages", req->s.v.persistent_max);
+	if (req->has & CTL_HAS_SPILL_MAX)
+		add_cap(buf, len, &n, "spill_max_pages", req->s.v.spill_max);
 	if (req->has & CTL_HAS_COMPRESS)
 		add(buf, len, &n, " compress=%s", store_compress_format(&req->s.v.compress, cz, sizeof(cz)));
 	if (req->has & CTL_HAS_REVOKE && req->revoke)

@@ -28,7 +28,7 @@ enum ctl_field_type {
 	 * true was "on", now lz4. */
 	F_COMPRESS_OLD,
 	/* An array of settings names (weight, ephemeral_max_pages,
-	 * persistent_max_pages, compress, frozen), into an unsigned mask of
+	 * persistent_max_pages, compress, frozen, spill_max_pages), into an unsigned mask of
 	 * their CTL_HAS_* bits. */
 	F_KEYS,
 	F_PEER,    /* "HOST:PORT", printable, into char[TMEMD_CONTROL_PEER_MAX] */
@@ -54,6 +54,7 @@ static const struct ctl_field set_args[] = {
 	{ "weight", F_WEIGHT, RQ(s.v.weight), CTL_HAS_WEIGHT, false },
 	{ "ephemeral_max_pages", F_CAP, RQ(s.v.ephemeral_max), CTL_HAS_EPH_MAX, false },
 	{ "persistent_max_pages", F_CAP, RQ(s.v.persistent_max), CTL_HAS_PERS_MAX, false },
+	{ "spill_max_pages", F_CAP, RQ(s.v.spill_max), CTL_HAS_SPILL_MAX, false },
 	{ "compress", F_COMPRESS, RQ(s.v.compress), CTL_HAS_COMPRESS, false },
 	{ "live", F_BOOL, RQ(live), CTL_HAS_LIVE, false },
 	{ NULL },
@@ -98,6 +99,7 @@ static const struct ctl_field settings_fields[] = {
 	{ "persistent_max_pages", F_CAP, ST(v.persistent_max), CTL_HAS_PERS_MAX, false },
 	{ "compress", F_COMPRESS_OLD, ST(v.compress), CTL_HAS_COMPRESS, false },
 	{ "frozen", F_BOOL, ST(v.frozen), CTL_HAS_FROZEN, false },
+	{ "spill_max_pages", F_CAP, ST(v.spill_max), CTL_HAS_SPILL_MAX, false },
 	{ NULL },
 };
 
@@ -385,6 +387,8 @@ int ctl_settings_dump(const struct ctl_settings *s, json_t *obj)
 		rc |= dump_cap(obj, "ephemeral_max_pages", s->v.ephemeral_max);
 	if (s->has & CTL_HAS_PERS_MAX)
 		rc |= dump_cap(obj, "persistent_max_pages", s->v.persistent_max);
+	if (s->has & CTL_HAS_SPILL_MAX)
+		rc |= dump_cap(obj, "spill_max_pages", s->v.spill_max);
 	if (s->has & CTL_HAS_COMPRESS)
 		rc |= json_object_set_new(obj, "compress", ctl_compress_json(&s->v.compress));
 	if (s->has & CTL_HAS_FROZEN)

@@ -55,15 +55,16 @@ enum {
 	CTL_HAS_PERS_MAX = 1u << 2,
 	CTL_HAS_COMPRESS = 1u << 3,
 	CTL_HAS_FROZEN = 1u << 4,
-	CTL_SETTINGS_MASK = (1u << 5) - 1,
-	CTL_HAS_CLIENT = 1u << 5,
-	CTL_HAS_UUID = 1u << 6,
-	CTL_HAS_REVOKE = 1u << 7,
-	CTL_HAS_PAGES = 1u << 8,
-	CTL_HAS_ALL = 1u << 9,
-	CTL_HAS_KEYS = 1u << 10,
-	CTL_HAS_LIVE = 1u << 11,
-	CTL_HAS_PEER = 1u << 12,
+	CTL_HAS_SPILL_MAX = 1u << 5,
+	CTL_SETTINGS_MASK = (1u << 6) - 1,
+	CTL_HAS_CLIENT = 1u << 6,
+	CTL_HAS_UUID = 1u << 7,
+	CTL_HAS_REVOKE = 1u << 8,
+	CTL_HAS_PAGES = 1u << 9,
+	CTL_HAS_ALL = 1u << 10,
+	CTL_HAS_KEYS = 1u << 11,
+	CTL_HAS_LIVE = 1u << 12,
+	CTL_HAS_PEER = 1u << 13,
 };
 
 /* Some of a client's settings: only the fields named in has are set. */
@@ -113,7 +114,8 @@ int ctl_request_parse(const char *buf, size_t len, struct ctl_request *req,
 
 /*
  * Parses the settings keys (weight, ephemeral_max_pages,
- * persistent_max_pages, compress, and frozen when allow_frozen) of obj
+ * persistent_max_pages, spill_max_pages, compress, and frozen when
+ * allow_frozen) of obj
  * into s; any other key is an error.  Shared by requests and the state file.
  */
 int ctl_settings_parse(json_t *obj, bool allow_frozen, struct ctl_settings *s,

@@ -61,6 +61,9 @@ static int override_cb(const struct tmemd_control_client *cl, void *arg)
 		note_one(w, cl->name, "persistent-max",
 			 cap_text(cl->file.persistent_max, a, sizeof(a)),
 			 cap_text(s.persistent_max, b, sizeof(b)), "persistent-max");
+	if ((both & CTL_HAS_SPILL_MAX) && s.spill_max != cl->file.spill_max)
+		note_one(w, cl->name, "spill-max", cap_text(cl->file.spill_max, a, sizeof(a)),
+			 cap_text(s.spill_max, b, sizeof(b)), "spill-max");
 	if ((both & CTL_HAS_COMPRESS) &&
 	    memcmp(&s.compress, &cl->file.compress, sizeof(s.compress)))
 		note_one(w, cl->name, "compress", tmem_compress_format(&cl->file.compress, a, sizeof(a)),

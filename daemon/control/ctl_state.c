@@ -60,6 +60,8 @@ void ctl_settings_apply(const struct ctl_settings *s,
 		out->ephemeral_max = s->v.ephemeral_max;
 	if (s->has & CTL_HAS_PERS_MAX)
 		out->persistent_max = s->v.persistent_max;
+	if (s->has & CTL_HAS_SPILL_MAX)
+		out->spill_max = s->v.spill_max;
 	if (s->has & CTL_HAS_COMPRESS)
 		out->compress = s->v.compress;
 	if (s->has & CTL_HAS_FROZEN)

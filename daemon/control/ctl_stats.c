@@ -121,11 +121,13 @@ static int pool_cb(const struct tmem_pool_info *p, void *arg)
 		z->huge_pages += p->z.huge_pages;
 	}
 	return json_array_append_new(w->pools, json_pack(
-		"{s:i, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o}", "id", (int)p->id,
+		"{s:i, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o}}", "id", (int)p->id,
 		"persistent", p->persistent, "shared", p->shared, "uuid", uuid_json(p),
 		"sharers", jint(p->sharers), "pages", jint(p->pages),
 		"objects", jint(p->objects), "compression", zstats_json(&p->z),
-		"ops", ops_json(&p->ops)));
+		"ops", ops_json(&p->ops),
+		"tier", "pages", jint(p->tier_pages), "stored_bytes", jint(p->tier_bytes),
+		"readbacks", jint(p->readbacks)));
 }
 
 /*
@@ -181,9 +183,10 @@ static int add_sources(struct tmemd_control *ctl, const struct tmemd_control_cli
 		}
 	if (!from || json_object_set_new(doc, "from", from) ||
 	    json_object_set_new(doc, "file", json_pack(
-		    "{s:i, s:o, s:o, s:o}", "weight", (int)cl->file.weight,
+		    "{s:i, s:o, s:o, s:o, s:o}", "weight", (int)cl->file.weight,
 		    "ephemeral_max_pages", jcap(cl->file.ephemeral_max),
 		    "persistent_max_pages", jcap(cl->file.persistent_max),
+		    "spill_max_pages", jcap(cl->file.spill_max),
 		    "compress", ctl_compress_json(&cl->file.compress))))
 		return -ENOMEM;
 	return 0;
@@ -199,13 +202,14 @@ json_t *ctl_client_summary(struct tmemd_control *ctl,
 
 	tmem_policy_client_get(cl->pc, &s);
 	store_client_page_counts(c, &pages);
-	doc = json_pack("{s:i, s:s, s:s, s:o, s:i, s:b, s:o, s:{s:o, s:o}, s:{s:o, s:o}}",
+	doc = json_pack("{s:i, s:s, s:s, s:o, s:i, s:b, s:o, s:{s:o, s:o, s:o}, s:{s:o, s:o}}",
 			 "id", (int)store_client_id(c), "client", cl->name, "name", cl->label,
 			 "domid", cl->domid < 0 ? json_null() : json_integer(cl->domid),
 			 "weight", (int)s.weight, "frozen", s.frozen,
 			 "compress", ctl_compress_json(&s.compress),
 			 "caps", "ephemeral_max_pages", jcap(s.ephemeral_max),
 			 "persistent_max_pages", jcap(s.persistent_max),
+			 "spill_max_pages", jcap(s.spill_max),
 			 "pages", "ephemeral", jint(pages.ephemeral),
 			 "persistent", jint(pages.persistent));
 	if (doc && cl->names && add_sources(ctl, cl, doc)) {
@@ -232,6 +236,7 @@ static json_t *client_stats(struct tmemd_control *ctl,
 	    json_object_set_new(doc, "ops_by_kind", ops_kind_json(info.ops_kind)) ||
 	    json_object_set_new(doc, "cleancache", cleancache_json(&info.ops_kind[0])) ||
 	    json_object_set_new(doc, "frontswap", frontswap_json(&info.ops_kind[1])) ||
+	    json_object_set_new(doc, "tier", ctl_tier_stats_json(&info.tier)) ||
 	    json_object_set(doc, "pools", w.pools)) {
 		json_decref(doc);
 		doc = NULL;
@@ -366,6 +371,7 @@ json_t *ctl_pool_json(struct tmemd_control *ctl)
 			"evictions", jint(si.evictions),
 			"freeable_pages", jint(freeable_frames(&si)));
 	if (doc && (json_object_set_new(doc, "compression", zstats_json(&si.z)) ||
+		    json_object_set_new(doc, "tier", ctl_tier_json(ctl->hooks.store)) ||
 		    json_object_set_new(doc, "data", data_json(si.z_kind)) ||
 		    json_object_set_new(doc, "ops", ops_kind_json(si.ops_kind)) ||
 		    json_object_set_new(doc, "allocator", json_pack(

@@ -86,15 +86,32 @@ static const struct key allocator_keys[] = {
 	K("compactions", INT), K("pages_compacted", INT), K("decode_errors", INT),
 	K("effective_ratio", REAL_OR_NULL), { NULL },
 };
+/* Issue 29: the host tier, a client's and a pool's. */
+static const struct key pool_tier_keys[] = {
+	K("pages", INT), K("stored_bytes", INT), K("readbacks", INT), { NULL },
+};
+static const struct key client_tier_keys[] = {
+	K("pages", INT), K("stored_bytes", INT), K("spilled_pages", INT), K("readbacks", INT),
+	K("readback_p50_ns", INT), K("readback_p99_ns", INT), K("readback_p50_seconds", REAL),
+	K("readback_p99_seconds", REAL), { NULL },
+};
+static const struct key tier_keys[] = {
+	K("pages", INT), K("stored_bytes", INT), K("spilled_pages", INT), K("readbacks", INT),
+	K("readback_p50_ns", INT), K("readback_p99_ns", INT), K("readback_p50_seconds", REAL),
+	K("readback_p99_seconds", REAL), K("configured", BOOL), K("capacity_bytes", INT),
+	K("used_bytes", INT), K("free_bytes", INT), K("spilled_bytes", INT), K("writes", INT),
+	K("write_errors", INT), K("aborted_pages", INT), K("read_errors", INT),
+	K("spill_nsec", INT), K("last_errno", INT), { NULL },
+};
 static const struct key pool_entry_keys[] = {
 	K("id", INT), K("persistent", BOOL), K("shared", BOOL), K("uuid", STR_OR_NULL),
 	K("sharers", INT), K("pages", INT), K("objects", INT),
 	KS("compression", OBJ, compression_keys), KS("ops", OBJ, ops_keys),
-	{ NULL },
+	KS("tier", OBJ, pool_tier_keys), { NULL },
 };
 static const struct key caps_keys[] = {
 	K("ephemeral_max_pages", INT_OR_NULL), K("persistent_max_pages", INT_OR_NULL),
-	{ NULL },
+	K("spill_max_pages", INT_OR_NULL), { NULL },
 };
 static const struct key pages_keys[] = {
 	K("ephemeral", INT), K("persistent", INT), { NULL },
@@ -110,11 +127,12 @@ static const struct key frontswap_keys[] = {
 /* Issue 30: where each setting comes from, and the file's values. */
 static const struct key from_keys[] = {
 	K("weight", STR), K("ephemeral_max_pages", STR), K("persistent_max_pages", STR),
-	K("compress", STR), K("frozen", STR), { NULL },
+	K("compress", STR), K("frozen", STR), K("spill_max_pages", STR), { NULL },
 };
 static const struct key file_keys[] = {
 	K("weight", INT), K("ephemeral_max_pages", INT_OR_NULL),
-	K("persistent_max_pages", INT_OR_NULL), K("compress", STR), { NULL },
+	K("persistent_max_pages", INT_OR_NULL), K("spill_max_pages", INT_OR_NULL),
+	K("compress", STR), { NULL },
 };
 static const struct key client_keys[] = {
 	K("id", INT), K("client", STR), K("name", STR), K("domid", INT_OR_NULL), K("weight", INT),
@@ -124,7 +142,7 @@ static const struct key client_keys[] = {
 	KS("compression", OBJ, compression_keys), KS("data", OBJ, data_keys),
 	KS("ops_by_kind", OBJ, ops_kind_keys),
 	KS("cleancache", OBJ, cleancache_keys), KS("frontswap", OBJ, frontswap_keys),
-	KS("pools", ARR, pool_entry_keys), { NULL },
+	KS("tier", OBJ, client_tier_keys), KS("pools", ARR, pool_entry_keys), { NULL },
 };
 static const struct key shared_keys[] = {
 	K("uuid", STR), K("sharers", INT), K("authorised", ARR),
@@ -137,7 +155,8 @@ static const struct key pool_keys[] = {
 	K("zero_pages", INT), K("stored_bytes", INT), K("metadata_bytes", INT),
 	K("evictions", INT), K("freeable_pages", INT),
 	KS("compression", OBJ, compression_keys), KS("data", OBJ, data_keys),
-	KS("ops", OBJ, ops_kind_keys), KS("allocator", OBJ, allocator_keys), { NULL },
+	KS("ops", OBJ, ops_kind_keys), KS("allocator", OBJ, allocator_keys),
+	KS("tier", OBJ, tier_keys), { NULL },
 };
 static const struct key restart_keys[] = {
 	K("survives_restart", BOOL), K("recovered", BOOL), K("starts", INT),
@@ -187,7 +206,7 @@ static const struct key memory_keys[] = {
 	K("ceiling_bytes", INT), K("target_bytes", INT), K("used_bytes", INT),
 	K("peak_bytes", INT), K("resident_bytes", INT), K("released_bytes", INT),
 	KS("host", OBJ, host_mem_keys), K("target_changes", INT),
-	K("refusing_persistent", BOOL), KS("reclaim", OBJ, reclaim_keys),
+	K("refusing_persistent", BOOL), K("spilling", BOOL), KS("reclaim", OBJ, reclaim_keys),
 	KS("xen", OBJ_OR_NULL, xen_mem_keys), { NULL },
 };
 /* Issue 30: recovered clients not back yet. */

@@ -239,6 +239,13 @@ START_TEST(test_config_errors)
 		{ "[tmemd]\nxen-reserve = 10%\n", "t.conf:2: xen-reserve: bad size" },
 		{ "[tmemd]\nxen-reserve = -1M\n", "t.conf:2: xen-reserve: bad size" },
 		{ "[tmemd]\nmemory-size = 1G\n", "t.conf:2: unknown key 'memory-size' in [tmemd]" },
+		/* Issue 29: the host tier's keys. */
+		{ "[tmemd]\nspill = var/spill\n", "t.conf:2: spill: want an absolute path" },
+		{ "[tmemd]\nspill-size = big\n", "t.conf:2: spill-size: bad size 'big'" },
+		{ "[tmemd]\nspill-size = 512K\n", "t.conf:2: spill-size: want whole pages, at least 1M" },
+		{ "[tmemd]\nspill-size = 10%\n", "t.conf:2: spill-size: bad size" },
+		{ "[defaults]\nspill-max = lots\n", "t.conf:2: spill-max: bad size 'lots'" },
+		{ "[client a]\nspill-max = 1000\n", "t.conf:2: spill-max: bad size '1000'" },
 		{ "[defaults]\nweight = 0\n", "t.conf:2: weight" },
 		{ "[defaults]\nweight = 10001\n", "t.conf:2: weight" },
 		{ "[defaults]\nshared-auth = x\n", "t.conf:2: unknown key 'shared-auth'" },

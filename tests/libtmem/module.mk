@@ -26,6 +26,22 @@ $(TEST_RESTART): $(BUILD)/tests/libtmem/test_restart.o $(BUILD)/tests/daemon/res
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
 
+# test_spill: the host tier under libtmem clients (issue 29): a full pool,
+# a kill -9 soak (20 kills; make soak-spill: 100), the target halving,
+# bad tiers and a full disk.
+TEST_SPILL := $(BUILD)/tests/libtmem/test_spill
+INTEGRATION_TESTS += $(TEST_SPILL)
+
+$(BUILD)/tests/libtmem/test_spill.o: EXTRA_CFLAGS += -DTMEMCTL_BIN='"$(TMEMCTL)"'
+$(TEST_SPILL): $(BUILD)/tests/libtmem/test_spill.o $(BUILD)/tests/daemon/restart_harness.o \
+		$(DAEMON_TEST_HARNESS) $(TEST_COMMON_LIB) $(LIBTMEM_A) | $(TMEMD) $(TMEMCTL)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
+
+soak-spill: $(TEST_SPILL)
+	$(Q)CK_RUN_CASE=soak TMEM_SOAK_KILLS=100 $(TEST_SPILL)
+.PHONY: soak-spill
+
 soak-restart: $(TEST_RESTART)
 	$(Q)CK_RUN_CASE=soak TMEM_SOAK_KILLS=50 $(TEST_RESTART)
 .PHONY: soak-restart

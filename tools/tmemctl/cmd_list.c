@@ -33,20 +33,21 @@ static void stored_field(char *buf, size_t len, json_t *settings, const char *ke
 static void print_stored(struct hout *o, json_t *stored)
 {
 	static const char *const keys[] = { "weight", "ephemeral_max_pages",
-					    "persistent_max_pages", "compress", "frozen" };
+					    "persistent_max_pages", "compress", "frozen",
+					    "spill_max_pages" };
 	size_t i, j;
 	json_t *e, *u;
 
-	fprintf(o->f, "\n%-20s %-8s %6s %9s %9s %-7s %-6s  %s\n", "STORED", "ATTACHED", "WEIGHT",
-		"EPH-MAX", "PERS-MAX", "COMP", "FROZEN", "SHARED-AUTH");
+	fprintf(o->f, "\n%-20s %-8s %6s %9s %9s %-7s %-6s %9s  %s\n", "STORED", "ATTACHED",
+		"WEIGHT", "EPH-MAX", "PERS-MAX", "COMP", "FROZEN", "SPILL-MAX", "SHARED-AUTH");
 	json_array_foreach(stored, i, e) {
 		json_t *s = hval(o, e, "settings", json_is_object_fn);
-		char f[5][16];
+		char f[6][16];
 
-		for (size_t k = 0; k < 5; k++)
+		for (size_t k = 0; k < 6; k++)
 			stored_field(f[k], sizeof(f[k]), s, keys[k]);
-		fprintf(o->f, "%-20s %-8s %6s %9s %9s %-7s %-6s ", hstr(o, e, "name"),
-			hbool(o, e, "attached") ? "yes" : "no", f[0], f[1], f[2], f[3], f[4]);
+		fprintf(o->f, "%-20s %-8s %6s %9s %9s %-7s %-6s %9s ", hstr(o, e, "name"),
+			hbool(o, e, "attached") ? "yes" : "no", f[0], f[1], f[2], f[3], f[4], f[5]);
 		json_array_foreach(harray(o, e, "shared_auth"), j, u)
 			fprintf(o->f, " %s", json_is_string(u) ? json_string_value(u) : "?");
 		fputc('\n', o->f);
@@ -72,7 +73,8 @@ static void print_grants(struct hout *o, json_t *grants)
 static void print_sources(struct hout *o, json_t *clients)
 {
 	static const char *const keys[] = { "weight", "ephemeral_max_pages",
-					    "persistent_max_pages", "compress", "frozen" };
+					    "persistent_max_pages", "compress", "frozen",
+					    "spill_max_pages" };
 	bool header = false;
 	size_t i;
 	json_t *c;

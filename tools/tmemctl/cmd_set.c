@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tmemctl set CLIENT|-a [--weight N] [--ephemeral-max SIZE]
- *                    [--persistent-max SIZE] [--compress off|lz4|zstd[:LEVEL]]
+ *                    [--persistent-max SIZE] [--spill-max SIZE]
+ *                    [--compress off|lz4|zstd[:LEVEL]]
  * A client that is not connected yet gets the settings when it connects;
  * either way they survive a tmemd restart.  -a applies them to every
  * connected client now and stores nothing (as xl tmem-set -a): a reload
@@ -44,7 +45,7 @@ static int add_size(json_t *args, const char *key, const char *flag, const char 
 }
 
 static int build_args(json_t *args, const char *weight, const char *eph,
-		      const char *pers, const char *compress)
+		      const char *pers, const char *spill, const char *compress)
 {
 	uint64_t w;
 
@@ -58,6 +59,8 @@ static int build_args(json_t *args, const char *weight, const char *eph,
 	if (eph && add_size(args, "ephemeral_max_pages", "--ephemeral-max", eph))
 		return EXIT_USAGE;
 	if (pers && add_size(args, "persistent_max_pages", "--persistent-max", pers))
+		return EXIT_USAGE;
+	if (spill && add_size(args, "spill_max_pages", "--spill-max", spill))
 		return EXIT_USAGE;
 	if (compress) {
 		/* proto/tmem_compress.h: the daemon's grammar, levels included. */
@@ -81,13 +84,14 @@ static int build_args(json_t *args, const char *weight, const char *eph,
 int cmd_set(const struct tmemctl_opts *gopts, int argc, char **argv)
 {
 	struct tmemctl_opts opts = *gopts;
-	const char *weight = NULL, *eph = NULL, *pers = NULL, *compress = NULL;
+	const char *weight = NULL, *eph = NULL, *pers = NULL, *spill = NULL, *compress = NULL;
 	bool all = false;
 	const struct cmd_opt extra[] = {
 		{ .name = "all", .flag = &all, .short_name = 'a' },
 		{ .name = "weight", .value = &weight },
 		{ .name = "ephemeral-max", .value = &eph },
 		{ .name = "persistent-max", .value = &pers },
+		{ .name = "spill-max", .value = &spill },
 		{ .name = "compress", .value = &compress },
 		{ NULL },
 	};
@@ -104,7 +108,7 @@ int cmd_set(const struct tmemctl_opts *gopts, int argc, char **argv)
 	if (!all && !check_client("set", pos.argv[0]))
 		return EXIT_USAGE;
 	args = json_pack("{s:s}", "client", all ? "" : pos.argv[0]);
-	rc = build_args(args, weight, eph, pers, compress);
+	rc = build_args(args, weight, eph, pers, spill, compress);
 	if (rc) {
 		json_decref(args);
 		return rc;

@@ -53,6 +53,7 @@ static void human(struct hout *o, json_t *r)
 
 	print_pool_summary(o, r);
 	print_memory_summary(o, r);
+	print_tier_summary(o, r);
 	fputc('\n', o->f);
 	print_clients_table(o, clients);
 	print_ops_table(o, clients);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tmemctl unset CLIENT|-a [--weight] [--ephemeral-max] [--persistent-max]
- *                         [--compress] [--frozen]
+ *                         [--compress] [--frozen] [--spill-max]
  * Removes settings tmemctl stored for CLIENT (with no option: all of
  * them), so tmemd.conf's values, or the defaults, are in force again, at
  * once for an attached client (issue 30: a stored value beat the file,
@@ -24,9 +24,10 @@ static void human(struct hout *o, json_t *r)
 int cmd_unset(const struct tmemctl_opts *gopts, int argc, char **argv)
 {
 	struct tmemctl_opts opts = *gopts;
-	bool all = false, flag[5] = { false };
-	static const char *const keys[5] = { "weight", "ephemeral_max_pages",
-					     "persistent_max_pages", "compress", "frozen" };
+	bool all = false, flag[6] = { false };
+	static const char *const keys[6] = { "weight", "ephemeral_max_pages",
+					     "persistent_max_pages", "compress", "frozen",
+					     "spill_max_pages" };
 	const struct cmd_opt extra[] = {
 		{ .name = "all", .flag = &all, .short_name = 'a' },
 		{ .name = "weight", .flag = &flag[0] },
@@ -34,6 +35,7 @@ int cmd_unset(const struct tmemctl_opts *gopts, int argc, char **argv)
 		{ .name = "persistent-max", .flag = &flag[2] },
 		{ .name = "compress", .flag = &flag[3] },
 		{ .name = "frozen", .flag = &flag[4] },
+		{ .name = "spill-max", .flag = &flag[5] },
 		{ NULL },
 	};
 	struct cmd_pos pos;
@@ -49,10 +51,10 @@ int cmd_unset(const struct tmemctl_opts *gopts, int argc, char **argv)
 	}
 	if (!all && !check_client("unset", pos.argv[0]))
 		return EXIT_USAGE;
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		any = any || flag[i];
 	names = json_array();
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		if (flag[i] || !any)
 			json_array_append_new(names, json_string(keys[i]));
 	args = json_pack("{s:s, s:o}", "client", all ? "" : pos.argv[0], "keys", names);

@@ -14,10 +14,10 @@ static const struct tmemctl_cmd commands[] = {
 	{ "list", cmd_list, "[-a|--all] [--json] [CLIENT]",
 	  "connected clients and their settings; --all: stored and parked ones too" },
 	{ "set", cmd_set, "CLIENT|-a [--weight N] [--ephemeral-max SIZE] "
-	  "[--persistent-max SIZE] [--compress off|lz4|zstd[:LEVEL]]",
+	  "[--persistent-max SIZE] [--spill-max SIZE] [--compress off|lz4|zstd[:LEVEL]]",
 	  "change a client's settings, stored (-a: every connected client's, now, not stored)" },
 	{ "unset", cmd_unset, "CLIENT|-a [--weight] [--ephemeral-max] [--persistent-max] "
-	  "[--compress] [--frozen]",
+	  "[--compress] [--frozen] [--spill-max]",
 	  "remove settings tmemctl stored (none named: all), back to tmemd.conf's" },
 	{ "freeze", cmd_freeze, "CLIENT|-a", "refuse the client's puts (-a: every client's)" },
 	{ "thaw", cmd_thaw, "CLIENT|-a", "accept the client's puts again" },

@@ -34,6 +34,9 @@ struct metric {
 #define CAP(n, h, p) { .name = n, .type = "gauge", .help = h, .path = p, .optional = true, \
 		       .scale = PAGE }
 #define CL(n, t, h, p) M("tmem_" n, t, h, p, NULL, 1)
+/* A family that may be absent (a tmemd from before it). */
+#define TIER(n, t, h, p, sc) { .name = n, .type = t, .help = h, .path = p, .optional = true, \
+			       .scale = sc }
 /* A gauge that may be absent (null) or a real number. */
 #define OPT(n, h, p) { .name = n, .type = "gauge", .help = h, .path = p, .optional = true, \
 		       .scale = 1 }
@@ -108,6 +111,37 @@ static const struct metric pool_metrics[] = {
 	  "Gets that hit, by kind, clients gone included (ephemeral: disk reads avoided; persistent: swap reads avoided).",
 	  "ops.ephemeral.succ_gets", KIND_EPH, 1),
 	MORE("tmem_pool_succ_gets_total", "ops.persistent.succ_gets", KIND_PERS, 1),
+	/* The host tier (issue 29): absent from an older tmemd. */
+	TIER("tmem_tier_size_bytes", "gauge",
+	     "Physical bytes of disk: the host tier's size less its header (0: no tier).",
+	     "tier.capacity_bytes", 1),
+	TIER("tmem_tier_used_bytes", "gauge",
+	     "Physical bytes of disk: the host tier's space in use (64-byte units).",
+	     "tier.used_bytes", 1),
+	TIER("tmem_tier_free_bytes", "gauge", "Physical bytes of disk: the host tier's free space.",
+	     "tier.free_bytes", 1),
+	TIER("tmem_tier_logical_bytes", "gauge",
+	     "Logical bytes of the persistent pages in the host tier.", "tier.pages", PAGE),
+	TIER("tmem_tier_stored_bytes", "gauge",
+	     "Compressed bytes of the pages in the host tier (as they were stored in memory).",
+	     "tier.stored_bytes", 1),
+	TIER("tmem_tier_spilled_logical_bytes_total", "counter",
+	     "Logical bytes of the pages moved to the host tier.", "tier.spilled_pages", PAGE),
+	TIER("tmem_tier_spilled_bytes_total", "counter",
+	     "Compressed bytes of the pages moved to the host tier.", "tier.spilled_bytes", 1),
+	TIER("tmem_tier_readbacks_total", "counter", "Gets served from the host tier.",
+	     "tier.readbacks", 1),
+	TIER("tmem_tier_readback_p50_seconds", "gauge",
+	     "Median read-back latency since start (a quarter-octave histogram bound).",
+	     "tier.readback_p50_seconds", 1),
+	TIER("tmem_tier_readback_p99_seconds", "gauge",
+	     "99th percentile read-back latency since start (a quarter-octave histogram bound).",
+	     "tier.readback_p99_seconds", 1),
+	TIER("tmem_tier_write_errors_total", "counter",
+	     "Spills that failed (ENOSPC, EIO): their pages stayed in memory.", "tier.write_errors",
+	     1),
+	TIER("tmem_tier_read_errors_total", "counter", "Read-backs that failed with EIO.",
+	     "tier.read_errors", 1),
 	{ NULL },
 };
 
@@ -192,6 +226,24 @@ static const struct metric client_metrics[] = {
 	    "caps.ephemeral_max_pages"),
 	CAP("tmem_client_persistent_max_bytes", "Logical bytes: the persistent cap (absent: none).",
 	    "caps.persistent_max_pages"),
+	CAP("tmem_client_spill_max_bytes",
+	    "Compressed bytes the client may have in the host tier (absent: no limit).",
+	    "caps.spill_max_pages"),
+	TIER("tmem_client_tier_logical_bytes", "gauge",
+	     "Logical bytes of the client's persistent pages in the host tier.", "tier.pages", PAGE),
+	TIER("tmem_client_tier_stored_bytes", "gauge",
+	     "Compressed bytes of the client's pages in the host tier.", "tier.stored_bytes", 1),
+	TIER("tmem_client_tier_spilled_logical_bytes_total", "counter",
+	     "Logical bytes of the client's pages moved to the host tier.", "tier.spilled_pages",
+	     PAGE),
+	TIER("tmem_client_tier_readbacks_total", "counter",
+	     "The client's gets served from the host tier.", "tier.readbacks", 1),
+	TIER("tmem_client_tier_readback_p50_seconds", "gauge",
+	     "The client's median read-back latency (a quarter-octave histogram bound).",
+	     "tier.readback_p50_seconds", 1),
+	TIER("tmem_client_tier_readback_p99_seconds", "gauge",
+	     "The client's 99th percentile read-back latency (a histogram bound).",
+	     "tier.readback_p99_seconds", 1),
 	CL("client_puts_total", "counter", "Put requests.", "ops.puts"),
 	CL("client_succ_puts_total", "counter", "Pages stored.", "ops.succ_puts"),
 	CL("client_pool_limit_hit_total", "counter", "Puts refused: the pool was full.",

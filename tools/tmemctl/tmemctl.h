@@ -137,6 +137,8 @@ void print_parked(struct hout *o, json_t *parked);
 void print_pool_summary(struct hout *o, json_t *doc);
 /* The "memory" line (print_memory.c); nothing when doc has none. */
 void print_memory_summary(struct hout *o, json_t *doc);
+/* The host tier's line (print_tier.c); nothing when there is none. */
+void print_tier_summary(struct hout *o, json_t *doc);
 /* The recovered clients not back yet (list --all, stats); nothing when none. */
 void print_recovered(struct hout *o, json_t *recovered);
 

@@ -17,6 +17,7 @@ enum top_sort {
 struct top_sample {
 	char name[64];
 	uint64_t puts, gets, succ_gets;
+	uint64_t readbacks;   /* gets served from the host tier */
 };
 
 struct top {

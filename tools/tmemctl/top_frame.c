@@ -12,9 +12,10 @@
 
 struct row {
 	struct top_sample s;
-	char dom[16], eph_text[16], pers_text[16];
+	char dom[16], eph_text[16], pers_text[16], tier_text[16];
 	uint64_t eph, pers, evict;
 	double puts, gets, hit;   /* per second / percent; < 0: no interval */
+	double readbacks;         /* per second from the host tier; < 0: no interval */
 	bool frozen;
 };
 
@@ -64,14 +65,19 @@ static void fill_row(struct hout *o, const struct top *t, json_t *c, double dt, 
 	r->pers = hu64(o, c, "pages.persistent");
 	r->evict = hu64(o, c, "ops.evictions");
 	r->frozen = hbool(o, c, "frozen");
+	/* The host tier (absent from an older tmemd: 0). */
+	r->s.readbacks = json_integer_value(jpath(c, "tier.readbacks"));
+	fmt_pages(r->tier_text, sizeof(r->tier_text),
+		  (uint64_t)json_integer_value(jpath(c, "tier.pages")));
 	fmt_pages(r->eph_text, sizeof(r->eph_text), r->eph);
 	fmt_pages(r->pers_text, sizeof(r->pers_text), r->pers);
 	hdomid(o, r->dom, sizeof(r->dom), c);
 	p = find_prev(t, r->s.name);
-	r->puts = r->gets = r->hit = -1;
+	r->puts = r->gets = r->hit = r->readbacks = -1;
 	if (p && dt > 0) {
 		uint64_t dgets = r->s.gets - p->gets;
 
+		r->readbacks = (double)(r->s.readbacks - p->readbacks) / dt;
 		r->puts = (double)(r->s.puts - p->puts) / dt;
 		r->gets = (double)dgets / dt;
 		if (dgets)
@@ -126,14 +132,15 @@ static void rate(char *buf, size_t len, double v, int decimals)
 
 static void print_row(FILE *f, const struct row *r)
 {
-	char puts[16], gets[16], hit[16];
+	char puts[16], gets[16], hit[16], rb[16];
 
 	rate(puts, sizeof(puts), r->puts, 0);
 	rate(gets, sizeof(gets), r->gets, 0);
 	rate(hit, sizeof(hit), r->hit, 1);
-	fprintf(f, "%-20s %-6s %9s %9s %10s %10s %6s %9llu %-6s\n", r->s.name, r->dom,
+	rate(rb, sizeof(rb), r->readbacks, 0);
+	fprintf(f, "%-20s %-6s %9s %9s %10s %10s %6s %9llu %-6s %9s %8s\n", r->s.name, r->dom,
 		r->eph_text, r->pers_text, puts, gets, hit, (unsigned long long)r->evict,
-		r->frozen ? "yes" : "no");
+		r->frozen ? "yes" : "no", r->tier_text, rb);
 }
 
 void top_frame(struct hout *o, json_t *stats)
@@ -148,8 +155,9 @@ void top_frame(struct hout *o, json_t *stats)
 		fputs("\033[H\033[2J", o->f);
 	print_pool_summary(o, stats);
 	print_memory_summary(o, stats);
-	fprintf(o->f, "\n%-20s %-6s %9s %9s %10s %10s %6s %9s %-6s\n", "NAME", "DOMID", "EPH",
-		"PERS", "PUTS/s", "GETS/s", "HIT%", "EVICT", "FROZEN");
+	print_tier_summary(o, stats);
+	fprintf(o->f, "\n%-20s %-6s %9s %9s %10s %10s %6s %9s %-6s %9s %8s\n", "NAME", "DOMID",
+		"EPH", "PERS", "PUTS/s", "GETS/s", "HIT%", "EVICT", "FROZEN", "TIER", "RB/s");
 	json_array_foreach(clients, i, c)
 		if (n < TOP_MAX_CLIENTS)
 			fill_row(o, t, c, dt, &rows[n++]);
