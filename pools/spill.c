@@ -167,7 +167,7 @@ static bool do_pick_from(struct spill *sp, struct tmem_client *c, uint32_t want)
 			continue;
 		}
 		h = pd_handle(pd(s, page));
-		if (__atomic_load_n(&s->pref[page], __ATOMIC_RELAXED)) {
+		if (!s->cfg.spill_fifo && __atomic_load_n(&s->pref[page], __ATOMIC_RELAXED)) {
 			/* Got since we last passed: a second chance. */
 			__atomic_store_n(&s->pref[page], 0, __ATOMIC_RELAXED);
 			do_plru_del(c, page);
@@ -253,16 +253,22 @@ static int write_batch(struct tmem_tier *t, struct victim *v, uint32_t n)
 			return -errno;
 		if ((size_t)got != bytes)
 			return -ENOSPC; /* a short write: the device is full */
+		/* Start its writeback now, so the device works while the
+		 * next run is copied in; fdatasync() below waits for it. */
+		(void)sync_file_range(t->fd, (off_t)(TMEM_TIER_HDR_BYTES + start * TMEM_TIER_UNIT),
+				      (off_t)bytes, SYNC_FILE_RANGE_WRITE);
 	}
 	/* Durable before any page leaves RAM (COMMIT.md). */
 	if (fdatasync(t->fd) < 0)
 		return -errno;
 	/* Written and synced: the page cache need not keep a copy (a
-	 * read-back reads the device). */
-	for (uint32_t i = 0; i < n; i++)
-		(void)posix_fadvise(t->fd,
-				    (off_t)(TMEM_TIER_HDR_BYTES + (v[i].te & ZENT_UNIT_MASK) * TMEM_TIER_UNIT),
-				    (off_t)(v_units(&v[i]) * TMEM_TIER_UNIT), POSIX_FADV_DONTNEED);
+	 * read-back reads the device).  One call over the batch's span (v
+	 * is in unit order); pages of others in between are clean too. */
+	(void)posix_fadvise(t->fd,
+			    (off_t)(TMEM_TIER_HDR_BYTES + (v[0].te & ZENT_UNIT_MASK) * TMEM_TIER_UNIT),
+			    (off_t)(((v[n - 1].te & ZENT_UNIT_MASK) + v_units(&v[n - 1]) -
+				     (v[0].te & ZENT_UNIT_MASK)) * TMEM_TIER_UNIT),
+			    POSIX_FADV_DONTNEED);
 	return 0;
 }
 
@@ -351,9 +357,11 @@ static int64_t spill_batch(struct tmem_store *s, uint32_t want)
 	uint64_t moved = 0, bytes = 0;
 	int ret;
 
-	sp.v = malloc(want * sizeof(*sp.v));
-	if (!sp.v)
+	if (!t->staging)
+		t->staging = malloc(TMEM_TIER_BATCH * sizeof(*sp.v));
+	if (!t->staging)
 		return -ENOMEM;
+	sp.v = t->staging;
 	pick(&sp, want);
 	if (sp.n == 0) {
 		ret = sp.err ? sp.err : 0;
@@ -402,7 +410,6 @@ static int64_t spill_batch(struct tmem_store *s, uint32_t want)
 	ret = 0;
 out:
 	inflight_clear(t);
-	free(sp.v);
 	return ret < 0 ? ret : (int64_t)moved;
 }
 

@@ -262,8 +262,10 @@ void tier_close(struct tmem_store *s)
 
 	free(t->map);
 	free(t->pending);
+	free(t->staging);
 	t->map = NULL;
 	t->pending = NULL;
+	t->staging = NULL;
 	t->fd = -1;
 }
 

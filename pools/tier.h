@@ -28,7 +28,7 @@
 struct tmem_store;
 struct tmem_store_config;
 
-#define TMEM_TIER_BATCH 256u    /* pages one spill writes at most */
+#define TMEM_TIER_BATCH 1024u   /* pages one spill writes at most: 4 MiB raw a sync */
 #define TMEM_LAT_BUCKETS 128u   /* latency histogram: bucket b covers [2^(b/4), 2^((b+1)/4)) ns */
 
 /* A latency histogram, relaxed atomics (p50/p99 from it: lat_quantile()). */
@@ -59,6 +59,10 @@ struct tmem_tier {
 	uint64_t nunits;
 	struct tmem_tier_hdr hdr;  /* as on the device */
 	pthread_mutex_t spill_lock;
+	/* spill.c's staging for a batch (TMEM_TIER_BATCH pages, some 4 MiB),
+	 * made on the first spill and kept: a new one each time would be
+	 * faulted in each time; spill_lock. */
+	void *staging;
 	pthread_mutex_t lock;      /* the fields down to inflight[] */
 	uint64_t *map;             /* 1 = unit in use */
 	uint64_t used_units;

@@ -80,6 +80,10 @@ struct tmem_store_config {
 	 * no tier (tier_fd is not looked at). */
 	int tier_fd;
 	uint64_t tier_bytes;
+	/* The victim order: false (the default) oldest put first with a
+	 * second chance for a page got since the last pass; true, oldest
+	 * put first only (make bench-spill compares the two). */
+	bool spill_fifo;
 };
 
 /* A store in anonymous memory: nothing in it outlives the process. */

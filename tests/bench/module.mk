@@ -27,6 +27,19 @@ bench-policy: $(BUILD)/bench/policy-bench
 BENCH_TARGETS += bench-policy
 .PHONY: bench-policy
 
+# spill-bench: the host tier (issue 29): spill throughput against the
+# device's sequential write rate, read-back latency against a plain
+# pread, and the victim order, in SPILL_BENCH_DIR (default /var/tmp).
+$(BUILD)/bench/spill-bench: $(BUILD)/tests/bench/spill_bench.o $(POOLS_LIB)
+	@mkdir -p $(@D)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(POOLS_LDLIBS) -o $@
+all: $(BUILD)/bench/spill-bench
+bench-spill: $(BUILD)/bench/spill-bench
+	$(Q)$<
+BENCH_TARGETS += bench-spill
+.PHONY: bench-spill
+
 # recovery-bench: adopting a full memfd arena after a restart (pools/recover.c).
 $(BUILD)/bench/recovery-bench: $(BUILD)/tests/bench/recovery_bench.o $(POOLS_LIB)
 	@mkdir -p $(@D)
