@@ -118,8 +118,40 @@ static int32_t bad_request(struct tmemd_client *c, int32_t rc)
 	return rc;
 }
 
+/* rb NULL: a read-back is finished here. */
+static int32_t get_page(struct tmemd_client *c, const struct tmem_req *r, void *page,
+			struct tmem_readback *rb)
+{
+	const struct tmem_oid *oid = (const struct tmem_oid *)r->oid;
+	int rc;
+
+	if (!rb)
+		return store_get_page(c->sc, r->pool_id, oid, r->index, page);
+	rc = store_get_page_start(c->sc, r->pool_id, oid, r->index, page, rb);
+	if (rc != TMEM_GET_READBACK)
+		return rc;
+	/* In the page cache: a copy, done here; else a read-back thread's. */
+	rc = store_readback_try(rb, page);
+	return rc == -EAGAIN ? TMEMD_DEFERRED : rc;
+}
+
+static int32_t dispatch(struct tmemd_client *c, const struct tmem_req *r,
+			const struct tmemd_slots *slots, struct tmem_readback *rb);
+
 int32_t tmemd_dispatch(struct tmemd_client *c, const struct tmem_req *r,
 		       const struct tmemd_slots *slots)
+{
+	return dispatch(c, r, slots, NULL);
+}
+
+int32_t tmemd_dispatch_deferred(struct tmemd_client *c, const struct tmem_req *r,
+				const struct tmemd_slots *slots, struct tmem_readback *rb)
+{
+	return dispatch(c, r, slots, rb);
+}
+
+static int32_t dispatch(struct tmemd_client *c, const struct tmem_req *r,
+			const struct tmemd_slots *slots, struct tmem_readback *rb)
 {
 	const struct tmem_oid *oid = (const struct tmem_oid *)r->oid;
 	int32_t rc = tmemd_req_check(r, slots->nr_slots);
@@ -143,7 +175,7 @@ int32_t tmemd_dispatch(struct tmemd_client *c, const struct tmem_req *r,
 		return tmem_policy_put(c->pc, r->pool_id, oid, r->index, page);
 	case TMEM_OP_GET_PAGE:
 		page = tmem_slot_ptr(slots->region, slots->nr_entries, r->slot);
-		return store_get_page(c->sc, r->pool_id, oid, r->index, page);
+		return get_page(c, r, page, rb);
 	case TMEM_OP_FLUSH_PAGE:
 		return store_flush_page(c->sc, r->pool_id, oid, r->index);
 	default: /* TMEM_OP_FLUSH_OBJECT; tmemd_req_check() allowed no other */

@@ -36,6 +36,15 @@ int32_t tmemd_req_check(const struct tmem_req *req, uint32_t nr_slots);
  */
 int32_t tmemd_dispatch(struct tmemd_client *c, const struct tmem_req *req,
 		       const struct tmemd_slots *slots);
+/*
+ * The same, except that a GET_PAGE of a page in the host tier that is
+ * not in the page cache is only started: TMEMD_DEFERRED, with *rb for
+ * store_readback_finish() into the request's slot (readback.h), whose
+ * result is the response's ret.
+ */
+#define TMEMD_DEFERRED INT32_MIN
+int32_t tmemd_dispatch_deferred(struct tmemd_client *c, const struct tmem_req *req,
+				const struct tmemd_slots *slots, struct tmem_readback *rb);
 
 /* The response entry for req with result ret (reserved fields zero). */
 void tmemd_make_rsp(const struct tmem_req *req, int32_t ret,

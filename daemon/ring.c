@@ -39,6 +39,7 @@ void tmemd_ring_init(struct tmemd_ring *r)
 	r->rsp_prod_pvt = 0;
 	r->rsp_published = 0;
 	r->faulted = false;
+	r->rb_pending = false;
 	tmem_store_once(&h->rsp_prod, 0);
 	tmem_store_release(&h->req_event, 1);
 }
@@ -85,21 +86,64 @@ static void publish(struct tmemd_ring *r)
 		r->ops->notify(r);
 }
 
-static void serve_one(struct tmemd_ring *r, union tmem_ring_entry *ents,
+static void answer(struct tmemd_ring *r, union tmem_ring_entry *ents, uint32_t mask,
+		   const struct tmem_req *req, int32_t ret)
+{
+	struct tmem_rsp rsp;
+
+	tmemd_make_rsp(req, ret, &rsp);
+	memcpy(&ents[r->rsp_prod_pvt & mask].rsp, &rsp, sizeof(rsp));
+	r->rsp_prod_pvt++;
+	r->requests++;
+}
+
+/* A get whose page is in the host tier: read it on a read-back thread,
+ * into the request's slot, and answer when it is done. */
+static void defer(struct tmemd_ring *r, const struct tmem_req *req)
+{
+	r->rb_req = *req;
+	r->rb_job.dst = tmem_slot_ptr(r->geo.region, r->geo.nr_entries, req->slot);
+	r->rb_pending = true;
+	tmemd_readbacks_submit(r->readbacks, &r->rb_job);
+}
+
+/* Serves the next request; false when it waits for a read-back. */
+static bool serve_one(struct tmemd_ring *r, union tmem_ring_entry *ents,
 		      uint32_t mask)
 {
 	struct tmem_req req;
-	struct tmem_rsp rsp;
+	int32_t ret;
 
 	/* RING_COPY_REQUEST: one copy; the compiler barrier stops the copy
 	 * being replaced by re-reads of shared memory. */
 	memcpy(&req, &ents[r->req_cons & mask].req, sizeof(req));
 	__asm__ __volatile__("" ::: "memory");
 	r->req_cons++;
-	tmemd_make_rsp(&req, tmemd_dispatch(r->client, &req, &r->geo), &rsp);
-	memcpy(&ents[r->rsp_prod_pvt & mask].rsp, &rsp, sizeof(rsp));
-	r->rsp_prod_pvt++;
-	r->requests++;
+	if (!r->readbacks) {
+		answer(r, ents, mask, &req, tmemd_dispatch(r->client, &req, &r->geo));
+		return true;
+	}
+	ret = tmemd_dispatch_deferred(r->client, &req, &r->geo, &r->rb_job.rb);
+	if (ret == TMEMD_DEFERRED) {
+		defer(r, &req);
+		return false;
+	}
+	answer(r, ents, mask, &req, ret);
+	return true;
+}
+
+/* The read-back the ring waits for, answered once done: 1 answered now,
+ * 0 none pending, -1 not done yet. */
+static int resume(struct tmemd_ring *r, union tmem_ring_entry *ents, uint32_t mask)
+{
+	if (!r->rb_pending)
+		return 0;
+	/* Acquire: the page in the slot and ret are there. */
+	if (!atomic_load_explicit(&r->rb_job.done, memory_order_acquire))
+		return -1;
+	r->rb_pending = false;
+	answer(r, ents, mask, &r->rb_req, r->rb_job.ret);
+	return 1;
 }
 
 int tmemd_ring_process(struct tmemd_ring *r, unsigned budget)
@@ -108,20 +152,28 @@ int tmemd_ring_process(struct tmemd_ring *r, unsigned budget)
 	uint32_t mask = r->geo.nr_entries - 1;
 	const char *why;
 	uint32_t prod;
-	unsigned n = 0;
+	unsigned n;
+	int resumed;
 
 	if (r->faulted)
 		return -TMEM_EPROTO;
 	why = geometry_changed(r);
 	if (why)
 		return fault(r, why);
+	resumed = resume(r, ents, mask);
+	if (resumed < 0)
+		return 0;
+	n = (unsigned)resumed;
 	prod = tmem_load_acquire(&hdr(r)->req_prod);
 	if (tmem_ring_prod_overflow(prod, r->rsp_prod_pvt, r->geo.nr_entries))
 		return fault(r, "request producer index overflow");
 	while (r->req_cons != prod && n < budget) {
-		serve_one(r, ents, mask);
-		if (++n % PUBLISH_EVERY == 0)
+		bool go_on = serve_one(r, ents, mask);
+
+		if (go_on && ++n % PUBLISH_EVERY == 0)
 			publish(r);
+		if (!go_on)
+			break;
 	}
 	publish(r);
 	return (int)n;
@@ -131,7 +183,14 @@ bool tmemd_ring_pending(struct tmemd_ring *r)
 {
 	if (r->faulted)
 		return false;
+	if (r->rb_pending)
+		return atomic_load_explicit(&r->rb_job.done, memory_order_acquire);
 	return tmem_load_once(&hdr(r)->req_prod) != r->req_cons;
+}
+
+bool tmemd_ring_readback_busy(struct tmemd_ring *r)
+{
+	return r->rb_pending && !atomic_load_explicit(&r->rb_job.done, memory_order_acquire);
 }
 
 bool tmemd_ring_arm(struct tmemd_ring *r)

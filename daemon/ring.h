@@ -19,6 +19,7 @@
 
 #include "client_registry.h"
 #include "dispatch.h"
+#include "readback.h"
 #include "tmem_proto.h"
 
 struct tmemd_ring;
@@ -57,6 +58,17 @@ struct tmemd_ring {
 	uint32_t rsp_published;       /* last rsp_prod stored to shared memory */
 	bool faulted;
 	uint64_t requests;            /* served, for stats and tests */
+	/*
+	 * A get read back from the host tier off this thread (readback.h):
+	 * responses go in order, so the ring waits (rb_pending) until the
+	 * job is done, and the worker serves its other rings meanwhile.
+	 * readbacks NULL: read-backs are done inline (tests).  Set by
+	 * workers.c at attach.
+	 */
+	struct tmemd_readbacks *readbacks;
+	struct tmemd_readback_job rb_job;
+	struct tmem_req rb_req;       /* the get it answers */
+	bool rb_pending;
 
 	/* Owned by workers.c. */
 	struct tmemd_worker *worker;
@@ -96,7 +108,10 @@ int tmemd_ring_process(struct tmemd_ring *ring, unsigned budget);
  */
 bool tmemd_ring_arm(struct tmemd_ring *ring);
 
-/* True when the frontend has published requests not yet served. */
+/* True when the frontend has published requests not yet served (and
+ * the ring is not waiting for a read-back), or a read-back is done. */
 bool tmemd_ring_pending(struct tmemd_ring *ring);
+/* True while a read-back of the ring's is not done (detach waits). */
+bool tmemd_ring_readback_busy(struct tmemd_ring *ring);
 
 #endif /* TMEMD_RING_H */

@@ -60,6 +60,7 @@ struct tmemd_worker {
 struct tmemd_workers {
 	unsigned nr;
 	struct tmemd_worker *w;
+	struct tmemd_readbacks *readbacks; /* the host tier's reads, off the workers */
 };
 
 static uint32_t doorbell_events(const struct tmemd_ring *r)
@@ -277,6 +278,12 @@ static void worker_kick(struct tmemd_worker *w)
 		log_warn("worker: cannot wake it: %m");
 }
 
+/* A read-back of one of w's rings is done: serve it. */
+static void readback_done(void *ctx)
+{
+	worker_kick(ctx);
+}
+
 static void worker_fini(struct tmemd_worker *w)
 {
 	if (w->started) {
@@ -331,6 +338,7 @@ int tmemd_workers_create(unsigned nr, struct tmemd_workers **out)
 	}
 	for (unsigned i = 0; i < nr; i++)
 		ws->w[i].epfd = ws->w[i].cmd_fd = -1;
+	rc = tmemd_readbacks_create(TMEMD_READBACK_THREADS, &ws->readbacks);
 	for (unsigned i = 0; i < nr && !rc; i++, ws->nr++)
 		rc = worker_init(&ws->w[i]);
 	if (rc) {
@@ -347,6 +355,7 @@ void tmemd_workers_destroy(struct tmemd_workers *ws)
 		return;
 	for (unsigned i = 0; i < ws->nr; i++)
 		worker_fini(&ws->w[i]);
+	tmemd_readbacks_destroy(ws->readbacks);
 	free(ws->w);
 	free(ws);
 }
@@ -361,6 +370,9 @@ int tmemd_workers_attach(struct tmemd_workers *ws, struct tmemd_ring *ring)
 		if (__atomic_load_n(&ws->w[i].nr_rings, __ATOMIC_RELAXED) <
 		    __atomic_load_n(&best->nr_rings, __ATOMIC_RELAXED))
 			best = &ws->w[i];
+	ring->readbacks = ws->readbacks;
+	ring->rb_job.wake = readback_done;
+	ring->rb_job.wake_ctx = best;
 	pthread_mutex_lock(&best->lock);
 	ring->worker = best;
 	ring->wnext = best->to_add;
@@ -391,5 +403,9 @@ void tmemd_workers_detach(struct tmemd_workers *ws, struct tmemd_ring *ring)
 		pthread_cond_wait(&w->cond, &w->lock);
 	}
 	pthread_mutex_unlock(&w->lock);
+	/* A read-back writes into the ring's slot: the ring may go only
+	 * once it is done (a device read; the worker no longer serves it). */
+	while (tmemd_ring_readback_busy(ring))
+		usleep(100);
 	ring->worker = NULL;
 }

@@ -10,6 +10,11 @@
  * ~30 µs on these VMs, a spin catches the next request of a busy guest
  * in well under one.  The window is bounded (TMEMD_SPIN_MAX_NS) and only
  * starts after work, so an idle tmemd sleeps.
+ *
+ * A get of a page in the host tier is read by the read-back threads
+ * (readback.h) the workers share; its ring waits for it (responses go in
+ * order), its worker does not: the read-back's end wakes it like a
+ * command.
  */
 #ifndef TMEMD_WORKERS_H
 #define TMEMD_WORKERS_H

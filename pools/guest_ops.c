@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "clock.h"
 #include "internal.h"
@@ -156,38 +157,46 @@ out:
 
 /*
  * A get of a page in the host tier (a persistent pool's, so not
- * exclusive): the entry is read under the pool lock, and the tier's
- * units pinned, so that a flush or an overwrite meanwhile cannot hand
- * them to a spill before the read is done (tier.c); then the read runs
- * with the pool lock dropped, so the pool's other ops do not wait for
- * the device.  The page stays in the tier: bringing it back would need
- * room the pool was short of, and frontswap flushes it soon after.
- * Called with the pool locked; returns with it unlocked.
+ * exclusive), first half, pool lock held: the entry is taken and the
+ * tier's units pinned, so that a flush or an overwrite meanwhile cannot
+ * hand them to a spill before the read is done (tier.c); the read itself
+ * (store_readback_finish()) runs with the pool lock dropped, so the
+ * pool's other ops do not wait for the device, and may run on another
+ * thread.  The page stays in the tier: bringing it back would need room
+ * the pool was short of, and frontswap flushes it soon after.
  */
-static int tier_get(struct tmem_client *c, int32_t pool_id, struct tmem_pool *pool,
-		    uint32_t page, uint64_t te, void *dst)
+static void do_readback_start(struct tmem_client *c, int32_t pool_id, struct tmem_pool *pool,
+			      uint32_t page, uint64_t te, struct tmem_readback *rb)
 {
-	struct tmem_store *s = pool->store;
-	uint8_t obj[TMEM_ZS_HDR + TMEM_PAGE_SIZE];
-	uint64_t t0 = clock_nsec(CLOCK_MONOTONIC), ns;
-	int ret;
-
-	tier_pin(&s->tier);
+	*rb = (struct tmem_readback){ .store = pool->store, .owner = pool->owner, .te = te,
+				      .page = page, .t0 = clock_nsec(CLOCK_MONOTONIC) };
+	tier_pin(&pool->store->tier);
 	/* Counted as a hit now, under the lock the counters need; a read
 	 * that fails is counted in read_errors (and the get returns -EIO). */
 	COUNT(c, pool_id, gets);
 	COUNT(c, pool_id, succ_gets);
 	do_ctr_inc(&pool->readbacks);
-	pthread_mutex_unlock(&pool->lock);
-	ret = tier_read_obj(&s->tier, te, page, obj);
+}
+
+/* flags for preadv2(); -EAGAIN (RWF_NOWAIT): nothing done, rb still pinned. */
+static int readback(struct tmem_readback *rb, void *dst, int flags)
+{
+	struct tmem_store *s = rb->store;
+	uint8_t obj[TMEM_ZS_HDR + TMEM_PAGE_SIZE];
+	uint64_t ns;
+	int ret;
+
+	ret = tier_read_obj_flags(&s->tier, rb->te, rb->page, obj, flags);
+	if (ret == -EAGAIN)
+		return ret;
 	if (ret == 0)
-		ret = tier_decode(te, obj, dst);
+		ret = tier_decode(rb->te, obj, dst);
 	tier_unpin(&s->tier);
-	ns = clock_nsec(CLOCK_MONOTONIC) - t0;
+	ns = clock_nsec(CLOCK_MONOTONIC) - rb->t0;
 	lat_record(&s->tier.lat, ns);
-	lat_record(&pool->owner->readback_lat, ns);
+	lat_record(&rb->owner->readback_lat, ns);
 	ctr_inc(&s->tier.readbacks);
-	ctr_inc(&pool->owner->readbacks);
+	ctr_inc(&rb->owner->readbacks);
 	if (ret < 0) {
 		ctr_inc(&s->tier.read_errors);
 		return -EIO;
@@ -195,8 +204,28 @@ static int tier_get(struct tmem_client *c, int32_t pool_id, struct tmem_pool *po
 	return 1;
 }
 
+int store_readback_finish(struct tmem_readback *rb, void *dst)
+{
+	return readback(rb, dst, 0);
+}
+
+int store_readback_try(struct tmem_readback *rb, void *dst)
+{
+	return readback(rb, dst, RWF_NOWAIT);
+}
+
 int store_get_page(struct tmem_client *c, int32_t pool_id,
 		   const struct tmem_oid *oid, uint32_t index, void *dst)
+{
+	struct tmem_readback rb;
+	int ret = store_get_page_start(c, pool_id, oid, index, dst, &rb);
+
+	return ret == TMEM_GET_READBACK ? store_readback_finish(&rb, dst) : ret;
+}
+
+int store_get_page_start(struct tmem_client *c, int32_t pool_id,
+			 const struct tmem_oid *oid, uint32_t index, void *dst,
+			 struct tmem_readback *rb)
 {
 	uint64_t oh;
 	int ret;
@@ -212,8 +241,11 @@ int store_get_page(struct tmem_client *c, int32_t pool_id,
 		uint32_t h = pd_handle(pd(pool->store, page));
 		uint64_t te = pool->persistent ? zs_tier_ent(pool->store, h) : 0;
 
-		if (te)
-			return tier_get(c, pool_id, pool, page, te, dst);
+		if (te) {
+			do_readback_start(c, pool_id, pool, page, te, rb);
+			pthread_mutex_unlock(&pool->lock);
+			return TMEM_GET_READBACK;
+		}
 		if (pool->store->pref)
 			__atomic_store_n(&pool->store->pref[page], 1, __ATOMIC_RELAXED);
 

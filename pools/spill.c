@@ -222,53 +222,86 @@ static uint64_t v_units(const struct victim *v)
 	return tier_units((uint32_t)(v->te >> ZENT_LEN_SHIFT & ZENT_LEN_MASK));
 }
 
-/* One pwritev() per run of adjacent objects, the unit tails padded. */
-static int write_batch(struct tmem_tier *t, struct victim *v, uint32_t n)
+/* The runs of adjacent objects of v (in unit order): [first, end) each. */
+struct run {
+	uint32_t first, end;
+};
+
+static uint32_t runs_of(const struct victim *v, uint32_t n, struct run *runs)
+{
+	uint32_t nr = 0;
+
+	for (uint32_t i = 0; i < n;) {
+		uint64_t end = v[i].te & ZENT_UNIT_MASK;
+		uint32_t first = i;
+
+		/* IOV_MAX: two iovecs an object at most. */
+		for (; i < n && (v[i].te & ZENT_UNIT_MASK) == end && i - first < IOV_MAX / 2; i++)
+			end += v_units(&v[i]);
+		runs[nr++] = (struct run){ first, i };
+	}
+	return nr;
+}
+
+static off_t unit_off(uint64_t unit)
+{
+	return (off_t)(TMEM_TIER_HDR_BYTES + unit * TMEM_TIER_UNIT);
+}
+
+/* One pwritev() per run, the unit tails padded; writeback of each
+ * started at once, so the device works while the next is copied in. */
+static int write_run(struct tmem_tier *t, struct victim *v, uint32_t n, size_t *len)
 {
 	static const uint8_t zero[TMEM_TIER_UNIT];
 	struct iovec iov[2 * TMEM_TIER_BATCH];
+	size_t bytes = 0;
+	int nio = 0;
+	ssize_t got;
 
-	for (uint32_t i = 0; i < n;) {
-		uint64_t start = v[i].te & ZENT_UNIT_MASK, end = start;
-		size_t bytes = 0;
-		int nio = 0;
-		ssize_t got;
+	for (uint32_t i = 0; i < n; i++) {
+		size_t olen = TMEM_ZS_HDR + (v[i].te >> ZENT_LEN_SHIFT & ZENT_LEN_MASK);
+		size_t pad = v_units(&v[i]) * TMEM_TIER_UNIT - olen;
 
-		for (; i < n && (v[i].te & ZENT_UNIT_MASK) == end && nio + 2 <= IOV_MAX; i++) {
-			size_t len = TMEM_ZS_HDR + (v[i].te >> ZENT_LEN_SHIFT & ZENT_LEN_MASK);
-			size_t pad = v_units(&v[i]) * TMEM_TIER_UNIT - len;
+		iov[nio++] = (struct iovec){ v[i].obj, olen };
+		if (pad)
+			iov[nio++] = (struct iovec){ (void *)zero, pad };
+		bytes += olen + pad;
+	}
+	do {
+		got = pwritev(t->fd, iov, nio, unit_off(v[0].te & ZENT_UNIT_MASK));
+	} while (got < 0 && errno == EINTR);
+	atomic_fetch_add_explicit(&t->writes, 1, memory_order_relaxed);
+	if (got < 0)
+		return -errno;
+	if ((size_t)got != bytes)
+		return -ENOSPC; /* a short write: the device is full */
+	(void)sync_file_range(t->fd, unit_off(v[0].te & ZENT_UNIT_MASK), (off_t)bytes,
+			      SYNC_FILE_RANGE_WRITE);
+	*len = bytes;
+	return 0;
+}
 
-			iov[nio++] = (struct iovec){ v[i].obj, len };
-			if (pad)
-				iov[nio++] = (struct iovec){ (void *)zero, pad };
-			bytes += len + pad;
-			end += v_units(&v[i]);
-		}
-		do {
-			got = pwritev(t->fd, iov, nio,
-				      (off_t)(TMEM_TIER_HDR_BYTES + start * TMEM_TIER_UNIT));
-		} while (got < 0 && errno == EINTR);
-		atomic_fetch_add_explicit(&t->writes, 1, memory_order_relaxed);
-		if (got < 0)
-			return -errno;
-		if ((size_t)got != bytes)
-			return -ENOSPC; /* a short write: the device is full */
-		/* Start its writeback now, so the device works while the
-		 * next run is copied in; fdatasync() below waits for it. */
-		(void)sync_file_range(t->fd, (off_t)(TMEM_TIER_HDR_BYTES + start * TMEM_TIER_UNIT),
-				      (off_t)bytes, SYNC_FILE_RANGE_WRITE);
+static int write_batch(struct tmem_tier *t, struct victim *v, uint32_t n)
+{
+	struct run runs[TMEM_TIER_BATCH];
+	size_t len[TMEM_TIER_BATCH];
+	uint32_t nr = runs_of(v, n, runs);
+
+	for (uint32_t r = 0; r < nr; r++) {
+		int ret = write_run(t, v + runs[r].first, runs[r].end - runs[r].first, &len[r]);
+
+		if (ret < 0)
+			return ret;
 	}
 	/* Durable before any page leaves RAM (COMMIT.md). */
 	if (fdatasync(t->fd) < 0)
 		return -errno;
 	/* Written and synced: the page cache need not keep a copy (a
-	 * read-back reads the device).  One call over the batch's span (v
-	 * is in unit order); pages of others in between are clean too. */
-	(void)posix_fadvise(t->fd,
-			    (off_t)(TMEM_TIER_HDR_BYTES + (v[0].te & ZENT_UNIT_MASK) * TMEM_TIER_UNIT),
-			    (off_t)(((v[n - 1].te & ZENT_UNIT_MASK) + v_units(&v[n - 1]) -
-				     (v[0].te & ZENT_UNIT_MASK)) * TMEM_TIER_UNIT),
-			    POSIX_FADV_DONTNEED);
+	 * read-back reads the device); only the runs written, so that
+	 * others' pages read back lately stay cached. */
+	for (uint32_t r = 0; r < nr; r++)
+		(void)posix_fadvise(t->fd, unit_off(v[runs[r].first].te & ZENT_UNIT_MASK),
+				    (off_t)len[r], POSIX_FADV_DONTNEED);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -433,6 +434,11 @@ bool tier_recover_claim(struct tmem_store *s, uint64_t ent)
 
 int tier_read_obj(struct tmem_tier *t, uint64_t ent, uint32_t page, void *buf)
 {
+	return tier_read_obj_flags(t, ent, page, buf, 0);
+}
+
+int tier_read_obj_flags(struct tmem_tier *t, uint64_t ent, uint32_t page, void *buf, int flags)
+{
 	uint32_t len = tent_len(ent);
 	size_t want = TMEM_ZS_HDR + len;
 	off_t off;
@@ -443,8 +449,15 @@ int tier_read_obj(struct tmem_tier *t, uint64_t ent, uint32_t page, void *buf)
 		return -EIO;
 	off = (off_t)(TMEM_TIER_HDR_BYTES + (ent & ZENT_UNIT_MASK) * TMEM_TIER_UNIT);
 	do {
-		got = pread(t->fd, buf, want, off);
+		struct iovec iov = { buf, want };
+
+		got = preadv2(t->fd, &iov, 1, off, flags);
 	} while (got < 0 && errno == EINTR);
+	if (got < 0 && (flags & RWF_NOWAIT) && (errno == EAGAIN || errno == EOPNOTSUPP))
+		return -EAGAIN;
+	/* RWF_NOWAIT may read part of it (the rest not cached): the wait. */
+	if ((flags & RWF_NOWAIT) && got >= 0 && got < (ssize_t)want)
+		return -EAGAIN;
 	/* Not the page it should be, or not its bytes: an error, never
 	 * wrong bytes (COMMIT.md, "Host tier"). */
 	if (got != (ssize_t)want || h[0] != page ||

@@ -123,6 +123,9 @@ bool tier_recover_claim(struct tmem_store *s, uint64_t ent);
 /* The object of entry ent for page into buf (TMEM_ZS_HDR + its length
  * bytes); checks that its header names page and its hash: 0, or -EIO. */
 int tier_read_obj(struct tmem_tier *t, uint64_t ent, uint32_t page, void *buf);
+/* The same with preadv2() flags: with RWF_NOWAIT, -EAGAIN when the bytes
+ * are not all in the page cache (nothing was decided). */
+int tier_read_obj_flags(struct tmem_tier *t, uint64_t ent, uint32_t page, void *buf, int flags);
 /* Decode a page read back: ent's bytes at obj + TMEM_ZS_HDR into dst; 0 or -EIO. */
 int tier_decode(uint64_t ent, const void *obj, void *dst);
 /* A read-back without the pool lock: pin before dropping it, unpin after. */

@@ -313,9 +313,37 @@ int store_import_checked(struct tmem_client *c, int32_t pool_id,
 #define TMEM_PUT_CAP(cap) \
 	(&(const struct tmem_put_args){ .ephemeral_max = (cap), .persistent_max = (cap), \
 					.retry = TMEM_PUT_RETRY_ALL })
-/* 1 hit (page copied to dst), 0 miss, -errno.  Exclusive on private ephemeral pools. */
+/* 1 hit (page copied to dst), 0 miss, -errno.  Exclusive on private ephemeral pools.
+ * A page in the host tier is read back before it returns (on this thread). */
 int store_get_page(struct tmem_client *c, int32_t pool_id,
 		   const struct tmem_oid *oid, uint32_t index, void *dst);
+/*
+ * store_get_page() in two halves, so that a read-back from the host tier
+ * need not hold up the caller's thread: store_get_page_start() returns
+ * as store_get_page() does, except for a page in the tier, where it
+ * returns TMEM_GET_READBACK with *rb filled (the get counted, the
+ * tier's space pinned, no lock held) and nothing yet in dst; then
+ * store_readback_finish(rb, dst), from any thread, exactly once, reads
+ * it: 1, or -EIO when the bytes do not check out.  c must not be
+ * destroyed in between.  A get that returns before finish ordered
+ * after the start sees the page as it was at the start.
+ */
+#define TMEM_GET_READBACK 2
+struct tmem_readback {
+	struct tmem_store *store;
+	struct tmem_client *owner;
+	uint64_t te;               /* where the page is (pools/durable.h) */
+	uint32_t page;
+	uint64_t t0;               /* CLOCK_MONOTONIC ns at the start: the latency */
+};
+int store_get_page_start(struct tmem_client *c, int32_t pool_id,
+			 const struct tmem_oid *oid, uint32_t index, void *dst,
+			 struct tmem_readback *rb);
+int store_readback_finish(struct tmem_readback *rb, void *dst);
+/* store_readback_finish() if it need not wait for the device (the bytes
+ * are in the page cache: preadv2 RWF_NOWAIT); -EAGAIN, nothing done,
+ * when it would: then store_readback_finish() as before. */
+int store_readback_try(struct tmem_readback *rb, void *dst);
 /* 1 a page was removed, 0 none, -errno. */
 int store_flush_page(struct tmem_client *c, int32_t pool_id,
 		     const struct tmem_oid *oid, uint32_t index);

@@ -29,6 +29,7 @@ $(BUILD)/tests/daemon/harness.o: EXTRA_CFLAGS += -DTMEMD_DEFAULT_BIN='"$(TMEMD)"
 # daemon/log.c writes through daemon/systemd/'s sink; the core's
 # control_glue.c drives the control server.
 $(TEST_DAEMON_UNIT): $(BUILD)/tests/daemon/test_daemon_unit.o $(BUILD)/tests/daemon/fake_ring.o \
+		$(BUILD)/tests/daemon/test_readback.o \
 		$(TEST_COMMON_LIB) $(DAEMON_CORE) $(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) \

@@ -24,6 +24,7 @@
 #include "reload.h"
 #include "ring.h"
 #include "size.h"
+#include "test_readback.h"
 #include "tmem_names.h"
 
 START_TEST(test_sizes)
@@ -796,6 +797,7 @@ static Suite *daemon_suite(void)
 	tcase_add_test(ring_tc, test_clients_registry);
 	tcase_add_test(ring_tc, test_reload);
 	suite_add_tcase(s, ring_tc);
+	add_readback_tests(s);
 	return s;
 }
 
