@@ -325,8 +325,8 @@ int store_get_page(struct tmem_client *c, int32_t pool_id,
  * tier's space pinned, no lock held) and nothing yet in dst; then
  * store_readback_finish(rb, dst), from any thread, exactly once, reads
  * it: 1, or -EIO when the bytes do not check out.  c must not be
- * destroyed in between.  A get that returns before finish ordered
- * after the start sees the page as it was at the start.
+ * destroyed in between.  The page read is the one there at the start,
+ * whatever a flush or a put does to the handle meanwhile.
  */
 #define TMEM_GET_READBACK 2
 struct tmem_readback {

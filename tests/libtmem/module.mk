@@ -38,6 +38,19 @@ $(TEST_SPILL): $(BUILD)/tests/libtmem/test_spill.o $(BUILD)/tests/daemon/restart
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
 
+# The host tier's spills and read-backs (worker, spiller and read-back
+# threads) against an ASan+UBSan and a TSan tmemd, as the daemon's
+# integration tests are (tests/daemon/module.mk).
+ifeq ($(SANITIZE),)
+libtmem-san-spill: $(TEST_SPILL) | $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined build/san-address-undefined/tmemd
+	$(call run_tests,$(TEST_SPILL),TMEMD_BIN=build/san-address-undefined/tmemd,$@ (ASan+UBSan tmemd))
+	$(Q)$(MAKE) --no-print-directory SANITIZE=thread build/san-thread/tmemd
+	$(call run_tests,$(TEST_SPILL),TMEMD_BIN=build/san-thread/tmemd,$@ (TSan tmemd))
+CHECK_EXTRA_libtmem += libtmem-san-spill
+.PHONY: libtmem-san-spill
+endif
+
 soak-spill: $(TEST_SPILL)
 	$(Q)CK_RUN_CASE=soak TMEM_SOAK_KILLS=100 $(TEST_SPILL)
 .PHONY: soak-spill
