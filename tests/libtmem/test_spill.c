@@ -249,6 +249,74 @@ START_TEST(full_pool_spills_instead_of_refusing)
 }
 END_TEST
 
+/* ---- the per-client limit --------------------------------------------------- */
+
+/* tmemctl ARGS... against d: its exit status. */
+static int ctl_status(struct rdaemon *d, const char *args)
+{
+	char cmd[600];
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "%s --runtime-dir %s %s >/dev/null 2>&1", tmemctl_bin(), d->dir,
+		 args);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* spill-max from tmemd.conf holds a client under it; tmemctl set
+ * --spill-max changes it, and refuses a bad size. */
+START_TEST(spill_max_from_config_and_tmemctl)
+{
+	char dir[64];
+	struct rdaemon d;
+	struct client s;
+	atomic_bool stop = true;
+	json_t *st, *c;
+	long long stored, cap;
+
+	tier_dir(dir, sizeof(dir));
+	rdaemon_init(&d, KEEP_ARENA_FILE,
+		     tier_config(dir, "64M", "[defaults]\ncompress = off\nspill-max = 1M\n"));
+	d.memory = "4M";
+	ck_assert(rdaemon_start(&d, NULL));
+	cl_start(&s, 0, d.sock, &stop);
+	pthread_join(s.thread, NULL);
+	harness_msleep(300);
+	st = rstats(&d);
+	c = stats_client(st, "spill0");
+	ck_assert_ptr_nonnull(c);
+	stored = jint_at(c, "tier", "stored_bytes", NULL);
+	cap = jint_at(c, "caps", "spill_max_pages", NULL);
+	printf("spill-max 1M: %lld bytes of the client in the tier (cap %lld pages), %llu puts "
+	       "refused once the pool and its share of the tier were full\n", stored, cap,
+	       (unsigned long long)s.refused);
+	ck_assert_int_le(stored, 1 << 20);
+	ck_assert_int_gt(stored, 0);
+	ck_assert_int_eq(cap, 256);
+	ck_assert_uint_gt(s.refused, 0);
+	json_decref(st);
+	/* Raised by hand: more of its pages move. */
+	ck_assert_int_eq(ctl_status(&d, "set spill0 --spill-max 4M"), 0);
+	for (unsigned h = 0; h < NPAGES; h++)
+		if (s.acked[h] < 0)
+			cl_put(&s, h);
+	st = rstats(&d);
+	c = stats_client(st, "spill0");
+	ck_assert_int_eq(jint_at(c, "caps", "spill_max_pages", NULL), 1024);
+	ck_assert_int_gt(jint_at(c, "tier", "stored_bytes", NULL), stored);
+	json_decref(st);
+	ck_assert_int_eq(ctl_status(&d, "set spill0 --spill-max lots"), 2);
+	ck_assert_int_eq(ctl_status(&d, "set spill0 --spill-max 1000"), 2);
+	cl_final(&s);
+	ck_assert_uint_eq(s.lost, 0);
+	ck_assert_uint_eq(s.wrong, 0);
+	tmem_disconnect(s.c);
+	ck_assert_int_eq(rdaemon_stop(&d), 0);
+	rdaemon_fini(&d);
+	tier_dir_remove(dir);
+}
+END_TEST
+
 /* ---- the soak ------------------------------------------------------------- */
 
 struct soak_totals {
@@ -551,6 +619,7 @@ static Suite *spill_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, full_pool_spills_instead_of_refusing);
 	tcase_add_test(tc, shrink_with_full_pool);
+	tcase_add_test(tc, spill_max_from_config_and_tmemctl);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(soak, 600);
 	tcase_add_test(soak, spill_soak);
