@@ -208,6 +208,17 @@ static void cl_final(struct client *s)
 		cl_get(s, h);
 }
 
+/* The end of a test with one client: nothing lost or wrong, a clean stop. */
+static void finish(struct rdaemon *d, struct client *s, const char *dir)
+{
+	ck_assert_uint_eq(s->lost, 0);
+	ck_assert_uint_eq(s->wrong, 0);
+	tmem_disconnect(s->c);
+	ck_assert_int_eq(rdaemon_stop(d), 0);
+	rdaemon_fini(d);
+	tier_dir_remove(dir);
+}
+
 /* ---- a full pool ---------------------------------------------------------- */
 
 /* Point 3's admission: with a tier, a full pool takes persistent puts. */
@@ -308,12 +319,7 @@ START_TEST(spill_max_from_config_and_tmemctl)
 	ck_assert_int_eq(ctl_status(&d, "set spill0 --spill-max lots"), 2);
 	ck_assert_int_eq(ctl_status(&d, "set spill0 --spill-max 1000"), 2);
 	cl_final(&s);
-	ck_assert_uint_eq(s.lost, 0);
-	ck_assert_uint_eq(s.wrong, 0);
-	tmem_disconnect(s.c);
-	ck_assert_int_eq(rdaemon_stop(&d), 0);
-	rdaemon_fini(&d);
-	tier_dir_remove(dir);
+	finish(&d, &s, dir);
 }
 END_TEST
 
@@ -456,12 +462,7 @@ START_TEST(shrink_with_full_pool)
 	ck_assert_msg(secs >= 0, "target %lld not met: %lld in use", target, used);
 	ck_assert_int_le(target, before / 2);
 	ck_assert_int_gt(spilled, 0);
-	ck_assert_uint_eq(s.lost, 0);
-	ck_assert_uint_eq(s.wrong, 0);
-	tmem_disconnect(s.c);
-	ck_assert_int_eq(rdaemon_stop(&d), 0);
-	rdaemon_fini(&d);
-	tier_dir_remove(dir);
+	finish(&d, &s, dir);
 }
 END_TEST
 
