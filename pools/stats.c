@@ -239,6 +239,13 @@ void store_client_info(struct tmem_client *c, struct tmem_client_info *out)
 	tier_stats(&out->tier, &c->tier_pages, &c->tier_bytes, &c->spilled, &c->readbacks,
 		   &c->readback_lat);
 	out->spill_max = ld(&c->spill_max);
+	if (tier_on(&c->store->tier)) {
+		struct tmem_tier_info ti;
+		uint64_t room = out->spill_max > out->tier.bytes ? out->spill_max - out->tier.bytes : 0;
+
+		store_tier_info(c->store, &ti);
+		out->tier_free_bytes = room < ti.free_bytes ? room : ti.free_bytes;
+	}
 }
 
 void store_tier_info(struct tmem_store *s, struct tmem_tier_info *out)

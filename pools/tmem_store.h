@@ -603,6 +603,9 @@ struct tmem_client_info {
 	struct tmem_compress compress;
 	struct tmem_tier_stats tier; /* its pages in the host tier */
 	uint64_t spill_max;        /* bytes; TMEM_NO_CAP: no limit */
+	/* Tier bytes it may still take: the tier's free space, or less
+	 * under its spill_max; 0 without a tier. */
+	uint64_t tier_free_bytes;
 };
 
 struct tmem_store_info {

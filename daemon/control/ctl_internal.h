@@ -134,6 +134,7 @@ json_t *ctl_pool_json(struct tmemd_control *ctl);
 /* ctl_tier.c: the host tier's stats, the store's and a client's. */
 json_t *ctl_tier_json(struct tmem_store *store);
 json_t *ctl_tier_stats_json(const struct tmem_tier_stats *st);
+json_t *ctl_client_tier_json(const struct tmem_client_info *info);
 /* The elastic pool's figures (the memory_json hook's), or null. */
 json_t *ctl_memory_json(struct tmemd_control *ctl);
 /* The fields of one client that "list" and "stats" share. */

@@ -236,7 +236,7 @@ static json_t *client_stats(struct tmemd_control *ctl,
 	    json_object_set_new(doc, "ops_by_kind", ops_kind_json(info.ops_kind)) ||
 	    json_object_set_new(doc, "cleancache", cleancache_json(&info.ops_kind[0])) ||
 	    json_object_set_new(doc, "frontswap", frontswap_json(&info.ops_kind[1])) ||
-	    json_object_set_new(doc, "tier", ctl_tier_stats_json(&info.tier)) ||
+	    json_object_set_new(doc, "tier", ctl_client_tier_json(&info)) ||
 	    json_object_set(doc, "pools", w.pools)) {
 		json_decref(doc);
 		doc = NULL;

@@ -23,6 +23,17 @@ json_t *ctl_tier_stats_json(const struct tmem_tier_stats *st)
 			 "readback_p99_seconds", (double)st->readback_p99_ns / 1e9);
 }
 
+json_t *ctl_client_tier_json(const struct tmem_client_info *info)
+{
+	json_t *doc = ctl_tier_stats_json(&info->tier);
+
+	if (doc && json_object_set_new(doc, "free_bytes", jint(info->tier_free_bytes))) {
+		json_decref(doc);
+		doc = NULL;
+	}
+	return doc;
+}
+
 json_t *ctl_tier_json(struct tmem_store *store)
 {
 	struct tmem_tier_info ti;

@@ -93,7 +93,7 @@ static const struct key pool_tier_keys[] = {
 static const struct key client_tier_keys[] = {
 	K("pages", INT), K("stored_bytes", INT), K("spilled_pages", INT), K("readbacks", INT),
 	K("readback_p50_ns", INT), K("readback_p99_ns", INT), K("readback_p50_seconds", REAL),
-	K("readback_p99_seconds", REAL), { NULL },
+	K("readback_p99_seconds", REAL), K("free_bytes", INT), { NULL },
 };
 static const struct key tier_keys[] = {
 	K("pages", INT), K("stored_bytes", INT), K("spilled_pages", INT), K("readbacks", INT),

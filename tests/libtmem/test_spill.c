@@ -304,6 +304,7 @@ START_TEST(spill_max_from_config_and_tmemctl)
 	ck_assert_int_le(stored, 1 << 20);
 	ck_assert_int_gt(stored, 0);
 	ck_assert_int_eq(cap, 256);
+	ck_assert_int_eq(jint_at(c, "tier", "free_bytes", NULL), (1 << 20) - stored);
 	ck_assert_uint_gt(s.refused, 0);
 	json_decref(st);
 	/* Raised by hand: more of its pages move. */
