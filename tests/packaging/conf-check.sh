@@ -34,7 +34,8 @@ try shipped "$conf"
 # Uncomment "#key = value" and "#[section]" lines; keep runtime-dir ours.
 sed -E -e 's/^#([a-z-]+ = )/\1/' -e 's/^#(\[[a-z]+( [^]]+)?\])/\1/' \
 	-e "s|^runtime-dir = .*|runtime-dir = $tmp/run-uncommented|" \
-	-e "s|^arena = .*|arena = $arena|" "$conf" >"$tmp/uncommented.conf"
+	-e "s|^arena = .*|arena = $arena|" -e "s|^spill = .*|spill = $tmp/spill|" \
+	"$conf" >"$tmp/uncommented.conf"
 n=$(grep -cE '^[a-z-]+ = ' "$tmp/uncommented.conf")
 try uncommented "$tmp/uncommented.conf"
 echo "conf-check: $conf parses as shipped and with all $n example keys set"

@@ -29,7 +29,7 @@ _tmemctl()
 	--runtime-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
 	--compress) COMPREPLY=($(compgen -W "off lz4 zstd zstd:1 zstd:3 zstd:9 zstd:19" -- "$cur")); return ;;
 	--sort | -s) COMPREPLY=($(compgen -W "name eph pers puts gets hit evict" -- "$cur")); return ;;
-	--weight | --ephemeral-max | --persistent-max | --delay | -d | --iterations | -n) return ;;
+	--weight | --ephemeral-max | --persistent-max | --spill-max | --delay | -d | --iterations | -n) return ;;
 	esac
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
@@ -50,10 +50,10 @@ _tmemctl()
 	case $cmd in
 	stats) opts+=" --prometheus"; clients=1 ;;
 	list) opts+=" --all -a"; clients=1 ;;
-	set) opts+=" --all -a --weight --ephemeral-max --persistent-max --compress"; clients=1 ;;
+	set) opts+=" --all -a --weight --ephemeral-max --persistent-max --spill-max --compress"; clients=1 ;;
 	freeze | thaw | flush) opts+=" --all -a"; clients=1 ;;
 	forget | saved | migrate-check | migrate-push) clients=1 ;;
-	unset) opts+=" --all -a --weight --ephemeral-max --persistent-max --compress --frozen"; clients=1 ;;
+	unset) opts+=" --all -a --weight --ephemeral-max --persistent-max --compress --frozen --spill-max"; clients=1 ;;
 	shared-auth) opts+=" --revoke" ;;
 	top) opts+=" --delay --sort --iterations" ;;
 	esac
