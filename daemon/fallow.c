@@ -18,6 +18,7 @@
 #define MIN_TARGET (64u * TMEM_PAGE_SIZE)
 #define LOG_EVERY_NS (10ull * 1000000000ull)
 #define MiB (1024.0 * 1024.0)
+#define TIER_ROOM_BYTES (1u << 20) /* less free in the host tier: as good as full */
 
 struct tmemd_fallow {
 	struct tmemd_fallow_config cfg;
@@ -68,6 +69,17 @@ static uint64_t used_bytes(struct tmemd_fallow *f)
 	return a.used_pages * TMEM_PAGE_SIZE;
 }
 
+/* A host tier that can take what is over the target (spiller.h). */
+static bool tier_has_room(struct tmemd_fallow *f)
+{
+	struct tmem_tier_info ti;
+
+	if (!f->st.spilling)
+		return false;
+	store_tier_info(f->store, &ti);
+	return ti.free_bytes >= TIER_ROOM_BYTES;
+}
+
 /* Sets the target and counts what it took; logs at most every 10 s. */
 static void apply_target(struct tmemd_fallow *f, uint64_t bytes,
 			 enum tmemd_reclaim_cause cause, bool falling)
@@ -80,7 +92,7 @@ static void apply_target(struct tmemd_fallow *f, uint64_t bytes,
 	if (bytes == f->target)
 		return;
 	rc = tmem_policy_set_target(f->policy, bytes / TMEM_PAGE_SIZE, &evicted);
-	f->st.refusing_persistent = rc == -EBUSY && !f->st.spilling;
+	f->st.refusing_persistent = rc == -EBUSY && !tier_has_room(f);
 	if (rc == -EBUSY && f->cfg.over_target)
 		f->cfg.over_target(f->cfg.over_ctx);
 	f->st.target_changes++;
@@ -94,7 +106,7 @@ static void apply_target(struct tmemd_fallow *f, uint64_t bytes,
 			 f->target / MiB, bytes / MiB,
 			 falling ? tmemd_reclaim_cause_name(cause) : "host has room",
 			 (unsigned long long)evicted,
-			 rc != -EBUSY ? "" : f->st.spilling
+			 rc != -EBUSY ? "" : !f->st.refusing_persistent
 			 ? "; persistent pages fill it: moving some to the host tier"
 			 : "; persistent pages fill it: persistent puts refused");
 	}
