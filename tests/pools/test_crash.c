@@ -647,9 +647,13 @@ static void report(const char *what, unsigned rounds, const struct shared *sh,
 	       (unsigned long long)sh->tier_pages_seen,
 	       (unsigned long long)sh->readback_errors, sh->killed_in_spill,
 	       sh->killed_in_get);
-	ck_assert_uint_gt(sh->tier_pages_seen, 0);
-	if (sh->stop_at && rounds >= 2 * FORCED_OPS)
-		ck_assert_uint_gt(sh->killed_in_spill, 0);
+	/* The short runs (TMEM_TEST_QUICK: valgrind's, where a round may
+	 * end before any spill commits) only check that nothing is lost. */
+	if (!getenv("TMEM_TEST_QUICK")) {
+		ck_assert_uint_gt(sh->tier_pages_seen, 0);
+		if (sh->stop_at)
+			ck_assert_uint_gt(sh->killed_in_spill, 0);
+	}
 	ck_assert_uint_eq(sh->readback_errors, 0);
 	ck_assert_uint_eq(v->lost, 0);
 	ck_assert_uint_eq(v->wrong, 0);

@@ -121,7 +121,7 @@ static inline void tier_private_tmpfs(const char *dir, const char *opts)
 {
 	if (unshare(geteuid() == 0 ? CLONE_NEWNS : CLONE_NEWUSER | CLONE_NEWNS) < 0)
 		ck_abort_msg("unshare: %s", strerror(errno));
-	(void)mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+	(void)mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL);
 	ck_assert_msg(mount("tmpfs", dir, "tmpfs", 0, opts) == 0, "mount tmpfs: %s",
 		      strerror(errno));
 }
