@@ -35,6 +35,7 @@ struct tmemd_fallow {
 	uint64_t logged_ns;
 	uint64_t held;            /* tmemctl release: bytes held back until grow_delay passes */
 	bool short_tick;
+	bool stall_seen;          /* the last tick stalled: a second one is pressure */
 	bool started;             /* the first target (at start) is no reclaim */
 	struct tmemd_fallow_stats st;
 };
@@ -206,10 +207,15 @@ static void tick(struct tmemd_fallow *f)
 	want = headroom > 0 || (uint64_t)-headroom < used ? used + (uint64_t)headroom : 0;
 	if (want > f->cfg.ceiling)
 		want = f->cfg.ceiling;
-	stalled = f->st.stall_pct >= STALL_PCT;
+	/* One stalled tick may be one slow compaction or a descheduled vCPU
+	 * (a nested dom0 shows both); stalls in two ticks running are
+	 * pressure.  The first one shortens the tick, so the second comes
+	 * within 250 ms. */
+	stalled = f->st.stall_pct >= STALL_PCT && f->stall_seen;
+	f->stall_seen = f->st.stall_pct >= STALL_PCT;
 	hyst = f->cfg.ceiling / 64 > 4u << 20 ? f->cfg.ceiling / 64 : 4u << 20;
 	f->st.pressure = stalled || headroom < 0;
-	f->short_tick = f->st.pressure || down;
+	f->short_tick = f->st.pressure || down || f->stall_seen;
 	if (f->held && now - f->pressure_ns >= (uint64_t)f->cfg.grow_delay_sec * 1000000000ull)
 		f->held = 0;
 	if (stalled) {
