@@ -338,6 +338,17 @@ cg_target() {
 main_target() {
 	$TMEMCTL stats --json 2>/dev/null | tr -d ' \n' | sed -n 's/.*"target_bytes":\([0-9]*\).*/\1/p'
 }
+# grown_back GETTER BEFORE T1 SECONDS: the seconds from T1 until GETTER's
+# target is back to 90% of BEFORE; "none" if not within SECONDS.
+grown_back() {
+	i=0; while [ $i -lt $(($4 * 4)) ]; do
+		t=$($1)
+		[ -n "$t" ] && [ "$t" -ge $(($2 / 10 * 9)) ] && {
+			echo "$(up) $3" | awk '{printf "%.1f", $1 - $2}'; return; }
+		sleep 0.25; i=$((i+1))
+	done
+	echo none
+}
 cgroup_case() {
 	grep -q 'e2e.cgroup=0' /proc/cmdline && return 0
 	mkdir -p /sys/fs/cgroup; mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null
@@ -363,22 +374,11 @@ cgroup_case() {
 			fell=$(echo "$(up) $t0" | awk '{printf "%.1f", $1 - $2}')
 		sleep 0.25
 	done
-	wait $hog; hogrc=$? t1=$(up) grew=none
-	i=0; while [ $i -lt 240 ]; do
-		t=$(cg_target)
-		[ -n "$t" ] && [ "$t" -ge $((before / 10 * 9)) ] && {
-			grew=$(echo "$(up) $t1" | awk '{printf "%.1f", $1 - $2}'); break; }
-		sleep 0.25; i=$((i+1))
-	done
+	wait $hog; hogrc=$? t1=$(up)
+	grew=$(grown_back cg_target "$before" $t1 60)
 	# dom0's own tmemd saw the hog as host pressure too: its target must
 	# come back after its memory-grow-delay (30 s) once the host is calm.
-	main_grew=none
-	i=0; while [ $i -lt 360 ]; do
-		t=$(main_target)
-		[ -n "$t" ] && [ "$t" -ge $((main_before / 10 * 9)) ] && {
-			main_grew=$(echo "$(up) $t1" | awk '{printf "%.1f", $1 - $2}'); break; }
-		sleep 0.25; i=$((i+1))
-	done
+	main_grew=$(grown_back main_target "$main_before" $t1 90)
 	touch /run/e2e/cg-go; wait $fillpid; fillrc=$?
 	alive=no; kill -0 $cgpid 2>/dev/null && alive=yes
 	say "CGROUP main_before=$main_before main_grew_s=$main_grew main_after=$(main_target) limit=512M target_before=$before target_low=$low fell_s=$fell hog_rc=$hogrc grew_s=$grew target_after=$(cg_target) tmemd_alive=$alive oom_kills=$(sed -n 's/^oom_kill //p' $CG/memory.events) fill_rc=$fillrc $(tail -n 1 $CGRUN/fill.out) $(head -n 1 $CGRUN/fill.out) hog=[$(grep '^E2E-WORKLOAD tag=' $CGRUN/hog.out)]"
