@@ -92,7 +92,7 @@ live_stats() {
 		grep -E '^(persistent_pages|puts|gets|failed_gets):' | head -4 | tr '\n' ' ')
 	# The elastic pool's view, so a run that stalls shows why in CI's log.
 	m=$(tail -n 1 /run/e2e/stats-$1.log | tr -d ' "' | tr ',{}' '\n\n\n' |
-		grep -E '^(target_bytes|used_bytes|available_bytes|stall_percent|pressure|refusing_persistent|dom0_bytes|dom0_target_bytes):' |
+		grep -E '^(target_bytes|used_bytes|available_bytes|stall_percent|pressure|refusing_persistent|dom0_bytes|dom0_target_bytes):.' |
 		sed 's/_bytes:\([0-9]*\)$/:\1/' | awk -F: '{ if ($2 ~ /^[0-9]+$/ && $2 > 65536) printf "%s:%dM ", $1, $2 / 1048576; else printf "%s:%s ", $1, $2 }')
 	say "LIVE-STATS $1 uptime=$(up) $v $m"
 	grep 'pool target\|balloon' /run/tmemd.log | tail -n +$((logged + 1)) | sed 's/^/E2E-DOM0 TMEMD-LOG /'
