@@ -16,7 +16,8 @@
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin
 export LD_LIBRARY_PATH=/usr/lib/xen-4.17/lib
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
-mkdir -p /dev/pts /dev/shm; mount -t devpts devpts /dev/pts; # The arena's tmpfs: sized for dom0's maximum (2560M, run-e2e.sh), not its
+mkdir -p /dev/pts /dev/shm; mount -t devpts devpts /dev/pts
+# The arena's tmpfs: sized for dom0's maximum (2560M, run-e2e.sh), not its
 # boot size, or the tmpfs would bound the pool below what tmemd may balloon
 # dom0 up to (tmemd's target keeps the pool within dom0's memory).
 mount -t tmpfs -o size=2400m tmpfs /dev/shm
