@@ -334,14 +334,14 @@ fallow_actor() {
 # OOM-killed, tmemd's target must fall within 5 s of the hog's start and
 # grow back once it exits, and every persistent page must come back.
 CG=/sys/fs/cgroup/tmemd-e2e CGRUN=/run/tmemd-cg
-cg_target() {
-	tmemctl --socket $CGRUN/control.sock stats --json 2>/dev/null | tr -d ' \n' |
+# pool_target SOCKET: that tmemd's elastic target, bytes.
+pool_target() {
+	tmemctl --socket $1 stats --json 2>/dev/null | tr -d ' \n' |
 		sed -n 's/.*"target_bytes":\([0-9]*\).*/\1/p'
 }
+cg_target() { pool_target $CGRUN/control.sock; }
 # main_target: dom0's own tmemd's target (it sees the whole host's pressure).
-main_target() {
-	$TMEMCTL stats --json 2>/dev/null | tr -d ' \n' | sed -n 's/.*"target_bytes":\([0-9]*\).*/\1/p'
-}
+main_target() { pool_target /run/tmemd/control.sock; }
 # grown_back GETTER BEFORE T1 SECONDS: the seconds from T1 until GETTER's
 # target is back to 90% of BEFORE; "none" if not within SECONDS.
 grown_back() {
