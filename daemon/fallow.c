@@ -36,6 +36,7 @@ struct tmemd_fallow {
 	uint64_t logged_ns;
 	uint64_t held;            /* tmemctl release: bytes held back until grow_delay passes */
 	bool short_tick;
+	bool stall_seen;          /* the last tick stalled: a second one is pressure */
 	bool started;             /* the first target (at start) is no reclaim */
 	struct tmemd_fallow_stats st;
 };
@@ -194,18 +195,32 @@ static int64_t fs_headroom(const struct tmemd_fallow *f, uint64_t used)
 	       (int64_t)(32u << 20);
 }
 
-static void tick(struct tmemd_fallow *f)
-{
-	uint64_t now = tmemd_now_ns(), dt = now - f->last_ns, used = used_bytes(f);
-	uint64_t reserve = f->cfg.reserve, down, xen_room, want, hyst;
-	struct tmemd_host_mem h;
+/* One tick's view of the host. */
+struct reading {
+	uint64_t now, used, down, xen_room, want;
 	int64_t headroom;
-	bool stalled, fs_bound;
+	bool fs_bound;
+};
 
-	f->last_ns = now;
+static bool grow_delay_passed(const struct tmemd_fallow *f, uint64_t now)
+{
+	return now - f->pressure_ns >= (uint64_t)f->cfg.grow_delay_sec * 1000000000ull;
+}
+
+/* Reads the host (meminfo, cgroup, PSI, Xen) into r and f->st; what the
+ * pool could have: want = in use + headroom, at most the ceiling. */
+static int sample(struct tmemd_fallow *f, struct reading *r)
+{
+	uint64_t dt, reserve = f->cfg.reserve;
+	struct tmemd_host_mem h;
+
+	r->now = tmemd_now_ns();
+	dt = r->now - f->last_ns;
+	r->used = used_bytes(f);
+	f->last_ns = r->now;
 	if (tmemd_host_mem_read(&f->paths, &h) < 0)
-		return;
-	xen_sample(f, &down, &xen_room);
+		return -EIO;
+	xen_sample(f, &r->down, &r->xen_room);
 	if (h.cgroup_limited && reserve > h.cgroup_limit / 16)
 		reserve = h.cgroup_limit / 16;
 	f->st.stall_pct = h.have_psi && f->st.have_psi && dt ?
@@ -214,44 +229,71 @@ static void tick(struct tmemd_fallow *f)
 	f->last_stall = h.stall_usec;
 	f->st.host_available = h.available;
 	f->st.cgroup_limited = h.cgroup_limited;
-	headroom = (int64_t)h.available - (int64_t)reserve - (int64_t)down - (int64_t)f->held;
+	r->headroom = (int64_t)h.available - (int64_t)reserve - (int64_t)r->down -
+		      (int64_t)f->held;
 	/* A full arena filesystem: more memory from Xen would not help. */
-	fs_bound = fs_headroom(f, used) < headroom;
-	if (fs_bound)
-		headroom = fs_headroom(f, used);
-	want = headroom > 0 || (uint64_t)-headroom < used ? used + (uint64_t)headroom : 0;
-	if (want > f->cfg.ceiling)
-		want = f->cfg.ceiling;
-	stalled = f->st.stall_pct >= STALL_PCT;
-	hyst = f->cfg.ceiling / 64 > 4u << 20 ? f->cfg.ceiling / 64 : 4u << 20;
-	f->st.pressure = stalled || headroom < 0;
-	f->short_tick = f->st.pressure || down;
-	if (f->held && now - f->pressure_ns >= (uint64_t)f->cfg.grow_delay_sec * 1000000000ull)
+	r->fs_bound = fs_headroom(f, r->used) < r->headroom;
+	if (r->fs_bound)
+		r->headroom = fs_headroom(f, r->used);
+	r->want = r->headroom > 0 || (uint64_t)-r->headroom < r->used ?
+		r->used + (uint64_t)r->headroom : 0;
+	if (r->want > f->cfg.ceiling)
+		r->want = f->cfg.ceiling;
+	return 0;
+}
+
+/* The target from one reading: falls at once, grows after grow_delay. */
+static void steer(struct tmemd_fallow *f, const struct reading *r)
+{
+	uint64_t hyst = f->cfg.ceiling / 64 > 4u << 20 ? f->cfg.ceiling / 64 : 4u << 20;
+	uint64_t used = r->used, want = r->want;
+	bool stalled;
+
+	/* One stalled tick may be one slow compaction or a descheduled vCPU
+	 * (a nested dom0 shows both); stalls in two ticks running are
+	 * pressure.  The first one shortens the tick, so the second comes
+	 * within 250 ms. */
+	stalled = f->st.stall_pct >= STALL_PCT && f->stall_seen;
+	f->stall_seen = f->st.stall_pct >= STALL_PCT;
+	f->st.pressure = stalled || r->headroom < 0;
+	f->short_tick = f->st.pressure || r->down || f->stall_seen;
+	if (f->held && grow_delay_passed(f, r->now))
 		f->held = 0;
 	if (stalled) {
-		f->pressure_ns = now;
+		f->pressure_ns = r->now;
 		/* Once only persistent pages are left, lowering the target
 		 * further would free nothing. */
 		if (!(f->st.refusing_persistent && f->target <= used))
 			apply_target(f, used - used / 8 < want ? used - used / 8 : want,
 				     TMEMD_RECLAIM_PRESSURE, true);
-	} else if (want + hyst < f->target || (down && want < f->target)) {
-		if (headroom < 0 || down)
-			f->pressure_ns = now;
-		apply_target(f, want, down ? TMEMD_RECLAIM_TOOLSTACK : TMEMD_RECLAIM_LOW_FREE, true);
-	} else if (want > f->target + hyst &&
-		   now - f->pressure_ns >= (uint64_t)f->cfg.grow_delay_sec * 1000000000ull) {
+	} else if (want + hyst < f->target || (r->down && want < f->target)) {
+		if (r->headroom < 0 || r->down)
+			f->pressure_ns = r->now;
+		apply_target(f, want, r->down ? TMEMD_RECLAIM_TOOLSTACK : TMEMD_RECLAIM_LOW_FREE,
+			     true);
+	} else if (want > f->target + hyst && grow_delay_passed(f, r->now)) {
 		uint64_t step = f->cfg.ceiling / 8;
 
 		apply_target(f, want - f->target > step ? f->target + step : want, 0, false);
 	}
+}
+
+static void tick(struct tmemd_fallow *f)
+{
+	struct reading r;
+	uint64_t xen_room;
+
+	if (sample(f, &r) < 0)
+		return;
+	steer(f, &r);
 	/* Growing into Xen waits like the target does: no balloon up under
 	 * pressure, while dom0 shrinks, or within grow_delay of a release. */
-	if (want >= f->cfg.ceiling || f->st.pressure || down || f->held || fs_bound ||
-	    now - f->pressure_ns < (uint64_t)f->cfg.grow_delay_sec * 1000000000ull)
+	xen_room = r.xen_room;
+	if (r.want >= f->cfg.ceiling || f->st.pressure || r.down || f->held || r.fs_bound ||
+	    !grow_delay_passed(f, r.now))
 		xen_room = 0;
-	xen_grow(f, used, f->cfg.ceiling - want, xen_room);
-	(void)store_release_cold(f->store, f->st.pressure || down ? 0 : KEEP_FRAMES);
+	xen_grow(f, r.used, f->cfg.ceiling - r.want, xen_room);
+	(void)store_release_cold(f->store, f->st.pressure || r.down ? 0 : KEEP_FRAMES);
 	if (f->host && f->host->publish_freeable) {
 		struct tmem_store_info si;
 

@@ -7,7 +7,7 @@
  *
  *   target = min(ceiling, in use + available - reserve)
  *
- * Under pressure (memory stalls of PSI over STALL_PCT of the tick, or
+ * Under pressure (memory stalls of PSI over STALL_PCT of two ticks running, or
  * available memory under the reserve) the target falls at once, by an
  * eighth of what is in use per tick while stalls go on: ephemeral pages
  * go, by the clients' weights; persistent ones are never dropped (puts

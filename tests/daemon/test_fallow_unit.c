@@ -251,6 +251,43 @@ START_TEST(test_release_lowers_dom0_target)
 }
 END_TEST
 
+static void psi_total(unsigned long long usec)
+{
+	char text[160];
+
+	snprintf(text, sizeof(text), "some avg10=0.00 avg60=0.00 avg300=0.00 total=%llu\n", usec);
+	write_file(fx.psi, text);
+}
+
+/* One tick's stall is noise (a slow compaction, a descheduled vCPU in a
+ * nested dom0): the target holds.  Stalls in two ticks running are
+ * pressure: it falls by an eighth of what is in use. */
+START_TEST(test_one_stalled_tick_is_noise)
+{
+	int32_t pool = eph_pool();
+	struct tmemd_fallow_stats s;
+
+	put_eph(pool, 0, 64 * MiB / 4096);
+	tmemd_fallow_tick(fx.f);
+	ck_assert_uint_eq(stats().target, 256 * MiB);
+	psi_total(1000000);
+	tmemd_fallow_tick(fx.f);
+	tmemd_fallow_tick(fx.f);
+	s = stats();
+	ck_assert_uint_eq(s.target, 256 * MiB);
+	ck_assert_uint_eq(s.reclaim_events[TMEMD_RECLAIM_PRESSURE], 0);
+	psi_total(2000000);
+	tmemd_fallow_tick(fx.f);
+	ck_assert_uint_eq(stats().target, 256 * MiB);
+	psi_total(3000000);
+	tmemd_fallow_tick(fx.f);
+	s = stats();
+	ck_assert_uint_eq(s.reclaim_events[TMEMD_RECLAIM_PRESSURE], 1);
+	ck_assert_uint_le(s.target, 64 * MiB - 64 * MiB / 8);
+	ck_assert(s.pressure);
+}
+END_TEST
+
 /* host_mem.c: the tightest cgroup up the tree wins over MemAvailable,
  * its page cache (not its shmem: the arena) counting as room, and the
  * cgroup's own PSI file is read. */
@@ -312,6 +349,7 @@ static Suite *fallow_unit_suite(void)
 	tcase_add_test(tc, test_no_balloon_when_idle);
 	tcase_add_test(tc, test_toolstack_takes_memory_back);
 	tcase_add_test(tc, test_release_lowers_dom0_target);
+	tcase_add_test(tc, test_one_stalled_tick_is_noise);
 	tcase_add_test(tc, test_host_mem_cgroup_room);
 	suite_add_tcase(s, tc);
 	return s;

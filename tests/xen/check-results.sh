@@ -304,6 +304,8 @@ else
 		awk -v s="$(cgv fell_s)" 'BEGIN { exit !(s != "none" && s + 0 <= 5) }'
 	check "cgroup: the target grew back after the hog ($(cgv grew_s) s, to $(cgv target_after))" \
 		test "$(cgv grew_s)" != none
+	check "cgroup: dom0's own tmemd, outside the cgroup, grew back too ($(cgv main_grew_s) s after the hog, $(cgv main_before) -> $(cgv main_after))" \
+		test "$(cgv main_grew_s)" != none
 	check "cgroup: every persistent page came back right (pers=$(cgv pers) missing=$(cgv missing) wrong=$(cgv wrong))" \
 		test "$(cgv fill_rc)" = 0 -a "$(cgv missing)" = 0 -a "$(cgv wrong)" = 0
 fi

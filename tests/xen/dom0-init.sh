@@ -16,7 +16,11 @@
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin
 export LD_LIBRARY_PATH=/usr/lib/xen-4.17/lib
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
-mkdir -p /dev/pts /dev/shm; mount -t devpts devpts /dev/pts; mount -t tmpfs -o size=90% tmpfs /dev/shm  # room for the arena
+mkdir -p /dev/pts /dev/shm; mount -t devpts devpts /dev/pts
+# The arena's tmpfs: sized for dom0's maximum (2560M, run-e2e.sh), not its
+# boot size, or the tmpfs would bound the pool below what tmemd may balloon
+# dom0 up to (tmemd's target keeps the pool within dom0's memory).
+mount -t tmpfs -o size=2400m tmpfs /dev/shm
 mount -t tmpfs tmpfs /run; mkdir -p /var/run; mount -t tmpfs tmpfs /var/run
 mkdir -p /var/run/xen /var/run/xenstored /run/xen /run/tmemd /var/log/xen/console /var/lock /run/e2e
 echo 1 >/proc/sys/kernel/printk
@@ -90,7 +94,13 @@ snapshot() {   # LABEL GUEST DOMID: one line of compact stats JSON
 live_stats() {
 	v=$(tail -n 1 /run/e2e/stats-$1.log | tr -d ' "' | tr ',{' '\n\n' |
 		grep -E '^(persistent_pages|puts|gets|failed_gets):' | head -4 | tr '\n' ' ')
-	say "LIVE-STATS $1 uptime=$(up) $v"
+	# The elastic pool's view, so a run that stalls shows why in CI's log.
+	m=$(tail -n 1 /run/e2e/stats-$1.log | tr -d ' "' | tr ',{}' '\n\n\n' |
+		grep -E '^(target_bytes|used_bytes|available_bytes|stall_percent|pressure|refusing_persistent|dom0_bytes|dom0_target_bytes):.' |
+		sed 's/_bytes:\([0-9]*\)$/:\1/' | awk -F: '{ if ($2 ~ /^[0-9]+$/ && $2 > 65536) printf "%s:%dM ", $1, $2 / 1048576; else printf "%s:%s ", $1, $2 }')
+	say "LIVE-STATS $1 uptime=$(up) $v $m"
+	grep 'pool target\|balloon' /run/tmemd.log | tail -n +$((logged + 1)) | sed 's/^/E2E-DOM0 TMEMD-LOG /'
+	logged=$(grep -c 'pool target\|balloon' /run/tmemd.log)
 }
 # conlog GUEST: its console as xenconsoled logged it: a migration here
 # gives the new domain the name GUEST--incoming, and xenconsoled keeps
@@ -111,7 +121,8 @@ wait_marker() {
 		relay $1
 		conlog $1 | grep -q "$2" && return 0
 		# A guest that said DONE (a FAIL says it too) prints nothing more.
-		conlog $1 | grep -q "E2E-GUEST $1 DONE" && return 1
+		# (it may have come between the two reads)
+		conlog $1 | grep -q "E2E-GUEST $1 DONE" && { conlog $1 | grep -q "$2"; return; }
 		tmemd_alive || return 1
 		if xl domid $1 >/dev/null 2>&1 || [ -f /run/e2e/moving-$1 ]; then miss=0
 		else miss=$((miss + 1)); fi
@@ -323,9 +334,24 @@ fallow_actor() {
 # OOM-killed, tmemd's target must fall within 5 s of the hog's start and
 # grow back once it exits, and every persistent page must come back.
 CG=/sys/fs/cgroup/tmemd-e2e CGRUN=/run/tmemd-cg
-cg_target() {
-	tmemctl --socket $CGRUN/control.sock stats --json 2>/dev/null | tr -d ' \n' |
+# pool_target SOCKET: that tmemd's elastic target, bytes.
+pool_target() {
+	tmemctl --socket $1 stats --json 2>/dev/null | tr -d ' \n' |
 		sed -n 's/.*"target_bytes":\([0-9]*\).*/\1/p'
+}
+cg_target() { pool_target $CGRUN/control.sock; }
+# main_target: dom0's own tmemd's target (it sees the whole host's pressure).
+main_target() { pool_target /run/tmemd/control.sock; }
+# grown_back GETTER BEFORE T1 SECONDS: the seconds from T1 until GETTER's
+# target is back to 90% of BEFORE; "none" if not within SECONDS.
+grown_back() {
+	i=0; while [ $i -lt $(($4 * 4)) ]; do
+		t=$($1)
+		[ -n "$t" ] && [ "$t" -ge $(($2 / 10 * 9)) ] && {
+			echo "$(up) $3" | awk '{printf "%.1f", $1 - $2}'; return; }
+		sleep 0.25; i=$((i+1))
+	done
+	echo none
 }
 cgroup_case() {
 	grep -q 'e2e.cgroup=0' /proc/cmdline && return 0
@@ -343,7 +369,7 @@ cgroup_case() {
 	e2e-cgfill $CGRUN/guest.sock 160 96 /run/e2e/cg-go >$CGRUN/fill.out 2>&1 &
 	fillpid=$!
 	i=0; while ! grep -q READY $CGRUN/fill.out && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done
-	before=$(cg_target) low=$before fell=none t0=$(up)
+	before=$(cg_target) low=$before fell=none t0=$(up) main_before=$(main_target)
 	sh -c "echo \$\$ >$CG/cgroup.procs; exec e2e-workload -m 307 -s 5 -t cghog" >$CGRUN/hog.out 2>&1 &
 	hog=$!
 	while kill -0 $hog 2>/dev/null; do
@@ -352,22 +378,19 @@ cgroup_case() {
 			fell=$(echo "$(up) $t0" | awk '{printf "%.1f", $1 - $2}')
 		sleep 0.25
 	done
-	wait $hog; hogrc=$? t1=$(up) grew=none
-	i=0; while [ $i -lt 240 ]; do
-		t=$(cg_target)
-		[ -n "$t" ] && [ "$t" -ge $((before / 10 * 9)) ] && {
-			grew=$(echo "$(up) $t1" | awk '{printf "%.1f", $1 - $2}'); break; }
-		sleep 0.25; i=$((i+1))
-	done
+	wait $hog; hogrc=$? t1=$(up)
+	grew=$(grown_back cg_target "$before" $t1 60)
+	# dom0's own tmemd saw the hog as host pressure too: its target must
+	# come back after its memory-grow-delay (30 s) once the host is calm.
+	main_grew=$(grown_back main_target "$main_before" $t1 90)
 	touch /run/e2e/cg-go; wait $fillpid; fillrc=$?
 	alive=no; kill -0 $cgpid 2>/dev/null && alive=yes
-	say "CGROUP limit=512M target_before=$before target_low=$low fell_s=$fell hog_rc=$hogrc grew_s=$grew target_after=$(cg_target) tmemd_alive=$alive oom_kills=$(sed -n 's/^oom_kill //p' $CG/memory.events) fill_rc=$fillrc $(tail -n 1 $CGRUN/fill.out) $(head -n 1 $CGRUN/fill.out) hog=[$(grep '^E2E-WORKLOAD tag=' $CGRUN/hog.out)]"
+	say "CGROUP main_before=$main_before main_grew_s=$main_grew main_after=$(main_target) limit=512M target_before=$before target_low=$low fell_s=$fell hog_rc=$hogrc grew_s=$grew target_after=$(cg_target) tmemd_alive=$alive oom_kills=$(sed -n 's/^oom_kill //p' $CG/memory.events) fill_rc=$fillrc $(tail -n 1 $CGRUN/fill.out) $(head -n 1 $CGRUN/fill.out) hog=[$(grep '^E2E-WORKLOAD tag=' $CGRUN/hog.out)]"
 	tmemctl --socket $CGRUN/control.sock stats --json 2>/dev/null | tr -d '\n\t' | sed 's/^/E2E-STATS cgroup tmemd-cg 0 uptime=0 /'
 	grep -E 'pool target' $CGRUN/log | tail -n 8 | sed 's/^/E2E-TMEMD-CG-LOG /'
 	kill $cgpid; wait $cgpid
 	rmdir $CG 2>/dev/null
 }
-cgroup_case
 
 # create_guest NAME: xl create, one at a time (concurrent creates fail).
 create_guest() {
@@ -387,7 +410,7 @@ run_guest() {
 		/usr/lib/xen-4.17/bin/xenctx -a -C -t -n 2 -l MAX $domid 2>&1 | sed 's/^/E2E-DIAG /'
 	fi
 	# stats every 2 s while the guest runs
-	( n=0; while :; do
+	( n=0 logged=$(grep -c 'pool target\|balloon' /run/tmemd.log); while :; do
 		snapshot run $name $domid >>/run/e2e/stats-$name.log 2>&1
 		n=$((n + 1)); [ $((n % 10)) = 0 ] && live_stats $name
 		sleep 2
@@ -457,6 +480,9 @@ while read -r name quota; do
 	fi
 done </guest/guests
 for p in $pids; do wait $p; done
+# Last, with no guest left: a hog's pressure reaches dom0's own tmemd too,
+# and a guest must never start while its pool is squeezed by it.
+tmemd_alive && cgroup_case
 
 say "TMEMD-ALIVE $(kill -0 $(cat /run/e2e/tmemd.pid) 2>/dev/null && echo yes || echo no)"
 sed 's/^/E2E-TMEMD-LOG /' /run/tmemd.log | tail -n 200

@@ -40,4 +40,5 @@ jq -rs --arg rev "$REV" '
 	(map(select(.tree == $rev))) as $o | (map(select(.tree == "now"))) as $n |
 	["pipeline", "pipe_x_memcpy", "rt_pairs", "rt_p50", "rt_p99", "mix", "mix_p99"][] as $k |
 	($o | map(.[$k]) | med) as $a | ($n | map(.[$k]) | med) as $b |
+	select($a != null and $b != null) |   # a phase PHASES left out
 	"\($k): \($b * 1000 | round / 1000) / \($a * 1000 | round / 1000) = \(if $a > 0 then ($b / $a * 100 | round / 100) else "-" end)"' "$out"
