@@ -215,16 +215,45 @@ check_compression() {
 		awk -v r="${zratio:-0}" 'BEGIN { exit !(r + 0 >= 1.5) }'
 }
 
+# tier_max KEY: the most .pool.tier.KEY over the guest's snapshots (its
+# counters start again at a kill -9; uses name).
+tier_max() {
+	local l
+	for l in run hold; do snapshots "$l" "$name"; done |
+		jq -s "[.[] | .pool.tier.$1 // 0] | max // 0" 2>/dev/null
+}
+
+# check_tier: issue 29's e2e case (dom0-init.sh, restart_tier): a 48 MiB
+# pool under the guest's 512 MiB of swap, a host tier on dom0's spare
+# disk; its pages were spilled there and read back, none failed (the
+# workload's own check is that every page came back right).
+check_tier() {
+	local t sp rb pg rerr werr hold p50 p99
+	t=$(grep -a "^E2E-DOM0 TMEMD-TIER " <<<"$lines" | tail -1)
+	check "tmemd restarted with a 48 MiB pool and a host tier (${t#E2E-DOM0 TMEMD-TIER })" \
+		grep -q 'restarted=yes' <<<"$t"
+	sp=$(tier_max spilled_pages) rb=$(tier_max readbacks) pg=$(tier_max pages)
+	rerr=$(tier_max read_errors) werr=$(tier_max write_errors)
+	check "the host tier took the guest's pages: ${sp:-?} spilled, at most ${pg:-?} there at once" gt0 "${sp:-0}"
+	check "gets read pages back from the tier: ${rb:-?}" gt0 "${rb:-0}"
+	check "no read or write error in the tier (${rerr:-?}, ${werr:-?})" test "${rerr:-x}${werr:-x}" = 00
+	hold=$(snapshots hold "$name" | tail -1)
+	p50=$(jq '.pool.tier.readback_p50_ns // 0 | . / 1000 | floor' <<<"$hold" 2>/dev/null)
+	p99=$(jq '.pool.tier.readback_p99_ns // 0 | . / 1000 | floor' <<<"$hold" 2>/dev/null)
+	tiered+=("$name pool=48M spilled=${sp:-?} readbacks=${rb:-?} max_in_tier=${pg:-?} readback_p50_us=${p50:-?} p99_us=${p99:-?}")
+}
+
 # check_cleancache, for the pv-cleancache guest, and the ephemeral checks
 # it shares with check_readcache.
 . "$(dirname "$0")/check-cleancache.sh"
 
-sum_stores=0 sum_loads=0 sum_errors=0 nguests=0 summary=() kills=() moves=() fallow=()
+sum_stores=0 sum_loads=0 sum_errors=0 nguests=0 summary=() kills=() moves=() fallow=() tiered=()
 while read -r name type kernel mode quota disk; do
 	[[ -n $name ]] || continue
 	nguests=$((nguests + 1))
 	q=; [[ $quota == 1 ]] && q=", quota"; [[ $quota == eph ]] && q=", ephemeral quota"
 	[[ $quota == fallow ]] && q=", elastic pool and ephemeral quota"
+	[[ $quota == tier ]] && q=", 48 MiB pool over a host tier"
 	echo "guest $name ($type, $kernel kernel, $mode$q):"
 	domid=$(grep -a "^E2E-DOM0 DOMID $name " <<<"$lines" | awk '{print $4}')
 	check "created (domid ${domid:-none})" test -n "$domid"
@@ -269,6 +298,7 @@ while read -r name type kernel mode quota disk; do
 	check "client holds persistent pages just before xl destroy (${held:-0})" gt0 "${held:-0}"
 	check_compression
 	check_gone persistent
+	[[ $quota == tier ]] && check_tier
 	if [[ $quota == 1 ]]; then
 		q=$(grep -a "^E2E-DOM0 QUOTA $name " <<<"$lines" | tail -1)
 		check "tmemctl set $domid --persistent-max 4M succeeded (${q#E2E-DOM0 QUOTA })" grep -q ' rc=0 ' <<<"$q "
@@ -323,5 +353,6 @@ echo "summary:"
 printf '%s\n' "${summary[@]}"
 echo "  moves: ${moves[*]:-none}"
 echo "  fallow: ${fallow[*]:-none}"
+echo "  tier: ${tiered[*]:-none}"
 echo "  guests=$nguests stores=$sum_stores loads=$sum_loads errors=$sum_errors kills=${kills[*]:-none} failed_checks=$fails wall=${WALL:-?}s"
 ((fails == 0))

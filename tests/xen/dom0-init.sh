@@ -40,10 +40,14 @@ for d in $disks; do
 	[ -b $d ] || { say "NO-DISK $d"; ls /sys/bus/pci/devices; dmesg | grep -iE 'virtio|pci|blk' | tail -20; }
 done
 say "DISKS $(echo $disks)"
-# xl save's image goes to the scratch disk no guest uses (run-e2e.sh).
-SAVE_DEV=
-for d in /dev/vd?; do grep -q "target=$d\"" /guest/*.cfg || SAVE_DEV=$d; done
-say "SAVE-DEV ${SAVE_DEV:-none}"
+# The disks no guest uses (run-e2e.sh): xl save's image goes to the
+# first, the host tier (QUOTA tier) to the second.
+SAVE_DEV= TIER_DEV=
+for d in /dev/vd?; do
+	grep -q "target=$d\"" /guest/*.cfg && continue
+	if [ -z "$SAVE_DEV" ]; then SAVE_DEV=$d; else TIER_DEV=$d; fi
+done
+say "SAVE-DEV ${SAVE_DEV:-none} TIER-DEV ${TIER_DEV:-none}"
 xenstored --pid-file /var/run/xenstored.pid || say "xenstored FAILED"
 xenstore-write /local/domain/0/name Domain-0
 xen-init-dom0 >/dev/null || say "xen-init-dom0 FAILED"
@@ -98,7 +102,10 @@ live_stats() {
 	m=$(tail -n 1 /run/e2e/stats-$1.log | tr -d ' "' | tr ',{}' '\n\n\n' |
 		grep -E '^(target_bytes|used_bytes|available_bytes|stall_percent|pressure|refusing_persistent|dom0_bytes|dom0_target_bytes):.' |
 		sed 's/_bytes:\([0-9]*\)$/:\1/' | awk -F: '{ if ($2 ~ /^[0-9]+$/ && $2 > 65536) printf "%s:%dM ", $1, $2 / 1048576; else printf "%s:%s ", $1, $2 }')
-	say "LIVE-STATS $1 uptime=$(up) $v $m"
+	# The host tier's (the pool's figures come before the clients').
+	t=$(tail -n 1 /run/e2e/stats-$1.log | tr -d ' "' | tr ',{}' '\n\n\n' |
+		grep -E '^(spilled_pages|readbacks):' | head -2 | tr '\n' ' ')
+	say "LIVE-STATS $1 uptime=$(up) $v $m $t"
 	grep 'pool target\|balloon' /run/tmemd.log | tail -n +$((logged + 1)) | sed 's/^/E2E-DOM0 TMEMD-LOG /'
 	logged=$(grep -c 'pool target\|balloon' /run/tmemd.log)
 }
@@ -256,15 +263,36 @@ mover() {
 # is attached between guests), so the pool follows dom0 and Xen's free
 # memory; dom0 boots with dom0_mem=1024M,max:2560M (run-e2e.sh).
 restart_auto() {
+	restart_fresh "$(echo "$TMEMD_ARGS" | sed "s/--memory [^ ]*/--memory auto/")"
+	say "TMEMD-AUTO restarted=$ok $($TMEMCTL status 2>&1 | grep '^memory' | tr -s ' ')"
+}
+# restart_fresh ARGS: tmemd stopped, and started again with ARGS on a fresh
+# arena (between guests); ok=yes|no.
+restart_fresh() {
 	pid=$(cat /run/e2e/tmemd.pid)
 	touch /run/e2e/restarting
 	kill $pid; while kill -0 $pid 2>/dev/null; do sleep 0.1; done
 	rm -f /dev/shm/tmemd.arena
-	TMEMD_ARGS=$(echo "$TMEMD_ARGS" | sed "s/--memory [^ ]*/--memory auto/")
+	TMEMD_ARGS=$1
 	ok=yes; start_tmemd || ok=no
 	rm -f /run/e2e/restarting
 	tmemd_pid=$(cat /run/e2e/tmemd.pid)
-	say "TMEMD-AUTO restarted=$ok $($TMEMCTL status 2>&1 | grep '^memory' | tr -s ' ')"
+}
+
+# ---- the host tier (issue 29): quota "tier" ----
+# restart_tier: tmemd with a 48 MiB pool, far below the guest's 512 MiB of
+# swap, and a host tier on dom0's spare disk (a block device): most of the
+# guest's pages are spilled there and read back, through its kill -9 and its
+# save and restore as well.  restart_untiered puts the usual tmemd back.
+restart_tier() {
+	printf '[tmemd]\nspill = %s\nspill-size = 1000M\n' "$TIER_DEV" >/run/e2e/tier.conf
+	UNTIERED_ARGS=$TMEMD_ARGS
+	restart_fresh "-c /run/e2e/tier.conf $(echo "$TMEMD_ARGS" | sed "s/--memory [^ ]*/--memory 48M/")"
+	say "TMEMD-TIER restarted=$ok dev=$TIER_DEV $($TMEMCTL status 2>&1 | grep -iE '^memory|^tier' | tr -s ' \n' ' ')"
+}
+restart_untiered() {
+	restart_fresh "$UNTIERED_ARGS"
+	say "TMEMD-UNTIERED restarted=$ok"
 }
 # xen_free: Xen's free memory, MiB.
 xen_free() { xl info free_memory 2>/dev/null || echo 0; }
@@ -423,7 +451,8 @@ run_guest() {
 	say "MOVE-PLAN $name $(move_points $name | grep -c .)"
 	mover $name &
 	mover_pid=$!
-	if [ "$quota" != 0 ]; then   # 1: persistent cap, eph: ephemeral cap, fallow: above
+	# 1: persistent cap, eph: ephemeral cap, fallow: above (tier: none)
+	if [ "$quota" = 1 ] || [ "$quota" = eph ] || [ "$quota" = fallow ]; then
 		cap="--persistent-max 4M"
 		[ "$quota" = eph ] || [ "$quota" = fallow ] && cap="--ephemeral-max 16M"
 		wait_marker $name "E2E-GUEST $name WAIT-QUOTA" 1500 || say "TIMEOUT $name WAIT-QUOTA"
@@ -471,12 +500,14 @@ while read -r name quota; do
 	[ -n "$name" ] || continue
 	tmemd_alive || { say "SKIP $name (tmemd died)"; continue; }
 	[ "$quota" = fallow ] && restart_auto
+	[ "$quota" = tier ] && restart_tier
 	if grep -q 'e2e.parallel=1' /proc/cmdline; then
 		create_guest $name || continue
 		run_guest $name $quota &
 		pids="$pids $!"
 	else
 		create_guest $name && run_guest $name $quota
+		[ "$quota" = tier ] && tmemd_alive && restart_untiered
 	fi
 done </guest/guests
 for p in $pids; do wait $p; done

@@ -37,9 +37,12 @@ stamp() { echo "e2e-xen: [$(( $(date +%s) - T0 ))s] $*"; }
 # lowering its ephemeral cap before the last pass; fallow (issue 28) does
 # that too, after tmemd restarted with memory = auto gave the pool's
 # ephemeral pages back for a new domain (dom0-init.sh, fallow_actor), and
-# holds persistent pages through it all.  pv-cleancache: the
+# holds persistent pages through it all.  pv-stock's QUOTA tier (issue
+# 29): its tmemd has a pool far smaller than its swap and a host tier on
+# a disk of dom0's own, so most of its pages go through the tier.
+# pv-cleancache: the
 # same workload on the test kernel's ext4 with cleancache_ops (cleancache.sh).
-GUESTS=${E2E_GUESTS:-"pv-stock pv stock tmemswap 0 /dev/vda
+GUESTS=${E2E_GUESTS:-"pv-stock pv stock tmemswap tier /dev/vda
 pv-frontswap pv fs frontswap 1 /dev/vdb
 pv-readcache pv stock readcache fallow /dev/vdc"}
 if [[ ${E2E_PVH:-1} == 1 && -z ${E2E_GUESTS:-} ]]; then
@@ -126,6 +129,10 @@ done <<<"$GUESTS"
 # holds tmemd's arena; the disk after the guests' is the one no xl.cfg names.
 truncate -s 512M "$E2E_WORK/disk-save.img"
 drives+=(-drive "file=$E2E_WORK/disk-save.img,if=virtio,format=raw,cache=unsafe")
+# dom0's disk for the host tier (QUOTA tier), after the save disk: a block
+# device, as on a host with a spare SSD.
+truncate -s 1024M "$E2E_WORK/disk-tier.img"
+drives+=(-drive "file=$E2E_WORK/disk-tier.img,if=virtio,format=raw,cache=unsafe")
 zcat /boot/xen-4.17-amd64.gz >"$E2E_WORK/xen.elf"   # QEMU's multiboot loader wants the ELF
 stamp "dom0 initramfs packed; booting Xen under QEMU"
 
