@@ -249,6 +249,9 @@ struct tmem_store {
 	/* Per page descriptor: got since the spiller last looked (second
 	 * chance, spill.c); NULL without a tier.  Relaxed bytes. */
 	uint8_t *pref;
+	/* Per page descriptor: in a spill (SPILL_MARK_*, tier.h); NULL
+	 * without a tier.  Atomic bytes. */
+	uint8_t *spill_mark;
 	/* Relaxed atomics. */
 	_Atomic uint64_t kind_pages[2];       /* pages stored, by kind */
 	_Atomic uint64_t evictions;

@@ -9,9 +9,12 @@
  *   1. pick: under the store lock and each victim's client LRU lock, with
  *      the victim's pool trylocked (the wrong way round the lock order,
  *      as eviction does), copy its stored bytes, give it tier units and
- *      list it in flight (tier.h); a removal or a replace from here on
- *      marks it dirty.
- *   2. write: every lock dropped, pwritev() the objects, fdatasync().
+ *      mark it copied (s->spill_mark, tier.h); a removal or a replace
+ *      from here on marks it dirty.
+ *   2. write: every lock dropped, pwritev() the objects.  Steps 1 and 2
+ *      go on a batch at a time (the copies' buffers are reused) until the
+ *      group is whole, then one fdatasync() covers it: a sync costs about
+ *      as much as writing a few MiB, so one a batch would halve the rate.
  *   3. commit: under each victim's pool lock, unless it is dirty or its
  *      handle changed, one store moves it to the tier (its zs entry, or
  *      the descriptor's data for a raw page), then its RAM is freed.
@@ -43,21 +46,36 @@
  * (each try writes until it fails). */
 #define SPILL_FULL_BACKOFF_NS 1000000000ull
 
+#define OBJ_BYTES (TMEM_ZS_HDR + TMEM_PAGE_SIZE)
+
 struct victim {
 	uint32_t page;
-	struct tmem_pool *pool;
 	uint32_t gen;
+	struct tmem_pool *pool;
 	uint32_t handle;          /* at copy time */
 	uint64_t te;              /* the tier entry it will get */
-	uint32_t slot;            /* its index in tier->inflight */
-	uint8_t obj[TMEM_ZS_HDR + TMEM_PAGE_SIZE];
+	uint8_t *obj;             /* its copy in the batch's buffers, until written */
+};
+
+/* Bytes picked by client in one store_spill(): its tier_bytes counts them
+ * only once they commit (counted twice after that: a spill stops short of
+ * a limit, never past it). */
+struct took {
+	struct {
+		const struct tmem_client *c;
+		uint64_t bytes;
+	} c[16];
+	uint32_t n;
 };
 
 struct spill {
 	struct tmem_store *s;
-	struct victim *v;
+	struct victim *v;         /* the group's (TMEM_TIER_GROUP) */
+	uint8_t *objs;            /* the copies of a batch (TMEM_TIER_BATCH) */
 	uint32_t n;
+	uint32_t base;            /* the batch's first victim */
 	int err;                  /* why picking stopped early, or 0 */
+	struct took *took;
 };
 
 /*
@@ -71,34 +89,33 @@ static int do_pick_page(struct spill *sp, struct tmem_pool *pool, uint32_t page,
 	struct tmem_store *s = sp->s;
 	struct tmem_tier *t = &s->tier;
 	struct victim *v = &sp->v[sp->n];
-	uint32_t h = pd_handle(pd(s, page)), len, *hd = (uint32_t *)v->obj;
+	uint8_t *obj = sp->objs + (size_t)(sp->n - sp->base) * OBJ_BYTES;
+	uint32_t h = pd_handle(pd(s, page)), len, *hd = (uint32_t *)obj;
 	uint8_t codec;
 	const void *src;
 	uint64_t unit;
 	int ret;
 
-	src = data_ops(h)->map(s, h, v->obj + TMEM_ZS_HDR, &len, &codec);
+	src = data_ops(h)->map(s, h, obj + TMEM_ZS_HDR, &len, &codec);
 	if (!src)
 		return -EIO;
 	if (codec == TMEM_CODEC_NONE)
 		len = TMEM_PAGE_SIZE;
 	if (len > *room)
 		return -EDQUOT;
-	if (src != v->obj + TMEM_ZS_HDR)
-		memcpy(v->obj + TMEM_ZS_HDR, src, len);
+	if (src != obj + TMEM_ZS_HDR)
+		memcpy(obj + TMEM_ZS_HDR, src, len);
 	hd[0] = page;
-	hd[1] = (uint32_t)XXH3_64bits(v->obj + TMEM_ZS_HDR, len);
+	hd[1] = (uint32_t)XXH3_64bits(obj + TMEM_ZS_HDR, len);
 	pthread_mutex_lock(&t->lock);
 	ret = do_tier_alloc(t, tier_units(len), &unit);
-	if (ret == 0) {
-		v->slot = t->nr_inflight++;
-		t->inflight[v->slot] = (struct tier_inflight){ .page = page };
-		/* Before the pool lock goes: a removal after it sees it. */
-		atomic_store_explicit(&t->spilling, t->nr_inflight, memory_order_release);
-	}
 	pthread_mutex_unlock(&t->lock);
 	if (ret < 0)
 		return ret;
+	/* Before the pool lock goes: a removal after it sees the mark. */
+	__atomic_store_n(&s->spill_mark[page], SPILL_MARK_COPIED, __ATOMIC_RELAXED);
+	atomic_fetch_add_explicit(&t->spilling, 1, memory_order_release);
+	v->obj = obj;
 	v->page = page;
 	v->pool = pool;
 	v->gen = pool->gen;
@@ -110,20 +127,39 @@ static int do_pick_page(struct spill *sp, struct tmem_pool *pool, uint32_t page,
 	return 0;
 }
 
-/* What c may still put in the tier, in bytes. */
-static uint64_t client_room(const struct tmem_client *c)
+/* c's bytes picked in this spill; NULL if it has none (add: its slot,
+ * NULL when no more clients fit). */
+static uint64_t *group_took(struct spill *sp, const struct tmem_client *c, bool add)
+{
+	struct took *tk = sp->took;
+
+	for (uint32_t i = 0; i < tk->n; i++)
+		if (tk->c[i].c == c)
+			return &tk->c[i].bytes;
+	if (!add || tk->n == sizeof(tk->c) / sizeof(tk->c[0]))
+		return NULL;
+	tk->c[tk->n].c = c;
+	tk->c[tk->n].bytes = 0;
+	return &tk->c[tk->n++].bytes;
+}
+
+/* What c may still put in the tier, in bytes, this spill's picks counted. */
+static uint64_t client_room(struct spill *sp, const struct tmem_client *c)
 {
 	uint64_t max = atomic_load_explicit(&c->spill_max, memory_order_relaxed);
 	uint64_t has = atomic_load_explicit(&c->tier_bytes, memory_order_relaxed);
+	uint64_t *took = group_took(sp, c, false);
 
+	has += took ? *took : 0;
 	return max > has ? max - has : 0;
 }
 
 /* The client not tried yet with the most persistent pages in RAM and
  * room in the tier; store->lock held.  NULL: none. */
-static struct tmem_client *do_pick_client(struct tmem_store *s, struct tmem_client **tried,
+static struct tmem_client *do_pick_client(struct spill *sp, struct tmem_client **tried,
 					  uint32_t ntried)
 {
+	struct tmem_store *s = sp->s;
 	struct tmem_client *best = NULL;
 	uint64_t best_n = 0;
 
@@ -134,7 +170,7 @@ static struct tmem_client *do_pick_client(struct tmem_store *s, struct tmem_clie
 
 		for (uint32_t i = 0; i < ntried; i++)
 			seen |= tried[i] == c;
-		if (seen || ram <= best_n || client_room(c) < TMEM_ZS_HDR + 1)
+		if (seen || ram <= best_n || client_room(sp, c) < TMEM_ZS_HDR + 1)
 			continue;
 		best = c;
 		best_n = ram;
@@ -149,8 +185,9 @@ static struct tmem_client *do_pick_client(struct tmem_store *s, struct tmem_clie
 static bool do_pick_from(struct spill *sp, struct tmem_client *c, uint32_t want)
 {
 	struct tmem_store *s = sp->s;
-	uint64_t room = client_room(c);
-	uint32_t scanned = 0, limit = 4 * want + 64, busy = 0;
+	uint64_t *took = group_took(sp, c, true);
+	uint64_t room = took ? client_room(sp, c) : 0, room0 = room;
+	uint32_t scanned = 0, limit = 4 * (want - sp->n) + 64, busy = 0;
 	uint32_t page, next;
 	bool more = true, stop = false;
 
@@ -167,7 +204,10 @@ static bool do_pick_from(struct spill *sp, struct tmem_client *c, uint32_t want)
 			continue;
 		}
 		h = pd_handle(pd(s, page));
-		if (!s->cfg.spill_fifo && __atomic_load_n(&s->pref[page], __ATOMIC_RELAXED)) {
+		if (__atomic_load_n(&s->spill_mark[page], __ATOMIC_RELAXED)) {
+			/* Picked earlier in this group, and since removed and
+			 * its descriptor reused: not twice in one group. */
+		} else if (!s->cfg.spill_fifo && __atomic_load_n(&s->pref[page], __ATOMIC_RELAXED)) {
 			/* Got since we last passed: a second chance. */
 			__atomic_store_n(&s->pref[page], 0, __ATOMIC_RELAXED);
 			do_plru_del(c, page);
@@ -187,6 +227,8 @@ static bool do_pick_from(struct spill *sp, struct tmem_client *c, uint32_t want)
 		pthread_mutex_unlock(&pool->lock);
 	}
 	pthread_mutex_unlock(&c->lru_lock);
+	if (took)
+		*took += room0 - room;
 	return more;
 }
 
@@ -198,7 +240,7 @@ static void pick(struct spill *sp, uint32_t want)
 
 	pthread_mutex_lock(&s->lock);
 	while (sp->n < want && ntried < 16) {
-		struct tmem_client *c = do_pick_client(s, tried, ntried);
+		struct tmem_client *c = do_pick_client(sp, tried, ntried);
 
 		if (!c)
 			break;
@@ -249,7 +291,7 @@ static off_t unit_off(uint64_t unit)
 }
 
 /* One pwritev() per run, the unit tails padded; writeback of each
- * started at once, so the device works while the next is copied in. */
+ * started at once, so the device works while the next batch is copied. */
 static int write_run(struct tmem_tier *t, struct victim *v, uint32_t n, size_t *len)
 {
 	static const uint8_t zero[TMEM_TIER_UNIT];
@@ -281,44 +323,50 @@ static int write_run(struct tmem_tier *t, struct victim *v, uint32_t n, size_t *
 	return 0;
 }
 
-static int write_batch(struct tmem_tier *t, struct victim *v, uint32_t n)
+/* A batch's objects, v sorted by unit. */
+static int write_runs(struct tmem_tier *t, struct victim *v, uint32_t n)
 {
 	struct run runs[TMEM_TIER_BATCH];
-	size_t len[TMEM_TIER_BATCH];
 	uint32_t nr = runs_of(v, n, runs);
+	size_t len;
 
 	for (uint32_t r = 0; r < nr; r++) {
-		int ret = write_run(t, v + runs[r].first, runs[r].end - runs[r].first, &len[r]);
+		int ret = write_run(t, v + runs[r].first, runs[r].end - runs[r].first, &len);
 
 		if (ret < 0)
 			return ret;
 	}
-	/* Durable before any page leaves RAM (COMMIT.md). */
+	return 0;
+}
+
+/* Durable before any page of the group leaves RAM (COMMIT.md). */
+static int sync_group(struct tmem_tier *t, const struct victim *v, uint32_t n)
+{
 	if (fdatasync(t->fd) < 0)
 		return -errno;
 	/* Written and synced: the page cache need not keep a copy (a
 	 * read-back reads the device); only the runs written, so that
 	 * others' pages read back lately stay cached. */
-	for (uint32_t r = 0; r < nr; r++)
-		(void)posix_fadvise(t->fd, unit_off(v[runs[r].first].te & ZENT_UNIT_MASK),
-				    (off_t)len[r], POSIX_FADV_DONTNEED);
+	for (uint32_t i = 0; i < n;) {
+		uint64_t first = v[i].te & ZENT_UNIT_MASK, end = first;
+
+		for (; i < n && (v[i].te & ZENT_UNIT_MASK) == end; i++)
+			end += v_units(&v[i]);
+		(void)posix_fadvise(t->fd, unit_off(first), (off_t)((end - first) * TMEM_TIER_UNIT),
+				    POSIX_FADV_DONTNEED);
+	}
 	return 0;
 }
 
 /* Pool lock held: whether v may be committed (the page is the one copied). */
 static bool do_still_there(struct tmem_store *s, const struct victim *v)
 {
-	struct tmem_tier *t = &s->tier;
 	const struct tmem_pagedesc *p = pd(s, v->page);
-	bool dirty;
 
 	if (!v->pool->live || v->pool->gen != v->gen || !pd_live(p) ||
 	    pd_handle(p) != v->handle)
 		return false;
-	pthread_mutex_lock(&t->lock);
-	dirty = t->inflight[v->slot].dirty;
-	pthread_mutex_unlock(&t->lock);
-	return !dirty;
+	return __atomic_load_n(&s->spill_mark[v->page], __ATOMIC_RELAXED) == SPILL_MARK_COPIED;
 }
 
 /* Commit one page (COMMIT.md, "Host tier", step 3).  true: it moved. */
@@ -374,55 +422,107 @@ static void units_back(struct tmem_tier *t, const struct victim *v, uint32_t n)
 	pthread_mutex_unlock(&t->lock);
 }
 
-static void inflight_clear(struct tmem_tier *t)
+static void marks_clear(struct tmem_store *s, const struct victim *v, uint32_t n)
 {
-	pthread_mutex_lock(&t->lock);
-	t->nr_inflight = 0;
-	atomic_store_explicit(&t->spilling, 0, memory_order_release);
-	pthread_mutex_unlock(&t->lock);
+	for (uint32_t i = 0; i < n; i++)
+		__atomic_store_n(&s->spill_mark[v[i].page], SPILL_MARK_NONE, __ATOMIC_RELAXED);
+	atomic_fetch_sub_explicit(&s->tier.spilling, n, memory_order_release);
 }
 
-/* One batch of up to want pages; spill_lock held.  Pages moved, or -errno. */
-static int64_t spill_batch(struct tmem_store *s, uint32_t want)
+/* Copies and writes the group's next batch (up to want victims in all).
+ * Victims added, or -errno. */
+static int write_next_batch(struct spill *sp, uint32_t want)
+{
+	uint32_t end = want - sp->n > TMEM_TIER_BATCH ? sp->n + TMEM_TIER_BATCH : want;
+	int ret;
+
+	sp->base = sp->n;
+	pick(sp, end);
+	if (sp->n == sp->base)
+		return 0;
+	/* Unit order, for the runs. */
+	qsort(sp->v + sp->base, sp->n - sp->base, sizeof(*sp->v), cmp_unit);
+	ret = write_runs(&sp->s->tier, sp->v + sp->base, sp->n - sp->base);
+	return ret < 0 ? ret : (int)(sp->n - sp->base);
+}
+
+/* A group on its way: picked and written, its sync maybe running. */
+struct group {
+	struct spill sp;
+	int ret;                  /* the writes', then the sync's */
+	pthread_t syncer;
+	bool syncing;
+};
+
+static void *sync_thread(void *arg)
+{
+	struct group *g = arg;
+
+	g->ret = sync_group(&g->sp.s->tier, g->sp.v, g->sp.n);
+	return NULL;
+}
+
+/*
+ * Picks and writes up to want pages into g, then starts their sync in a
+ * thread of its own: the next group is copied and written while the
+ * device works on this one (a spill spends about as long in each).
+ */
+static void group_start(struct tmem_store *s, struct group *g, struct victim *v,
+			struct took *took, uint32_t want)
+{
+	int ret = 0;
+
+	g->sp = (struct spill){ .s = s, .v = v, .took = took,
+				.objs = (uint8_t *)s->tier.staging + 2 * TMEM_TIER_GROUP * sizeof(*v) };
+	g->syncing = false;
+	while (g->sp.n < want && !g->sp.err && (ret = write_next_batch(&g->sp, want)) > 0)
+		;
+	g->ret = ret < 0 ? ret : 0;
+	if (g->sp.n == 0 || g->ret < 0)
+		return;
+	g->syncing = pthread_create(&g->syncer, NULL, sync_thread, g) == 0;
+	if (!g->syncing)
+		g->ret = sync_group(&s->tier, v, g->sp.n);
+}
+
+/* A failed write or sync: every page stays in RAM, its units go back. */
+static void group_failed(struct tmem_store *s, struct group *g)
 {
 	struct tmem_tier *t = &s->tier;
-	struct spill sp = { .s = s };
+
+	for (uint32_t i = 0; i < g->sp.n; i++)
+		requeue(s, &g->sp.v[i]);
+	units_back(t, g->sp.v, g->sp.n);
+	/* The next spill takes the lowest free units: on a sparse file
+	 * whose disk filled up, their blocks exist already (the units freed
+	 * by flushes, and this group's). */
+	pthread_mutex_lock(&t->lock);
+	t->cursor = 0;
+	if (g->ret == -ENOSPC)
+		t->full_until = clock_nsec(CLOCK_MONOTONIC) + SPILL_FULL_BACKOFF_NS;
+	t->last_error = g->ret;
+	pthread_mutex_unlock(&t->lock);
+	atomic_fetch_add_explicit(&t->write_errors, 1, memory_order_relaxed);
+}
+
+/* Waits for g's sync and commits its pages.  Pages moved, or -errno. */
+static int64_t group_finish(struct tmem_store *s, struct group *g)
+{
+	struct tmem_tier *t = &s->tier;
 	uint64_t moved = 0, bytes = 0;
 	int ret;
 
-	if (!t->staging)
-		t->staging = malloc(TMEM_TIER_BATCH * sizeof(*sp.v));
-	if (!t->staging)
-		return -ENOMEM;
-	sp.v = t->staging;
-	pick(&sp, want);
-	if (sp.n == 0) {
-		ret = sp.err ? sp.err : 0;
+	if (g->syncing)
+		pthread_join(g->syncer, NULL);
+	g->syncing = false;
+	ret = g->sp.n == 0 && !g->ret ? g->sp.err : g->ret;
+	if (g->sp.n == 0 || ret < 0) {
+		if (g->sp.n)
+			group_failed(s, g);
 		goto out;
 	}
-	/* Unit order, for the runs (each victim keeps its inflight slot). */
-	qsort(sp.v, sp.n, sizeof(*sp.v), cmp_unit);
-	ret = write_batch(t, sp.v, sp.n);
-	if (ret < 0) {
-		for (uint32_t i = 0; i < sp.n; i++)
-			requeue(s, &sp.v[i]);
-		units_back(t, sp.v, sp.n);
-		/* The next spill takes the lowest free units: on a sparse
-		 * file whose disk filled up, their blocks exist already (the
-		 * units freed by flushes, and this batch's). */
-		pthread_mutex_lock(&t->lock);
-		t->cursor = 0;
-		if (ret == -ENOSPC)
-			t->full_until = clock_nsec(CLOCK_MONOTONIC) + SPILL_FULL_BACKOFF_NS;
-		pthread_mutex_unlock(&t->lock);
-		atomic_fetch_add_explicit(&t->write_errors, 1, memory_order_relaxed);
-		pthread_mutex_lock(&t->lock);
-		t->last_error = ret;
-		pthread_mutex_unlock(&t->lock);
-		goto out;
-	}
-	for (uint32_t i = 0; i < sp.n; i++) {
-		struct victim *v = &sp.v[i];
+	for (uint32_t i = 0; i < g->sp.n; i++) {
+		struct victim *v = &g->sp.v[i];
 
 		if (commit_one(s, v)) {
 			uint32_t len = (uint32_t)(v->te >> ZENT_LEN_SHIFT & ZENT_LEN_MASK);
@@ -440,16 +540,61 @@ static int64_t spill_batch(struct tmem_store *s, uint32_t want)
 	}
 	atomic_fetch_add_explicit(&t->spilled, moved, memory_order_relaxed);
 	atomic_fetch_add_explicit(&t->spilled_bytes, bytes, memory_order_relaxed);
-	ret = 0;
 out:
-	inflight_clear(t);
+	marks_clear(s, g->sp.v, g->sp.n);
 	return ret < 0 ? ret : (int64_t)moved;
+}
+
+/* spill_lock held: groups of up to batch pages, two on their way at a time. */
+static int64_t spill_groups(struct tmem_store *s, uint64_t pages, uint64_t *done)
+{
+	struct victim *v = s->tier.staging;
+	struct group g[2], *prev = NULL, *cur;
+	struct took took = { .n = 0 };
+	uint64_t batch = TMEM_TIER_GROUP, queued = 0;
+	int64_t got = 0, r;
+
+	while (*done + queued < pages) {
+		cur = prev == &g[0] ? &g[1] : &g[0];
+		group_start(s, cur, v + (cur - g) * TMEM_TIER_GROUP, &took,
+			    (uint32_t)(pages - *done - queued < batch ? pages - *done - queued : batch));
+		if (prev) {
+			r = group_finish(s, prev);
+			prev = NULL;
+			queued = 0;
+			*done += r > 0 ? (uint64_t)r : 0;
+			if (r < 0) {
+				got = r;
+				r = group_finish(s, cur);
+				*done += r > 0 ? (uint64_t)r : 0;
+				break;
+			}
+		}
+		if (cur->sp.n == 0 || cur->ret < 0) {
+			r = group_finish(s, cur);
+			/* A device nearly full may still take a smaller group. */
+			if (r == -ENOSPC && batch > 1) {
+				batch /= 2;
+				continue;
+			}
+			got = r;
+			break;
+		}
+		prev = cur;
+		queued = cur->sp.n;
+	}
+	if (prev) {
+		r = group_finish(s, prev);
+		*done += r > 0 ? (uint64_t)r : 0;
+		got = r < 0 ? r : got;
+	}
+	return got;
 }
 
 int64_t store_spill(struct tmem_store *s, uint64_t pages)
 {
 	struct tmem_tier *t;
-	uint64_t done = 0, t0, batch = TMEM_TIER_BATCH;
+	uint64_t done = 0, t0;
 	int64_t got = 0;
 
 	if (!s)
@@ -466,19 +611,10 @@ int64_t store_spill(struct tmem_store *s, uint64_t pages)
 		return -ENOSPC;
 	}
 	pthread_mutex_unlock(&t->lock);
-	while (done < pages) {
-		uint64_t want = pages - done < batch ? pages - done : batch;
-
-		got = spill_batch(s, (uint32_t)want);
-		/* A device nearly full may still take a smaller batch. */
-		if (got == -ENOSPC && batch > 1) {
-			batch /= 2;
-			continue;
-		}
-		if (got <= 0)
-			break;
-		done += (uint64_t)got;
-	}
+	if (!t->staging)
+		t->staging = malloc(2 * TMEM_TIER_GROUP * sizeof(struct victim) +
+				    (size_t)TMEM_TIER_BATCH * OBJ_BYTES);
+	got = t->staging ? spill_groups(s, pages, &done) : -ENOMEM;
 	pthread_mutex_unlock(&t->spill_lock);
 	atomic_fetch_add_explicit(&t->spill_nsec, clock_nsec(CLOCK_MONOTONIC) - t0,
 				  memory_order_relaxed);

@@ -74,6 +74,15 @@ static void resize_to_config(struct tmem_store *s)
 	(void)store_resize(s, want); /* -EBUSY: keep the pages, and the size */
 }
 
+/* A byte per page descriptor, zero, paid for as touched; NULL: no memory. */
+static uint8_t *page_bytes(const struct tmem_store *s)
+{
+	void *p = mmap(NULL, s->descs.page_cap + 1, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 static int store_setup(const struct tmem_store_config *cfg, int fd,
 		       struct tmem_store **out, char *why, size_t why_len)
 {
@@ -101,10 +110,9 @@ static int store_setup(const struct tmem_store_config *cfg, int fd,
 	if (ret < 0)
 		goto fail;
 	if (tier_on(&s->tier)) {
-		s->pref = mmap(NULL, s->descs.page_cap + 1, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (s->pref == MAP_FAILED) {
-			s->pref = NULL;
+		s->pref = page_bytes(s);
+		s->spill_mark = page_bytes(s);
+		if (!s->pref || !s->spill_mark) {
 			ret = -ENOMEM;
 			goto fail;
 		}
@@ -191,6 +199,8 @@ void store_destroy(struct tmem_store *s)
 	tier_close(s);
 	if (s->pref)
 		munmap(s->pref, s->descs.page_cap + 1);
+	if (s->spill_mark)
+		munmap(s->spill_mark, s->descs.page_cap + 1);
 	durable_unmap(s);
 	pthread_mutex_destroy(&s->tier.lock);
 	pthread_mutex_destroy(&s->tier.spill_lock);

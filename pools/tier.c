@@ -481,11 +481,10 @@ void tier_page_changed(struct tmem_store *s, uint32_t page)
 {
 	struct tmem_tier *t = &s->tier;
 
+	uint8_t copied = SPILL_MARK_COPIED;
+
 	if (!atomic_load_explicit(&t->spilling, memory_order_acquire))
 		return;
-	pthread_mutex_lock(&t->lock);
-	for (uint32_t i = 0; i < t->nr_inflight; i++)
-		if (t->inflight[i].page == page)
-			t->inflight[i].dirty = true;
-	pthread_mutex_unlock(&t->lock);
+	__atomic_compare_exchange_n(&s->spill_mark[page], &copied, SPILL_MARK_DIRTY, false,
+				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }

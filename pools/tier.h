@@ -28,7 +28,8 @@
 struct tmem_store;
 struct tmem_store_config;
 
-#define TMEM_TIER_BATCH 1024u   /* pages one spill writes at most: 4 MiB raw a sync */
+#define TMEM_TIER_BATCH 1024u   /* pages copied and written at a time: some 4 MiB */
+#define TMEM_TIER_GROUP 4096u   /* pages one fdatasync covers at most: 16 MiB raw */
 #define TMEM_LAT_BUCKETS 128u   /* latency histogram: bucket b covers [2^(b/4), 2^((b+1)/4)) ns */
 
 /* A latency histogram, relaxed atomics (p50/p99 from it: lat_quantile()). */
@@ -44,14 +45,12 @@ struct tier_extent {
 	uint64_t unit, n;
 };
 
-/* A page a spill has copied and not yet committed: a removal or a
- * replace of it on the way marks it dirty, and the spill then leaves it
- * in RAM (its descriptor, even its handle, may be someone else's by the
- * commit). */
-struct tier_inflight {
-	uint32_t page;
-	bool dirty;
-};
+/* s->spill_mark[page]: a page a spill has copied and not yet committed
+ * is COPIED; a removal or a replace of it on the way makes it DIRTY, and
+ * the spill then leaves it in RAM (its descriptor, even its handle, may
+ * be someone else's by the commit).  Set and read under the page's pool
+ * lock, cleared when the spill ends. */
+enum { SPILL_MARK_NONE, SPILL_MARK_COPIED, SPILL_MARK_DIRTY };
 
 struct tmem_tier {
 	int fd;                    /* not owned; -1: no tier */
@@ -59,20 +58,19 @@ struct tmem_tier {
 	uint64_t nunits;
 	struct tmem_tier_hdr hdr;  /* as on the device */
 	pthread_mutex_t spill_lock;
-	/* spill.c's staging for a batch (TMEM_TIER_BATCH pages, some 4 MiB),
-	 * made on the first spill and kept: a new one each time would be
-	 * faulted in each time; spill_lock. */
+	/* spill.c's staging: a group's victims (TMEM_TIER_GROUP) and the
+	 * copies of one batch's pages (TMEM_TIER_BATCH, some 4 MiB), made on
+	 * the first spill and kept: a new one each time would be faulted in
+	 * each time; spill_lock. */
 	void *staging;
-	pthread_mutex_t lock;      /* the fields down to inflight[] */
+	pthread_mutex_t lock;      /* the fields down to pending */
 	uint64_t *map;             /* 1 = unit in use */
 	uint64_t used_units;
 	uint64_t cursor;           /* next-fit */
 	uint32_t readers;          /* read-backs in progress, without a pool lock */
 	struct tier_extent *pending; /* freed while readers > 0 */
 	uint32_t nr_pending, cap_pending;
-	struct tier_inflight inflight[TMEM_TIER_BATCH];
-	uint32_t nr_inflight;
-	_Atomic uint32_t spilling; /* nr_inflight, read without the lock */
+	_Atomic uint32_t spilling; /* pages marked in s->spill_mark */
 	/* Counters, relaxed. */
 	_Atomic uint64_t pages;        /* pages in the tier now */
 	_Atomic uint64_t obj_bytes;    /* their encoded bytes */
