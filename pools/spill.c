@@ -449,7 +449,8 @@ static int write_next_batch(struct spill *sp, uint32_t want)
 /* A group on its way: picked and written, its sync maybe running. */
 struct group {
 	struct spill sp;
-	int ret;                  /* the writes', then the sync's */
+	int write_ret;            /* the copies and writes' */
+	int sync_ret;             /* the sync's: its thread's until joined */
 	pthread_t syncer;
 	bool syncing;
 };
@@ -458,7 +459,7 @@ static void *sync_thread(void *arg)
 {
 	struct group *g = arg;
 
-	g->ret = sync_group(&g->sp.s->tier, g->sp.v, g->sp.n);
+	g->sync_ret = sync_group(&g->sp.s->tier, g->sp.v, g->sp.n);
 	return NULL;
 }
 
@@ -475,18 +476,19 @@ static void group_start(struct tmem_store *s, struct group *g, struct victim *v,
 	g->sp = (struct spill){ .s = s, .v = v, .took = took,
 				.objs = (uint8_t *)s->tier.staging + 2 * TMEM_TIER_GROUP * sizeof(*v) };
 	g->syncing = false;
+	g->sync_ret = 0;
 	while (g->sp.n < want && !g->sp.err && (ret = write_next_batch(&g->sp, want)) > 0)
 		;
-	g->ret = ret < 0 ? ret : 0;
-	if (g->sp.n == 0 || g->ret < 0)
+	g->write_ret = ret < 0 ? ret : 0;
+	if (g->sp.n == 0 || g->write_ret < 0)
 		return;
 	g->syncing = pthread_create(&g->syncer, NULL, sync_thread, g) == 0;
 	if (!g->syncing)
-		g->ret = sync_group(&s->tier, v, g->sp.n);
+		g->sync_ret = sync_group(&s->tier, v, g->sp.n);
 }
 
 /* A failed write or sync: every page stays in RAM, its units go back. */
-static void group_failed(struct tmem_store *s, struct group *g)
+static void group_failed(struct tmem_store *s, struct group *g, int ret)
 {
 	struct tmem_tier *t = &s->tier;
 
@@ -498,9 +500,9 @@ static void group_failed(struct tmem_store *s, struct group *g)
 	 * by flushes, and this group's). */
 	pthread_mutex_lock(&t->lock);
 	t->cursor = 0;
-	if (g->ret == -ENOSPC)
+	if (ret == -ENOSPC)
 		t->full_until = clock_nsec(CLOCK_MONOTONIC) + SPILL_FULL_BACKOFF_NS;
-	t->last_error = g->ret;
+	t->last_error = ret;
 	pthread_mutex_unlock(&t->lock);
 	atomic_fetch_add_explicit(&t->write_errors, 1, memory_order_relaxed);
 }
@@ -515,10 +517,12 @@ static int64_t group_finish(struct tmem_store *s, struct group *g)
 	if (g->syncing)
 		pthread_join(g->syncer, NULL);
 	g->syncing = false;
-	ret = g->sp.n == 0 && !g->ret ? g->sp.err : g->ret;
+	ret = g->write_ret < 0 ? g->write_ret : g->sync_ret;
+	if (g->sp.n == 0 && !ret)
+		ret = g->sp.err;
 	if (g->sp.n == 0 || ret < 0) {
 		if (g->sp.n)
-			group_failed(s, g);
+			group_failed(s, g, ret);
 		goto out;
 	}
 	for (uint32_t i = 0; i < g->sp.n; i++) {
@@ -570,7 +574,7 @@ static int64_t spill_groups(struct tmem_store *s, uint64_t pages, uint64_t *done
 				break;
 			}
 		}
-		if (cur->sp.n == 0 || cur->ret < 0) {
+		if (cur->sp.n == 0 || cur->write_ret < 0) {
 			r = group_finish(s, cur);
 			/* A device nearly full may still take a smaller group. */
 			if (r == -ENOSPC && batch > 1) {

@@ -215,7 +215,10 @@ int rdaemon_stop(struct rdaemon *d)
 	d->pid = 0;
 	if (d->mode == KEEP_FDSTORE)
 		drain_notify(d);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	if (st) /* a sanitizer's report, or why it failed */
+		rdaemon_dump_log(d);
+	return st;
 }
 
 void rdaemon_fini(struct rdaemon *d)
