@@ -106,10 +106,11 @@ static uint64_t metadata_bytes(struct tmem_store *s)
 	return bytes + ld(&s->table_bytes) + ld(&s->struct_bytes);
 }
 
-/* pool->lock held: its compression counts. */
+/* pool->lock held: its compression counts, of the pages in memory (those
+ * in the host tier have their own: tier_pages, tier_bytes). */
 static void do_pool_zstats(const struct tmem_pool *pool, struct tmem_zstats *z)
 {
-	z->pages = pool->pages.count;
+	z->pages = pool->pages.count - ld(&pool->tier_pages);
 	z->compr_data_size = ld(&pool->zbytes);
 	z->same_pages = ld(&pool->same_pages);
 	z->huge_pages = ld(&pool->huge_pages);

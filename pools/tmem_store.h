@@ -565,11 +565,12 @@ void store_count_put_failure(struct tmem_client *c, int32_t pool_id,
 			     enum tmem_put_fail why);
 
 /*
- * What compression does for some pages (a pool's, a client's, the
- * store's).  Names follow zram's mm_stat where they match.
+ * What compression does for some pages in memory (a pool's, a client's,
+ * the store's; pages in the host tier are counted in its stats).  Names
+ * follow zram's mm_stat where they match.
  */
 struct tmem_zstats {
-	uint64_t pages;            /* logical pages stored */
+	uint64_t pages;            /* logical pages stored in memory */
 	uint64_t compr_data_size;  /* bytes they take: compressed, 4096 a raw page, 0 same-filled */
 	uint64_t same_pages;       /* stored as their word */
 	uint64_t huge_pages;       /* incompressible: over the threshold, stored raw */

@@ -72,6 +72,11 @@ START_TEST(tier_spill_and_read_back)
 	store_client_info(f.c, &ci);
 	ck_assert_uint_eq(ci.tier.pages, (uint64_t)n);
 	ck_assert_uint_ge(ci.tier.readbacks, (uint64_t)n);
+	/* Compression figures are of the pages in memory: the same-filled
+	 * ones that stayed, taking no bytes (not 200 pages over 0 bytes). */
+	ck_assert_uint_eq(ci.z.pages + ci.tier.pages, 200);
+	ck_assert_uint_eq(ci.z.pages, ci.z.same_pages);
+	ck_assert_uint_eq(ci.z.compr_data_size, 0);
 	ck_assert_uint_gt(ci.tier.readback_p50_ns, 0);
 	store_tier_info(f.s, &ti);
 	ck_assert_uint_eq(ti.read_errors, 0);
