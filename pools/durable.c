@@ -32,6 +32,37 @@ static uint64_t geom_sum(const struct tmem_durable_hdr *h)
 	return XXH64(h, offsetof(struct tmem_durable_hdr, geom_sum), 0);
 }
 
+/* h is a raise of its layout (raise_layout) that a kill cut short: the
+ * new layout, and the sum of the one before. */
+static bool raise_cut_short(const struct tmem_durable_hdr *h)
+{
+	struct tmem_durable_hdr before = *h;
+
+	if (h->layout <= TMEM_ARENA_LAYOUT_OLDEST)
+		return false;
+	before.layout = h->layout - 1;
+	return geom_sum(&before) == h->geom_sum;
+}
+
+/*
+ * An adopted arena of an older layout that a tier is opened on becomes
+ * this layout first, so that no older tmemd misreads the tier's entries:
+ * the layout, then the sum (a kill between the two leaves a header that
+ * hdr_check knows as a raise cut short).  Such a header is set right
+ * here too.
+ */
+static void raise_layout(struct tmem_store *s, bool tier)
+{
+	struct tmem_durable_hdr *h = s->hdr;
+
+	if (tier && h->layout != TMEM_ARENA_LAYOUT) {
+		__atomic_store_n(&h->layout, TMEM_ARENA_LAYOUT, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* program order is what a kill sees */
+	}
+	if (geom_sum(h) != h->geom_sum)
+		__atomic_store_n(&h->geom_sum, geom_sum(h), __ATOMIC_RELAXED);
+}
+
 /* Fill the geometry half of h for max_frames frames aligned to block. */
 static void layout_compute(struct tmem_durable_hdr *h, uint32_t max_frames,
 			   uint32_t block)
@@ -90,19 +121,20 @@ static int hdr_check(const struct tmem_durable_hdr *h, uint64_t st_size,
 
 	if (memcmp(h->magic, TMEM_ARENA_MAGIC, sizeof(h->magic)) != 0)
 		return why_fail(why, n, -EBADMSG, "not a tmemd arena (bad magic)");
-	if (h->layout != TMEM_ARENA_LAYOUT) {
+	if (h->layout < TMEM_ARENA_LAYOUT_OLDEST || h->layout > TMEM_ARENA_LAYOUT) {
 		if (why && n)
-			snprintf(why, n, "arena layout version %u, this build knows only %u",
-				 h->layout, TMEM_ARENA_LAYOUT);
+			snprintf(why, n, "arena layout version %u, this build reads %u to %u only",
+				 h->layout, TMEM_ARENA_LAYOUT_OLDEST, TMEM_ARENA_LAYOUT);
 		return -EPROTO;
 	}
-	if (geom_sum(h) != h->geom_sum)
+	if (geom_sum(h) != h->geom_sum && !raise_cut_short(h))
 		return why_fail(why, n, -EBADMSG, "damaged header (checksum)");
 	if (h->page_size != TMEM_PAGE_SIZE || h->max_frames == 0 ||
 	    h->max_frames > TMEM_MAX_DESCS / TMEM_DESCS_PER_FRAME ||
 	    h->block_bytes < TMEM_PAGE_SIZE || (h->block_bytes & (h->block_bytes - 1)))
 		return why_fail(why, n, -EBADMSG, "damaged header (geometry)");
 	layout_compute(&want, h->max_frames, h->block_bytes);
+	want.layout = h->layout; /* the older ones have this geometry too */
 	want.created_usec = h->created_usec;
 	want.geom_sum = h->geom_sum;
 	if (memcmp(&want, h, offsetof(struct tmem_durable_hdr, total_frames)) != 0)
@@ -236,6 +268,7 @@ int durable_map(struct tmem_store *s, const struct tmem_store_config *cfg,
 {
 	struct stat st;
 	uint32_t block = THP_BYTES;
+	int ret;
 
 	s->fd = fd;
 	*adopted = false;
@@ -250,7 +283,10 @@ int durable_map(struct tmem_store *s, const struct tmem_store_config *cfg,
 	if (st.st_size == 0)
 		return durable_format(s, cfg, block);
 	*adopted = true;
-	return durable_adopt(s, (uint64_t)st.st_size, why, n);
+	ret = durable_adopt(s, (uint64_t)st.st_size, why, n);
+	if (ret == 0)
+		raise_layout(s, cfg->tier_bytes != 0);
+	return ret;
 }
 
 void durable_unmap(struct tmem_store *s)

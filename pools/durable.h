@@ -42,7 +42,9 @@
  * WHEN TO BUMP TMEM_ARENA_LAYOUT.  Change anything here (a size, an
  * offset, a field's meaning, a bit, a constant, the protocol in
  * COMMIT.md) and bump it: an arena of another version is refused, never
- * reinterpreted.  tests/pools/test_layout.c holds the sizes and offsets
+ * reinterpreted.  The one exception is TMEM_ARENA_LAYOUT_OLDEST: when a
+ * new layout only gives a meaning to a bit that older ones never set, an
+ * older arena is the new layout with no such bit, and is read as it is.  tests/pools/test_layout.c holds the sizes and offsets
  * of this file against a recorded copy for the current version and
  * fails when they change and the version does not; record the new
  * version's table there with the bump.
@@ -59,6 +61,10 @@
  * tmem_pagedesc.data; see zs.c).  3: a zs entry may name an object in
  * the host tier (ZENT_TIER; tier.c, struct tmem_tier_hdr). */
 #define TMEM_ARENA_LAYOUT 3u
+/* The oldest layout read as is: a layout-2 arena is a layout-3 one with
+ * no entry in a tier.  It stays 2 (an older tmemd can still read it back)
+ * until a tier is opened on it, which raises it to 3 first (durable.c). */
+#define TMEM_ARENA_LAYOUT_OLDEST 2u
 
 #define TMEM_NIL UINT32_MAX        /* no record, descriptor, chunk or span */
 #define TMEM_MAX_POOLS_TOTAL 16384u /* pool records */

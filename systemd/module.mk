@@ -14,7 +14,9 @@ $(TMEMD_PREINST): debian/tmemd.preinst.in pools/durable.h
 	@mkdir -p $(@D)
 	$(call quiet,GEN,$@)
 	$(Q)layout=$$(sed -n 's/^#define TMEM_ARENA_LAYOUT \([0-9]*\)u$$/\1/p' pools/durable.h) && \
-		[ -n "$$layout" ] && sed "s/@ARENA_LAYOUT@/$$layout/" $< >$@.tmp && \
+		oldest=$$(sed -n 's/^#define TMEM_ARENA_LAYOUT_OLDEST \([0-9]*\)u$$/\1/p' pools/durable.h) && \
+		[ -n "$$layout" ] && [ -n "$$oldest" ] && \
+		sed -e "s/@ARENA_LAYOUT@/$$layout/" -e "s/@ARENA_LAYOUT_OLDEST@/$$oldest/" $< >$@.tmp && \
 		chmod 755 $@.tmp && mv $@.tmp $@
 
 all: $(TMEMD_PREINST)

@@ -50,7 +50,8 @@ completion-test:
 # Issue 30: an upgrade from each of these commits (two builds: its tmemd
 # and libtmem, kept in build/upgrade/REV) keeps the pages or is refused by
 # the package's preinst before anything stops.  223faaa: the last arena
-# layout 1; 6c4988f: main before issue 30 (layout 2).
+# layout 1 (refused); 6c4988f: main before issue 30 (layout 2, read as is
+# since layout 3).
 UPGRADE_FROM ?= 223faaa0d4553fb45b8218dab104a769a4192eef \
 	6c4988f047d365c732d8edcac799a4487830c709
 upgrade-test: $(TMEMD) $(TMEMCTL) $(TMEMD_PREINST)

@@ -5,10 +5,11 @@
 # client of its own libtmem holding a persistent page (smoke_client
 # --hold); then this tree's package preinst (systemd/module.mk makes it)
 # is run as dpkg would before an upgrade, and
-#   - when REV's arena layout is this tree's: the preinst lets it
-#     through, the old tmemd stops, this tmemd starts on the same arena,
-#     and the client reads its page back from it;
-#   - when it differs: the preinst refuses with what to do, and the old
+#   - when this tree reads REV's arena layout (TMEM_ARENA_LAYOUT_OLDEST
+#     to TMEM_ARENA_LAYOUT): the preinst lets it through, the old tmemd
+#     stops, this tmemd starts on the same arena, and the client reads
+#     its page back from it;
+#   - when it does not: the preinst refuses with what to do, and the old
 #     tmemd runs on with the page (the client reads it back); without the
 #     preinst this tmemd would not start on that arena (shown); after the
 #     preinst's steps (stop, rm the arena) the upgrade goes through.
@@ -35,6 +36,7 @@ cleanup() {
 trap cleanup EXIT
 
 layout_of() { sed -n 's/^#define TMEM_ARENA_LAYOUT \([0-9]*\)u$/\1/p' "$1"; }
+oldest_of() { sed -n 's/^#define TMEM_ARENA_LAYOUT_OLDEST \([0-9]*\)u$/\1/p' "$1"; }
 
 # build/upgrade/REV/{tmemd,smoke_client}, from REV's own sources.
 build_old() {
@@ -78,6 +80,8 @@ stop_tmemd() {
 
 new_layout=$(layout_of pools/durable.h)
 [[ -n $new_layout ]] || fail "no TMEM_ARENA_LAYOUT in pools/durable.h"
+oldest=$(oldest_of pools/durable.h)
+[[ -n $oldest ]] || fail "no TMEM_ARENA_LAYOUT_OLDEST in pools/durable.h"
 for rev in "$@"; do
 	build_old "$rev"
 	old=$top/build/upgrade/$rev
@@ -98,7 +102,7 @@ for rev in "$@"; do
 	TMEMD_CONF=$conf TMEMD_PIDS=$tmemd_pid sh "$preinst" upgrade 0.0 2>"$tmp/preinst.err"
 	rc=$?
 	set -e
-	if [[ $old_layout == "$new_layout" ]]; then
+	if ((old_layout >= oldest && old_layout <= new_layout)); then
 		((rc == 0)) || { cat "$tmp/preinst.err"; fail "$rev: preinst refused a same-layout upgrade"; }
 		stop_tmemd
 		start_tmemd "$new_tmemd" "$tmp/run" ||
@@ -112,7 +116,7 @@ for rev in "$@"; do
 		stop_tmemd
 	else
 		((rc == 1)) || fail "$rev: preinst exit $rc on a layout change, wanted 1"
-		for want in "refusing to upgrade" "layout $old_layout" "reads layout $new_layout" \
+		for want in "refusing to upgrade" "layout $old_layout" "reads layout $oldest to $new_layout" \
 			"systemctl stop tmemd" "rm $arena" "Nothing has been changed"; do
 			grep -qF "$want" "$tmp/preinst.err" ||
 				{ cat "$tmp/preinst.err"; fail "$rev: preinst does not say \"$want\""; }

@@ -10,12 +10,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "durable_helpers.h"
 #include "test_pools.h"
@@ -216,6 +220,76 @@ static void refused_with(struct tier_fixture *f, int tier_fd, uint64_t bytes, co
 	ck_assert_ptr_nonnull(strstr(why, says));
 }
 
+/* The arena's header says layout lay, with the sum of layout sum_as. */
+static void set_layout(int arena, uint32_t lay, uint32_t sum_as)
+{
+	struct tmem_durable_hdr h;
+
+	ck_assert_int_eq(pread(arena, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+	h.layout = sum_as;
+	h.geom_sum = XXH64(&h, offsetof(struct tmem_durable_hdr, geom_sum), 0);
+	h.layout = lay;
+	ck_assert_int_eq(pwrite(arena, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+}
+
+/* The layout in the arena's header; its sum must be right. */
+static uint32_t layout_of(int arena)
+{
+	struct tmem_durable_hdr h;
+
+	ck_assert_int_eq(pread(arena, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+	ck_assert_uint_eq(h.geom_sum, XXH64(&h, offsetof(struct tmem_durable_hdr, geom_sum), 0));
+	return h.layout;
+}
+
+static void restart_as(struct tier_fixture *f, uint32_t lay, uint32_t sum_as)
+{
+	store_destroy(f->s);
+	f->s = NULL;
+	set_layout(f->arena, lay, sum_as);
+	tier_fixture_start(f);
+}
+
+/* An upgrade from tmemd before the tier: its layout-2 arena is read as it
+ * is, stays 2 without a tier (a downgrade can read it), and is raised to 3
+ * before a tier is opened on it; a raise cut short by a kill is finished. */
+START_TEST(tier_reads_a_layout_2_arena)
+{
+	struct tmem_store_config sc;
+	struct tier_fixture f;
+	struct tmem_store *s;
+	char why[200] = "";
+
+	tier_fixture_open(&f, 256, 0); /* no tier */
+	put_mix(f.c, 0, 0, 100);
+	restart_as(&f, 2, 2);
+	ck_assert_uint_eq(check_mix(f.c, 0, 0, 100, 0), 0);
+	store_destroy(f.s);
+	f.s = NULL;
+	ck_assert_uint_eq(layout_of(f.arena), 2);
+	set_layout(f.arena, 3, 2); /* the layout raised, not yet its sum */
+	tier_fixture_start(&f);
+	ck_assert_uint_eq(check_mix(f.c, 0, 0, 100, 0), 0);
+	ck_assert_uint_eq(layout_of(f.arena), 3);
+	f.tier_bytes = 4 << 20;
+	restart_as(&f, 2, 2);
+	ck_assert_uint_eq(layout_of(f.arena), 3);
+	ck_assert_int_gt(store_spill(f.s, 100), 0);
+	ck_assert_uint_eq(check_mix(f.c, 0, 0, 100, 0), 0);
+	store_destroy(f.s);
+	f.s = NULL;
+	/* Layout 1, and a damaged sum, are refused. */
+	sc = tier_config(f.frames, f.tier, f.tier_bytes);
+	set_layout(f.arena, 1, 1);
+	ck_assert_int_eq(store_open(&sc, f.arena, &s, why, sizeof(why)), -EPROTO);
+	ck_assert_msg(strstr(why, "reads 2 to 3"), "%s", why);
+	set_layout(f.arena, 3, 1);
+	ck_assert_int_eq(store_open(&sc, f.arena, &s, why, sizeof(why)), -EBADMSG);
+	close(f.arena);
+	close(f.tier);
+}
+END_TEST
+
 START_TEST(tier_refuses_wrong_size)
 {
 	struct tier_fixture f;
@@ -363,6 +437,7 @@ void add_tier_tests(Suite *suite)
 	tcase_add_test(tc, tier_spill_and_read_back);
 	tcase_add_test(tc, tier_flush_and_overwrite_free_space);
 	tcase_add_test(tc, tier_survives_restart);
+	tcase_add_test(tc, tier_reads_a_layout_2_arena);
 	tcase_add_test(tc, tier_spill_limit_per_client);
 	tcase_add_test(tc, tier_refuses_wrong_size);
 	tcase_add_test(tc, tier_refuses_truncated);
