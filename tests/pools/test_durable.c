@@ -289,19 +289,12 @@ START_TEST(refuses_unknown_layout)
 END_TEST
 
 /* Layout 1 (before compression: no spans, no entries, raw handles only)
- * is refused as any other version, never reinterpreted. */
+ * is refused as any other version, never reinterpreted.  Layout 2 is read
+ * as is (test_tier.c, tier_reads_a_layout_2_arena). */
 START_TEST(refuses_layout_before_compression)
 {
 	ck_assert_uint_eq(TMEM_TEST_LAYOUT, 3);
-	refused(8, 1, -EPROTO, "arena layout version 1, this build knows only 3");
-}
-END_TEST
-
-/* Layout 2 (before the host tier: an entry's top bit meant nothing) is
- * refused too. */
-START_TEST(refuses_layout_before_tier)
-{
-	refused(8, 2, -EPROTO, "arena layout version 2, this build knows only 3");
+	refused(8, 1, -EPROTO, "arena layout version 1, this build reads 2 to 3 only");
 }
 END_TEST
 
@@ -399,7 +392,6 @@ void add_durable_tests(Suite *suite)
 	tcase_add_test(tc, resize_survives_reopen);
 	tcase_add_test(tc, refuses_unknown_layout);
 	tcase_add_test(tc, refuses_layout_before_compression);
-	tcase_add_test(tc, refuses_layout_before_tier);
 	tcase_add_test(tc, refuses_bad_magic);
 	tcase_add_test(tc, refuses_damaged_geometry);
 	tcase_add_test(tc, refuses_damaged_counts);
