@@ -54,13 +54,15 @@ static bool raise_cut_short(const struct tmem_durable_hdr *h)
 static void raise_layout(struct tmem_store *s, bool tier)
 {
 	struct tmem_durable_hdr *h = s->hdr;
+	uint64_t sum;
 
 	if (tier && h->layout != TMEM_ARENA_LAYOUT) {
 		__atomic_store_n(&h->layout, TMEM_ARENA_LAYOUT, __ATOMIC_RELAXED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* program order is what a kill sees */
 	}
-	if (geom_sum(h) != h->geom_sum)
-		__atomic_store_n(&h->geom_sum, geom_sum(h), __ATOMIC_RELAXED);
+	sum = geom_sum(h);
+	if (sum != h->geom_sum)
+		__atomic_store_n(&h->geom_sum, sum, __ATOMIC_RELAXED);
 }
 
 /* Fill the geometry half of h for max_frames frames aligned to block. */

@@ -44,10 +44,11 @@
  * COMMIT.md) and bump it: an arena of another version is refused, never
  * reinterpreted.  The one exception is TMEM_ARENA_LAYOUT_OLDEST: when a
  * new layout only gives a meaning to a bit that older ones never set, an
- * older arena is the new layout with no such bit, and is read as it is.  tests/pools/test_layout.c holds the sizes and offsets
- * of this file against a recorded copy for the current version and
- * fails when they change and the version does not; record the new
- * version's table there with the bump.
+ * older arena is the new layout with no such bit, and is read as it is.
+ * tests/pools/test_layout.c holds the sizes and offsets of this file
+ * against a recorded copy for the current version and fails when they
+ * change and the version does not; record the new version's table there
+ * with the bump.
  */
 #ifndef TMEM_DURABLE_H
 #define TMEM_DURABLE_H

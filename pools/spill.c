@@ -57,6 +57,13 @@ struct victim {
 	uint8_t *obj;             /* its copy in the batch's buffers, until written */
 };
 
+/* tier->staging: the victims of the two groups on their way, and the
+ * copies of the one batch being written. */
+struct staging {
+	struct victim v[2][TMEM_TIER_GROUP];
+	uint8_t objs[TMEM_TIER_BATCH][OBJ_BYTES];
+};
+
 /* Bytes picked by client in one store_spill(): its tier_bytes counts them
  * only once they commit (counted twice after that: a spill stops short of
  * a limit, never past it). */
@@ -71,7 +78,7 @@ struct took {
 struct spill {
 	struct tmem_store *s;
 	struct victim *v;         /* the group's (TMEM_TIER_GROUP) */
-	uint8_t *objs;            /* the copies of a batch (TMEM_TIER_BATCH) */
+	uint8_t (*objs)[OBJ_BYTES]; /* the copies of a batch (TMEM_TIER_BATCH) */
 	uint32_t n;
 	uint32_t base;            /* the batch's first victim */
 	int err;                  /* why picking stopped early, or 0 */
@@ -89,7 +96,7 @@ static int do_pick_page(struct spill *sp, struct tmem_pool *pool, uint32_t page,
 	struct tmem_store *s = sp->s;
 	struct tmem_tier *t = &s->tier;
 	struct victim *v = &sp->v[sp->n];
-	uint8_t *obj = sp->objs + (size_t)(sp->n - sp->base) * OBJ_BYTES;
+	uint8_t *obj = sp->objs[sp->n - sp->base];
 	uint32_t h = pd_handle(pd(s, page)), len, *hd = (uint32_t *)obj;
 	uint8_t codec;
 	const void *src;
@@ -292,7 +299,7 @@ static off_t unit_off(uint64_t unit)
 
 /* One pwritev() per run, the unit tails padded; writeback of each
  * started at once, so the device works while the next batch is copied. */
-static int write_run(struct tmem_tier *t, struct victim *v, uint32_t n, size_t *len)
+static int write_run(struct tmem_tier *t, struct victim *v, uint32_t n)
 {
 	static const uint8_t zero[TMEM_TIER_UNIT];
 	struct iovec iov[2 * TMEM_TIER_BATCH];
@@ -319,7 +326,6 @@ static int write_run(struct tmem_tier *t, struct victim *v, uint32_t n, size_t *
 		return -ENOSPC; /* a short write: the device is full */
 	(void)sync_file_range(t->fd, unit_off(v[0].te & ZENT_UNIT_MASK), (off_t)bytes,
 			      SYNC_FILE_RANGE_WRITE);
-	*len = bytes;
 	return 0;
 }
 
@@ -328,10 +334,9 @@ static int write_runs(struct tmem_tier *t, struct victim *v, uint32_t n)
 {
 	struct run runs[TMEM_TIER_BATCH];
 	uint32_t nr = runs_of(v, n, runs);
-	size_t len;
 
 	for (uint32_t r = 0; r < nr; r++) {
-		int ret = write_run(t, v + runs[r].first, runs[r].end - runs[r].first, &len);
+		int ret = write_run(t, v + runs[r].first, runs[r].end - runs[r].first);
 
 		if (ret < 0)
 			return ret;
@@ -471,10 +476,10 @@ static void *sync_thread(void *arg)
 static void group_start(struct tmem_store *s, struct group *g, struct victim *v,
 			struct took *took, uint32_t want)
 {
+	struct staging *st = s->tier.staging;
 	int ret = 0;
 
-	g->sp = (struct spill){ .s = s, .v = v, .took = took,
-				.objs = (uint8_t *)s->tier.staging + 2 * TMEM_TIER_GROUP * sizeof(*v) };
+	g->sp = (struct spill){ .s = s, .v = v, .took = took, .objs = st->objs };
 	g->syncing = false;
 	g->sync_ret = 0;
 	while (g->sp.n < want && !g->sp.err && (ret = write_next_batch(&g->sp, want)) > 0)
@@ -549,19 +554,20 @@ out:
 	return ret < 0 ? ret : (int64_t)moved;
 }
 
-/* spill_lock held: groups of up to batch pages, two on their way at a time. */
+/* spill_lock held: groups of up to group_max pages, two on their way at a time. */
 static int64_t spill_groups(struct tmem_store *s, uint64_t pages, uint64_t *done)
 {
-	struct victim *v = s->tier.staging;
+	struct staging *st = s->tier.staging;
 	struct group g[2], *prev = NULL, *cur;
 	struct took took = { .n = 0 };
-	uint64_t batch = TMEM_TIER_GROUP, queued = 0;
+	uint64_t group_max = TMEM_TIER_GROUP, queued = 0, left;
 	int64_t got = 0, r;
 
 	while (*done + queued < pages) {
 		cur = prev == &g[0] ? &g[1] : &g[0];
-		group_start(s, cur, v + (cur - g) * TMEM_TIER_GROUP, &took,
-			    (uint32_t)(pages - *done - queued < batch ? pages - *done - queued : batch));
+		left = pages - *done - queued;
+		group_start(s, cur, st->v[cur - g], &took,
+			    (uint32_t)(left < group_max ? left : group_max));
 		if (prev) {
 			r = group_finish(s, prev);
 			prev = NULL;
@@ -577,8 +583,8 @@ static int64_t spill_groups(struct tmem_store *s, uint64_t pages, uint64_t *done
 		if (cur->sp.n == 0 || cur->write_ret < 0) {
 			r = group_finish(s, cur);
 			/* A device nearly full may still take a smaller group. */
-			if (r == -ENOSPC && batch > 1) {
-				batch /= 2;
+			if (r == -ENOSPC && group_max > 1) {
+				group_max /= 2;
 				continue;
 			}
 			got = r;
@@ -616,8 +622,7 @@ int64_t store_spill(struct tmem_store *s, uint64_t pages)
 	}
 	pthread_mutex_unlock(&t->lock);
 	if (!t->staging)
-		t->staging = malloc(2 * TMEM_TIER_GROUP * sizeof(struct victim) +
-				    (size_t)TMEM_TIER_BATCH * OBJ_BYTES);
+		t->staging = malloc(sizeof(struct staging));
 	got = t->staging ? spill_groups(s, pages, &done) : -ENOMEM;
 	pthread_mutex_unlock(&t->spill_lock);
 	atomic_fetch_add_explicit(&t->spill_nsec, clock_nsec(CLOCK_MONOTONIC) - t0,

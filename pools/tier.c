@@ -480,7 +480,6 @@ int tier_decode(uint64_t ent, const void *obj, void *dst)
 void tier_page_changed(struct tmem_store *s, uint32_t page)
 {
 	struct tmem_tier *t = &s->tier;
-
 	uint8_t copied = SPILL_MARK_COPIED;
 
 	if (!atomic_load_explicit(&t->spilling, memory_order_acquire))

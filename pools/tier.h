@@ -58,10 +58,10 @@ struct tmem_tier {
 	uint64_t nunits;
 	struct tmem_tier_hdr hdr;  /* as on the device */
 	pthread_mutex_t spill_lock;
-	/* spill.c's staging: a group's victims (TMEM_TIER_GROUP) and the
-	 * copies of one batch's pages (TMEM_TIER_BATCH, some 4 MiB), made on
-	 * the first spill and kept: a new one each time would be faulted in
-	 * each time; spill_lock. */
+	/* spill.c's struct staging: the victims of the two groups on their
+	 * way (TMEM_TIER_GROUP each) and the copies of one batch's pages
+	 * (TMEM_TIER_BATCH, some 4 MiB), made on the first spill and kept: a
+	 * new one each time would be faulted in each time; spill_lock. */
 	void *staging;
 	pthread_mutex_t lock;      /* the fields down to pending */
 	uint64_t *map;             /* 1 = unit in use */

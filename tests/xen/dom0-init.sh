@@ -96,15 +96,15 @@ snapshot() {   # LABEL GUEST DOMID: one line of compact stats JSON
 # live_stats GUEST: the pool's pages and the first client's op counts, from
 # the last snapshot, as one console line (progress while a guest runs).
 live_stats() {
-	v=$(tail -n 1 /run/e2e/stats-$1.log | tr -d ' "' | tr ',{' '\n\n' |
-		grep -E '^(persistent_pages|puts|gets|failed_gets):' | head -4 | tr '\n' ' ')
+	# The last snapshot, a "key:value" a line.
+	kv=$(tail -n 1 /run/e2e/stats-$1.log | tr -d ' "' | tr ',{}' '\n\n\n')
+	v=$(echo "$kv" | grep -E '^(persistent_pages|puts|gets|failed_gets):' | head -4 | tr '\n' ' ')
 	# The elastic pool's view, so a run that stalls shows why in CI's log.
-	m=$(tail -n 1 /run/e2e/stats-$1.log | tr -d ' "' | tr ',{}' '\n\n\n' |
+	m=$(echo "$kv" |
 		grep -E '^(target_bytes|used_bytes|available_bytes|stall_percent|pressure|refusing_persistent|dom0_bytes|dom0_target_bytes):.' |
 		sed 's/_bytes:\([0-9]*\)$/:\1/' | awk -F: '{ if ($2 ~ /^[0-9]+$/ && $2 > 65536) printf "%s:%dM ", $1, $2 / 1048576; else printf "%s:%s ", $1, $2 }')
 	# The host tier's (the pool's figures come before the clients').
-	t=$(tail -n 1 /run/e2e/stats-$1.log | tr -d ' "' | tr ',{}' '\n\n\n' |
-		grep -E '^(spilled_pages|readbacks):' | head -2 | tr '\n' ' ')
+	t=$(echo "$kv" | grep -E '^(spilled_pages|readbacks):' | head -2 | tr '\n' ' ')
 	say "LIVE-STATS $1 uptime=$(up) $v $m $t"
 	grep 'pool target\|balloon' /run/tmemd.log | tail -n +$((logged + 1)) | sed 's/^/E2E-DOM0 TMEMD-LOG /'
 	logged=$(grep -c 'pool target\|balloon' /run/tmemd.log)
