@@ -14,7 +14,6 @@
 #define TICK_MS 1000
 #define SHORT_TICK_MS 250   /* while under pressure or a Xen change */
 #define STALL_PCT 10.0      /* PSI "some" share of a tick that is pressure */
-#define KEEP_FRAMES 1024u   /* free frames kept resident for the next puts */
 #define MIN_TARGET (64u * TMEM_PAGE_SIZE)
 #define LOG_EVERY_NS (10ull * 1000000000ull)
 #define MiB (1024.0 * 1024.0)
@@ -293,7 +292,7 @@ static void tick(struct tmemd_fallow *f)
 	    !grow_delay_passed(f, r.now))
 		xen_room = 0;
 	xen_grow(f, r.used, f->cfg.ceiling - r.want, xen_room);
-	(void)store_release_cold(f->store, f->st.pressure || r.down ? 0 : KEEP_FRAMES);
+	(void)store_release_cold(f->store, f->st.pressure || r.down ? 0 : TMEM_WARM_FRAMES);
 	if (f->host && f->host->publish_freeable) {
 		struct tmem_store_info si;
 
@@ -438,6 +437,8 @@ void tmemd_fallow_stats(const struct tmemd_fallow *f, struct tmemd_fallow_stats 
 	out->peak = si.mem_used_max;
 	out->resident = si.mem_resident;
 	out->released_bytes = si.frames_released * TMEM_PAGE_SIZE;
+	out->warmed_bytes = si.frames_warmed * TMEM_PAGE_SIZE;
+	out->cold_take_bytes = si.frames_cold_taken * TMEM_PAGE_SIZE;
 }
 
 void tmemd_fallow_stop(struct tmemd_fallow *f)

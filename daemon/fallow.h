@@ -79,6 +79,8 @@ struct tmemd_fallow_stats {
 	uint64_t ceiling, target;        /* bytes */
 	uint64_t used, peak, resident;   /* frames in use, their peak, memory held */
 	uint64_t released_bytes;         /* free frames given back, ever */
+	uint64_t warmed_bytes;           /* free frames faulted in ahead of the puts, ever */
+	uint64_t cold_take_bytes;        /* frames a put took not resident, ever */
 	uint64_t host_available;         /* last sample, bytes (cgroup-limited or not) */
 	bool cgroup_limited, have_psi, pressure;
 	double stall_pct;                /* PSI "some" over the last tick */

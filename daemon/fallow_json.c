@@ -37,7 +37,7 @@ json_t *tmemd_fallow_json(const struct tmemd_fallow *f)
 	if (!f)
 		return NULL;
 	tmemd_fallow_stats(f, &s);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:b, s:b, s:f, s:b}, "
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:b, s:b, s:f, s:b}, "
 			 "s:I, s:b, s:b, s:o, s:o}",
 			 "ceiling_bytes", (json_int_t)s.ceiling,
 			 "target_bytes", (json_int_t)s.target,
@@ -45,6 +45,8 @@ json_t *tmemd_fallow_json(const struct tmemd_fallow *f)
 			 "peak_bytes", (json_int_t)s.peak,
 			 "resident_bytes", (json_int_t)s.resident,
 			 "released_bytes", (json_int_t)s.released_bytes,
+			 "warmed_bytes", (json_int_t)s.warmed_bytes,
+			 "cold_take_bytes", (json_int_t)s.cold_take_bytes,
 			 "host", "available_bytes", (json_int_t)s.host_available,
 			 "cgroup_limited", s.cgroup_limited, "psi", s.have_psi,
 			 "stall_percent", s.stall_pct, "pressure", s.pressure,

@@ -215,6 +215,7 @@ static int start_core(struct tmemd *d)
 {
 	struct tmem_store_config sc = {
 		.compress_threshold = d->cfg.compress_threshold,
+		.warm_frames = TMEM_WARM_FRAMES,
 		.should_stop = stop_pending,
 	};
 	struct tmem_policy_config pc;

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -45,7 +46,7 @@ static inline size_t free_stack_bytes(uint32_t max_frames)
  * touch.  In a file they are allocated first: on a tmpfs or hugetlbfs
  * without room a touch is a SIGBUS, an allocation a clean -ENOSPC.
  */
-static int frames_prefault_range(struct tmem_frames *a, uint32_t from, uint32_t to)
+static int frames_prefault_range(const struct tmem_frames *a, uint32_t from, uint32_t to)
 {
 	if (to <= from)
 		return 0;
@@ -263,6 +264,97 @@ int frames_punch(const struct tmem_frames *a, uint32_t from, uint32_t n)
 	return 0;
 }
 
+int frames_populate(const struct tmem_frames *a, uint32_t from, uint32_t n)
+{
+	return frames_prefault_range(a, from, from + n);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One call a run, not one a frame: the stacks hand out runs mostly. */
+int frames_each_run(const struct tmem_frames *a, uint32_t *f, uint32_t n,
+		    int (*fn)(const struct tmem_frames *, uint32_t from, uint32_t n))
+{
+	qsort(f, n, sizeof(*f), cmp_u32);
+	for (uint32_t i = 0; i < n;) {
+		uint32_t j = i + 1;
+		int ret;
+
+		while (j < n && f[j] == f[j - 1] + 1)
+			j++;
+		ret = fn(a, f[i], j - i);
+		if (ret < 0)
+			return ret;
+		i = j;
+	}
+	return 0;
+}
+
+/* ---- warming free frames ahead of the puts (warm.c drives it) ------------- */
+
+/* Below half the mark, with frames to warm and room under the limit. */
+static bool frames_warm_wanted(const struct tmem_frames *a)
+{
+	return a->free_top < a->warm_high / 2 &&
+	       (a->released_top || a->bump < a->total_frames) &&
+	       a->used + a->free_top < frames_limit(a);
+}
+
+/*
+ * Up to max frames that the free stack lacks under the mark (and the
+ * limit), released ones first, then untouched ones above the bump.  They
+ * leave every stack (in_transit) while the caller faults them in.
+ */
+uint32_t frames_take_warm(struct tmem_frames *a, uint32_t *out, uint32_t max)
+{
+	uint32_t limit = frames_limit(a), room, n = 0;
+
+	a->warm_asked = false;
+	if (a->free_top >= a->warm_high || a->used + a->free_top >= limit)
+		return 0;
+	room = a->warm_high - a->free_top;
+	if (room > limit - a->used - a->free_top)
+		room = limit - a->used - a->free_top;
+	if (room > max)
+		room = max;
+	while (n < room && a->released_top)
+		out[n++] = a->released_stack[--a->released_top];
+	while (n < room && a->bump < a->total_frames)
+		out[n++] = a->bump++;
+	/* Recovery must see the bump before a frame above it is handed out. */
+	if (a->bump > a->hdr->frame_bump)
+		relaxed_set(&a->hdr->frame_bump, a->bump);
+	a->in_transit += n;
+	return n;
+}
+
+/* After the fault-in: onto the free stack, or back to the released one
+ * when it failed (no blocks left; a put then gets the -ENOSPC).  A frame
+ * a shrink cut off meanwhile is dropped. */
+void frames_put_warm(struct tmem_frames *a, const uint32_t *f, uint32_t n,
+		     bool populated)
+{
+	a->in_transit -= n;
+	for (uint32_t i = 0; i < n; i++) {
+		if (f[i] >= a->total_frames)
+			continue;
+		if (populated)
+			a->free_stack[a->free_top++] = f[i];
+		else
+			a->released_stack[a->released_top++] = f[i];
+	}
+	if (!populated)
+		return;
+	a->warmed_total += n;
+	if (a->free_top > a->free_high)
+		a->free_high = a->free_top;
+}
+
 /* ---- frames, and the raw data allocator ----------------------------------- */
 
 uint8_t *frame_at(const struct tmem_frames *a, uint32_t f)
@@ -318,12 +410,14 @@ static int frames_take(struct tmem_frames *a, uint32_t *handle)
 		if (frames_back(a, f, 1) < 0)
 			return -ENOSPC;
 		a->released_top--;
+		a->cold_taken++;
 	} else if (a->bump < a->total_frames) {
 		if (frames_back_bump(a) < 0)
 			return -ENOSPC;
 		f = a->bump++;
 		if (a->bump > a->hdr->frame_bump)
 			relaxed_set(&a->hdr->frame_bump, a->bump);
+		a->cold_taken++;
 	} else {
 		return -ENOSPC;
 	}
@@ -336,9 +430,16 @@ static int frames_take(struct tmem_frames *a, uint32_t *handle)
 
 int frames_alloc(struct tmem_frames *a, uint32_t *handle)
 {
+	int ret;
+
 	if (a->used >= frames_limit(a))
 		return -ENOSPC;
-	return frames_take(a, handle);
+	ret = frames_take(a, handle);
+	if (a->warm_cond && !a->warm_asked && frames_warm_wanted(a)) {
+		a->warm_asked = true;
+		pthread_cond_signal(a->warm_cond);
+	}
+	return ret;
 }
 
 uint32_t frames_limit(const struct tmem_frames *a)

@@ -8,6 +8,7 @@
 #ifndef TMEM_POOLS_FRAMES_H
 #define TMEM_POOLS_FRAMES_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -37,6 +38,14 @@ struct tmem_frames {
 	uint32_t in_transit;   /* taken off free_stack, being punched out */
 	uint32_t free_low;     /* free_top's low-water mark since the last release */
 	uint64_t released_total; /* frames punched out, ever */
+	/* Warming (warm.c): the free frames kept resident ahead of the puts
+	 * (0: none), whether the warming thread was asked since it last
+	 * looked, where it waits, and the counts. */
+	uint32_t warm_high;
+	bool warm_asked;
+	pthread_cond_t *warm_cond;
+	uint64_t warmed_total;   /* frames faulted in ahead, ever */
+	uint64_t cold_taken;     /* frames a put took not resident: its first touch */
 	bool no_release;       /* punching failed once (hugetlbfs): keep frames */
 	/* In a file: frames below this were allocated in it (fallocate) in
 	 * chunks as the bump passed; a frame from the released stack is
@@ -93,6 +102,17 @@ uint32_t frames_take_cold(struct tmem_frames *a, uint32_t *cold, uint32_t keep,
 void frames_put_released(struct tmem_frames *a, const uint32_t *f, uint32_t n,
 			 bool punched);
 int frames_punch(const struct tmem_frames *a, uint32_t from, uint32_t n);
+/* Frames [from, from + n) get blocks (in a file) and memory now. */
+int frames_populate(const struct tmem_frames *a, uint32_t from, uint32_t n);
+/* Sorts f and calls fn once per contiguous run; stops at fn's first error. */
+int frames_each_run(const struct tmem_frames *a, uint32_t *f, uint32_t n,
+		    int (*fn)(const struct tmem_frames *, uint32_t from, uint32_t n));
+
+/* Warming free frames ahead of the puts (warm.c), under alloc_lock but
+ * for frames_populate(). */
+uint32_t frames_take_warm(struct tmem_frames *a, uint32_t *out, uint32_t max);
+void frames_put_warm(struct tmem_frames *a, const uint32_t *f, uint32_t n,
+		     bool populated);
 
 /* ---- raw frames (frames.c), for zs.c's spans; alloc_lock --------------- */
 int frames_alloc(struct tmem_frames *a, uint32_t *f);

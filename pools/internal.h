@@ -214,6 +214,14 @@ struct tmem_auth {
 	char principal[TMEM_CLIENT_NAME_MAX]; /* who's canonical text, for the iterators */
 };
 
+/* The thread that faults free frames in ahead of the puts (warm.c). */
+struct tmem_warm {
+	pthread_t thread;
+	pthread_cond_t cond;      /* with alloc_lock */
+	bool running, stop;       /* alloc_lock */
+	uint32_t *batch;          /* the frames it is faulting in */
+};
+
 struct tmem_store {
 	pthread_mutex_t lock;                 /* store lock */
 	struct tmem_store_config cfg;         /* constant */
@@ -246,6 +254,7 @@ struct tmem_store {
 	struct tmem_descs descs;
 	struct tmem_zs zs;
 	struct tmem_tier tier;                /* its own locks: tier.h */
+	struct tmem_warm warm;                /* warm.c; waits on alloc_lock */
 	/* Per page descriptor: got since the spiller last looked (second
 	 * chance, spill.c); NULL without a tier.  Relaxed bytes. */
 	uint8_t *pref;
@@ -377,6 +386,11 @@ static inline void do_ctr_add(_Atomic uint64_t *c, int64_t d)
 int durable_map(struct tmem_store *s, const struct tmem_store_config *cfg,
 		 int fd, bool *adopted, char *why, size_t why_len);
 void durable_unmap(struct tmem_store *s);
+
+/* ---- warm.c: frames faulted in ahead of the puts -------------------------- */
+int warm_start(struct tmem_store *s);
+void warm_stop(struct tmem_store *s);
+void do_warm_set_mark(struct tmem_store *s, uint32_t keep);
 
 /* ---- recover.c ------------------------------------------------------------- */
 /* Rebuild clients, pools, tables, lists and counts from the records. */

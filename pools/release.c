@@ -19,31 +19,6 @@
 /* Frames moved per alloc_lock hold: 16 MiB of frames. */
 #define RELEASE_BATCH 4096u
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Sorted frames, punched a contiguous run at a time. */
-static int punch_runs(const struct tmem_frames *a, uint32_t *f, uint32_t n)
-{
-	qsort(f, n, sizeof(*f), cmp_u32);
-	for (uint32_t i = 0; i < n;) {
-		uint32_t j = i + 1;
-		int ret;
-
-		while (j < n && f[j] == f[j - 1] + 1)
-			j++;
-		ret = frames_punch(a, f[i], j - i);
-		if (ret < 0)
-			return ret;
-		i = j;
-	}
-	return 0;
-}
-
 uint64_t store_release_cold(struct tmem_store *s, uint64_t keep_pages)
 {
 	uint32_t keep = keep_pages > UINT32_MAX ? UINT32_MAX : (uint32_t)keep_pages;
@@ -57,11 +32,12 @@ uint64_t store_release_cold(struct tmem_store *s, uint64_t keep_pages)
 	if (!batch)
 		return 0;
 	pthread_mutex_lock(&s->alloc_lock);
+	do_warm_set_mark(s, keep);
 	cold = frames_cold_begin(&s->frames);
 	while (ret == 0 &&
 	       (n = frames_take_cold(&s->frames, &cold, keep, batch, RELEASE_BATCH))) {
 		pthread_mutex_unlock(&s->alloc_lock);
-		ret = punch_runs(&s->frames, batch, n);
+		ret = frames_each_run(&s->frames, batch, n, frames_punch);
 		pthread_mutex_lock(&s->alloc_lock);
 		frames_put_released(&s->frames, batch, n, ret == 0);
 		if (ret == 0)

@@ -183,6 +183,8 @@ void store_info(struct tmem_store *s, struct tmem_store_info *out)
 	out->mem_used_max = (uint64_t)s->frames.used_max * TMEM_PAGE_SIZE;
 	out->mem_resident = (uint64_t)frames_resident(&s->frames) * TMEM_PAGE_SIZE;
 	out->frames_released = s->frames.released_total;
+	out->frames_warmed = s->frames.warmed_total;
+	out->frames_cold_taken = s->frames.cold_taken;
 	pthread_mutex_unlock(&s->alloc_lock);
 }
 

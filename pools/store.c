@@ -136,6 +136,9 @@ static int store_setup(const struct tmem_store_config *cfg, int fd,
 			goto fail;
 		resize_to_config(s);
 	}
+	ret = warm_start(s);
+	if (ret < 0)
+		goto fail;
 	s->recovery.file_backed = fd >= 0;
 	s->frames.should_stop = NULL;
 	*out = s;
@@ -178,6 +181,7 @@ void store_destroy(struct tmem_store *s)
 {
 	if (!s)
 		return;
+	warm_stop(s);
 	while (s->clients) {
 		struct tmem_client *c = s->clients;
 

@@ -63,6 +63,11 @@ struct tmem_store_config {
 	uint64_t max_arena_bytes; /* address space reserved for growing; 0 = arena_bytes */
 	bool lock_memory;         /* mlock() the arena */
 	bool prefault;            /* touch every arena page at create time */
+	/* Free frames kept resident ahead of the puts by a thread of the
+	 * store's own (pools/warm.c), so a put after an idle spell does not
+	 * take the first touch; at most what store_release_cold() keeps.
+	 * 0: none (every first touch in the put that needs the frame). */
+	uint32_t warm_frames;
 	/* New clients' compression until store_client_set_compress(). */
 	struct tmem_compress compress;
 	/* A page compressed to more bytes than this is stored raw;
@@ -483,6 +488,9 @@ void store_set_target(struct tmem_store *store, uint64_t pages);
  * whole interval is cold.  Returns the frames punched out.
  */
 uint64_t store_release_cold(struct tmem_store *store, uint64_t keep_pages);
+/* What tmemd keeps resident and warm (store_release_cold()'s keep_pages
+ * and cfg->warm_frames out of pressure): 8 MiB. */
+#define TMEM_WARM_FRAMES 2048u
 
 /*
  * The host tier (store config tier_fd, tier_bytes; pools/COMMIT.md,
@@ -633,6 +641,8 @@ struct tmem_store_info {
 	/* Frames that hold memory: in use, or free and not given back yet. */
 	uint64_t mem_resident;     /* bytes */
 	uint64_t frames_released;  /* free frames given back to the host, ever */
+	uint64_t frames_warmed;    /* free frames faulted in ahead of the puts, ever */
+	uint64_t frames_cold_taken; /* frames a put took not resident (its first touch), ever */
 	uint64_t zs_overhead;      /* span bytes not holding data: headers, class rounding, span tails */
 	uint64_t zs_fragmentation; /* bytes of free slots in live spans */
 	uint64_t compactions;      /* compaction runs that moved a page */

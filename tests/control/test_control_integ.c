@@ -205,6 +205,7 @@ static const struct key xen_mem_keys[] = {
 static const struct key memory_keys[] = {
 	K("ceiling_bytes", INT), K("target_bytes", INT), K("used_bytes", INT),
 	K("peak_bytes", INT), K("resident_bytes", INT), K("released_bytes", INT),
+	K("warmed_bytes", INT), K("cold_take_bytes", INT),
 	KS("host", OBJ, host_mem_keys), K("target_changes", INT),
 	K("refusing_persistent", BOOL), K("spilling", BOOL), KS("reclaim", OBJ, reclaim_keys),
 	KS("xen", OBJ_OR_NULL, xen_mem_keys), { NULL },

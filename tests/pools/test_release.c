@@ -208,6 +208,124 @@ START_TEST(test_full_tmpfs_is_enospc)
 }
 END_TEST
 
+static struct tmem_store *mkstore_warm(uint32_t pages, uint32_t warm)
+{
+	struct tmem_store_config cfg = {
+		.arena_bytes = (uint64_t)pages * PG,
+		.compress = test_compress(),
+		.warm_frames = warm,
+	};
+	struct tmem_store *s = NULL;
+
+	ck_assert_int_eq(store_create(&cfg, &s), 0);
+	return s;
+}
+
+/* The warming thread's work shows in the counts; up to 5 s for it. */
+static void wait_warmed(struct tmem_store *s, uint64_t want)
+{
+	for (int i = 0; i < 5000 && info(s).frames_warmed < want; i++)
+		usleep(1000);
+	ck_assert_uint_ge(info(s).frames_warmed, want);
+}
+
+/* A put after an idle spell finds its frames faulted in already: only
+ * the put that woke the warming took a frame cold. */
+START_TEST(test_warm_frames_ahead_of_puts)
+{
+	struct tmem_store *s = mkstore_warm(4096, 256);
+	struct tmem_client *c;
+
+	test_incompressible = true;
+	ck_assert_int_eq(store_client_create(s, "c", &c), 0);
+	ck_assert_int_eq(store_new_pool(c, PERS, NULL), 0);
+	put_n(c, 0, 1, 1);
+	wait_warmed(s, 256);
+	ck_assert_uint_eq(info(s).frames_warmed, 256);      /* the mark, no more */
+	ck_assert_uint_eq(info(s).mem_resident, (1 + 256) * PG);
+	ck_assert_uint_eq(info(s).frames_cold_taken, 1);
+	put_n(c, 1, 128, 1);                                /* down to half the mark */
+	ck_assert_uint_eq(info(s).frames_cold_taken, 1);
+	check_n(c, 0, 129);
+	store_destroy(s);
+}
+END_TEST
+
+/* Under pressure (a release keeping nothing) nothing is warmed, and the
+ * frames a release gave back are warmed again once the keep is back. */
+START_TEST(test_warm_follows_the_release_keep)
+{
+	struct tmem_store *s = mkstore_warm(4096, 256);
+	struct tmem_oid o = mkoid(1, 2, 3);
+	struct tmem_client *c;
+	uint64_t warmed, cold;
+
+	test_incompressible = true;
+	ck_assert_int_eq(store_client_create(s, "c", &c), 0);
+	ck_assert_int_eq(store_new_pool(c, PERS, NULL), 0);
+	put_n(c, 0, 600, 1);
+	for (uint32_t i = 0; i < 600; i++)
+		ck_assert_int_eq(store_flush_page(c, 0, &o, i), 1);
+	store_release_cold(s, 0);
+	ck_assert_uint_gt(store_release_cold(s, 0), 0);
+	ck_assert_uint_eq(info(s).mem_resident, 0);
+	warmed = info(s).frames_warmed;
+	cold = info(s).frames_cold_taken;
+	put_n(c, 1000, 10, 1);
+	usleep(100 * 1000);
+	ck_assert_uint_eq(info(s).frames_warmed, warmed);
+	ck_assert_uint_eq(info(s).frames_cold_taken, cold + 10);
+	ck_assert_uint_eq(info(s).mem_resident, 10 * PG);
+	ck_assert_uint_eq(store_release_cold(s, 256), 0);   /* the keep is back */
+	put_n(c, 1010, 1, 1);
+	wait_warmed(s, warmed + 256);
+	/* Within the target: never more resident than a put may take. */
+	store_set_target(s, 20);
+	store_release_cold(s, 0);
+	store_release_cold(s, 0);
+	store_release_cold(s, 256);
+	put_n(c, 1011, 1, 1);
+	usleep(100 * 1000);
+	ck_assert_uint_le(info(s).mem_resident, 20 * PG);
+	check_n(c, 1000, 12);
+	store_destroy(s);
+}
+END_TEST
+
+/* In a file the warmed frames get their blocks first, and a reopen
+ * (they are free frames, in no record) finds only the pages. */
+START_TEST(test_warm_in_file_survives_reopen)
+{
+	static const struct tmem_ident id = { { 'w', 2, 8 } };
+	struct tmem_store_config sc = {
+		.arena_bytes = 512ull * PG,
+		.max_arena_bytes = (uint64_t)DURABLE_MAX_FRAMES * PG,
+		.compress = test_compress(),
+		.warm_frames = 128,
+	};
+	int fd = durable_memfd();
+	struct tmem_store *s = NULL;
+	struct tmem_client *c;
+	struct stat st;
+
+	test_incompressible = true;
+	ck_assert_int_eq(store_open(&sc, fd, &s, NULL, 0), 0);
+	ck_assert_int_eq(store_client_create_ident(s, "w", &id, &c), 0);
+	ck_assert_int_eq(store_new_pool(c, PERS, NULL), 0);
+	put_n(c, 0, 10, 1);
+	wait_warmed(s, 128);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_ge(st.st_blocks * 512, (10 + 128) * PG);
+	store_destroy(s);
+	s = durable_open(fd, 512);
+	ck_assert_int_eq(store_client_claim(s, "w", &id, &c), 0);
+	check_n(c, 0, 10);
+	ck_assert_uint_eq(info(s).arena.used_pages, 10);
+	store_destroy(s);
+	close(fd);
+}
+END_TEST
+
 void add_release_tests(Suite *suite)
 {
 	TCase *tc = tcase_create("release");
@@ -216,6 +334,9 @@ void add_release_tests(Suite *suite)
 	tcase_add_test(tc, test_target_below_used_keeps_pages);
 	tcase_add_test(tc, test_release_cold_frames);
 	tcase_add_test(tc, test_release_in_file_survives_reopen);
+	tcase_add_test(tc, test_warm_frames_ahead_of_puts);
+	tcase_add_test(tc, test_warm_follows_the_release_keep);
+	tcase_add_test(tc, test_warm_in_file_survives_reopen);
 	if (tmem_test_have_root("test_full_tmpfs_is_enospc", "mounts a small tmpfs"))
 		tcase_add_test(tc, test_full_tmpfs_is_enospc);
 	suite_add_tcase(suite, tc);
