@@ -213,7 +213,7 @@ uint32_t frames_take_cold(struct tmem_frames *a, uint32_t *cold, uint32_t keep,
 
 	if (*cold > a->free_low)
 		*cold = a->free_low;
-	if (a->no_release || *cold <= keep)
+	if (a->no_release || a->shrinking || *cold <= keep)
 		return 0;
 	n = *cold - keep < max ? *cold - keep : max;
 	memcpy(out, a->free_stack, (size_t)n * sizeof(*out));
@@ -315,7 +315,7 @@ uint32_t frames_take_warm(struct tmem_frames *a, uint32_t *out, uint32_t max)
 	uint32_t limit = frames_limit(a), room, n = 0;
 
 	a->warm_asked = false;
-	if (a->free_top >= a->warm_high || a->used + a->free_top >= limit)
+	if (a->shrinking || a->free_top >= a->warm_high || a->used + a->free_top >= limit)
 		return 0;
 	room = a->warm_high - a->free_top;
 	if (room > limit - a->used - a->free_top)

@@ -43,6 +43,7 @@ struct tmem_frames {
 	 * looked, where it waits, and the counts. */
 	uint32_t warm_high;
 	bool warm_asked;
+	bool shrinking;          /* a shrink waits for in_transit: take none */
 	pthread_cond_t *warm_cond;
 	uint64_t warmed_total;   /* frames faulted in ahead, ever */
 	uint64_t cold_taken;     /* frames a put took not resident: its first touch */

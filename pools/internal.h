@@ -255,6 +255,10 @@ struct tmem_store {
 	struct tmem_zs zs;
 	struct tmem_tier tier;                /* its own locks: tier.h */
 	struct tmem_warm warm;                /* warm.c; waits on alloc_lock */
+	/* Broadcast (alloc_lock) when frames in transit (being warmed or
+	 * punched, on no stack) come back: an alloc that found only those,
+	 * or a shrink, waits for them. */
+	pthread_cond_t transit_cond;
 	/* Per page descriptor: got since the spiller last looked (second
 	 * chance, spill.c); NULL without a tier.  Relaxed bytes. */
 	uint8_t *pref;

@@ -34,6 +34,13 @@ int do_data_alloc(struct tmem_store *s, const struct tmem_enc *e,
 
 		ret = tmem_raw_data_ops.alloc(s, &raw, handle);
 	}
+	/* Frames being warmed or punched are on no stack for a moment; an
+	 * alloc that finds only those waits for them (they need nothing but
+	 * alloc_lock to come back), and is never refused for it. */
+	while (ret == -ENOSPC && s->frames.in_transit) {
+		pthread_cond_wait(&s->transit_cond, &s->alloc_lock);
+		ret = do_alloc_once(s, e, handle);
+	}
 	return ret;
 }
 

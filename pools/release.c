@@ -40,6 +40,7 @@ uint64_t store_release_cold(struct tmem_store *s, uint64_t keep_pages)
 		ret = frames_each_run(&s->frames, batch, n, frames_punch);
 		pthread_mutex_lock(&s->alloc_lock);
 		frames_put_released(&s->frames, batch, n, ret == 0);
+		pthread_cond_broadcast(&s->transit_cond);
 		if (ret == 0)
 			released += n;
 	}

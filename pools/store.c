@@ -34,6 +34,7 @@ static int store_alloc(const struct tmem_store_config *cfg, struct tmem_store **
 		free(s);
 		return -ENOMEM;
 	}
+	pthread_cond_init(&s->transit_cond, NULL);
 	s->cfg = *cfg;
 	s->fd = -1;
 	s->tier.fd = -1;
@@ -208,6 +209,7 @@ void store_destroy(struct tmem_store *s)
 	durable_unmap(s);
 	pthread_mutex_destroy(&s->tier.lock);
 	pthread_mutex_destroy(&s->tier.spill_lock);
+	pthread_cond_destroy(&s->transit_cond);
 	pthread_mutex_destroy(&s->alloc_lock);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -264,6 +266,18 @@ uint64_t store_compact(struct tmem_store *s)
 	return moved;
 }
 
+/*
+ * alloc_lock held: frames being warmed or punched are on no stack, so a
+ * shrink waits for them; else a page above the new size could find no
+ * free frame to move to.  Neither needs more than alloc_lock to finish.
+ */
+static void drain_in_transit(struct tmem_store *s)
+{
+	s->frames.shrinking = true;
+	while (s->frames.in_transit)
+		pthread_cond_wait(&s->transit_cond, &s->alloc_lock);
+}
+
 int store_resize(struct tmem_store *s, uint64_t new_pages)
 {
 	int ret;
@@ -276,10 +290,13 @@ int store_resize(struct tmem_store *s, uint64_t new_pages)
 	for (uint32_t gid = 0; gid < s->pool_bump; gid++)
 		pthread_mutex_lock(&s->pool_tab[gid]->lock);
 	pthread_mutex_lock(&s->alloc_lock);
-	if (new_pages >= s->frames.total_frames)
+	if (new_pages >= s->frames.total_frames) {
 		ret = frames_grow(&s->frames, new_pages);
-	else
+	} else {
+		drain_in_transit(s);
 		ret = do_frames_shrink(s, new_pages);
+		s->frames.shrinking = false;
+	}
 	pthread_mutex_unlock(&s->alloc_lock);
 	for (uint32_t gid = s->pool_bump; gid-- > 0;)
 		pthread_mutex_unlock(&s->pool_tab[gid]->lock);

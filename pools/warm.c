@@ -44,17 +44,22 @@ static void *warm_main(void *arg)
 
 	pthread_mutex_lock(&s->alloc_lock);
 	while (!w->stop) {
-		uint32_t n = frames_take_warm(&s->frames, w->batch, WARM_BATCH);
+		uint32_t n;
 		bool ok;
 
-		if (n == 0) {
+		/* Only when a put asks: nothing is warmed before it is used. */
+		if (!s->frames.warm_asked) {
 			pthread_cond_wait(&w->cond, &s->alloc_lock);
 			continue;
 		}
+		n = frames_take_warm(&s->frames, w->batch, WARM_BATCH);
+		if (n == 0)
+			continue;
 		pthread_mutex_unlock(&s->alloc_lock);
 		ok = frames_each_run(&s->frames, w->batch, n, frames_populate) == 0;
 		pthread_mutex_lock(&s->alloc_lock);
 		frames_put_warm(&s->frames, w->batch, n, ok);
+		pthread_cond_broadcast(&s->transit_cond);
 		if (!ok && !w->stop)
 			wait_retry(s);
 	}
@@ -79,6 +84,7 @@ int warm_start(struct tmem_store *s)
 	pthread_condattr_destroy(&ca);
 	if (ret < 0)
 		goto out_free;
+	s->frames.warm_high = s->cfg.warm_frames;
 	ret = -pthread_create(&w->thread, NULL, warm_main, s);
 	if (ret < 0) {
 		pthread_cond_destroy(&w->cond);
@@ -86,7 +92,6 @@ int warm_start(struct tmem_store *s)
 	}
 	w->running = true;
 	pthread_mutex_lock(&s->alloc_lock);
-	s->frames.warm_high = s->cfg.warm_frames;
 	s->frames.warm_cond = &w->cond;
 	pthread_mutex_unlock(&s->alloc_lock);
 	return 0;
