@@ -471,10 +471,12 @@ static void *sync_thread(void *arg)
 /*
  * Picks and writes up to want pages into g, then starts their sync in a
  * thread of its own: the next group is copied and written while the
- * device works on this one (a spill spends about as long in each).
+ * device works on this one (a spill spends about as long in each).  The
+ * last group (last: no other follows, as in a put's small spill) syncs
+ * here: nothing would overlap a thread's sync.
  */
 static void group_start(struct tmem_store *s, struct group *g, struct victim *v,
-			struct took *took, uint32_t want)
+			struct took *took, uint32_t want, bool last)
 {
 	struct staging *st = s->tier.staging;
 	int ret = 0;
@@ -487,7 +489,7 @@ static void group_start(struct tmem_store *s, struct group *g, struct victim *v,
 	g->write_ret = ret < 0 ? ret : 0;
 	if (g->sp.n == 0 || g->write_ret < 0)
 		return;
-	g->syncing = pthread_create(&g->syncer, NULL, sync_thread, g) == 0;
+	g->syncing = !last && pthread_create(&g->syncer, NULL, sync_thread, g) == 0;
 	if (!g->syncing)
 		g->sync_ret = sync_group(&s->tier, v, g->sp.n);
 }
@@ -567,7 +569,7 @@ static int64_t spill_groups(struct tmem_store *s, uint64_t pages, uint64_t *done
 		cur = prev == &g[0] ? &g[1] : &g[0];
 		left = pages - *done - queued;
 		group_start(s, cur, st->v[cur - g], &took,
-			    (uint32_t)(left < group_max ? left : group_max));
+			    (uint32_t)(left < group_max ? left : group_max), left <= group_max);
 		if (prev) {
 			r = group_finish(s, prev);
 			prev = NULL;
