@@ -35,7 +35,7 @@ struct tmem_frames {
 	 * since): taken only when free_stack is empty.  Same size as it. */
 	uint32_t *released_stack;
 	uint32_t released_top;
-	uint32_t in_transit;   /* taken off free_stack, being punched out */
+	uint32_t in_transit;   /* on no stack: being punched out or warmed */
 	uint32_t free_low;     /* free_top's low-water mark since the last release */
 	uint64_t released_total; /* frames punched out, ever */
 	/* Warming (warm.c): the free frames kept resident ahead of the puts
