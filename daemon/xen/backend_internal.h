@@ -88,7 +88,7 @@ void xen_balloon_target_changed(struct tmemd_xen_backend *be);
 void xen_balloon_stop(struct tmemd_xen_backend *be);
 
 /* resume.c */
-#define XEN_IDENT_MARK 'X'  /* first byte of a domain's tmem_ident */
+#define XEN_IDENT_MARK TMEMD_XEN_IDENT_MARK /* client_registry.h */
 struct xen_kept {
 	uint32_t domid;
 	char name[TMEM_CLIENT_NAME_MAX];
@@ -101,6 +101,8 @@ void xen_sort_previous_domains(struct tmemd_xen_backend *be);
 int xen_ident_new(const struct xen_dom *d, struct tmem_ident *out);
 /* The nonce: the backend's "session" node (never 0). */
 uint64_t xen_ident_nonce(const struct tmem_ident *id);
+/* d's identity had its pools been made under session nonce (elsewhere). */
+void xen_ident_with_nonce(const struct xen_dom *d, uint64_t nonce, struct tmem_ident *out);
 
 /* A kept client of the last run whose domain is a live one; taken by
  * handle, so a restored domain (new domid) finds it too. */
@@ -130,6 +132,13 @@ int xen_note_parked_at_start(struct tmemd_xen_backend *be, const char *key,
 /* Frees what is parked past parked-max-age and re-arms park_fd. */
 void xen_expire_parked(struct tmemd_xen_backend *be);
 void xen_arm_park_timer(struct tmemd_xen_backend *be);
+
+/* pull.c: a guest that moved here from another host. */
+#define XEN_PULL_WAIT_MS 10000u  /* for its old domain there to be let go */
+/* The pages d's guest parked on a migrate-peer under session (its
+ * frontend's), pulled and claimed into d->conn: 0, -ENOENT (no session,
+ * no peer has them), or -errno. */
+int xen_pull_parked(struct xen_dom *d, uint64_t session);
 
 /* conn.c */
 /* Reads, checks and maps what the frontend published, binds its event
