@@ -304,6 +304,8 @@ void tmemd_clients_set_migrate(struct tmemd_clients *reg, const struct tmemd_mig
  * registry only, for the client to come back here. */
 int tmemd_clients_pull(struct tmemd_clients *reg, const char *name,
 		       const struct tmem_ident *ident);
+/* Whether a pull can be asked for at all (migration configured). */
+bool tmemd_clients_may_pull(const struct tmemd_clients *reg);
 int tmemd_clients_park_for_peer(struct tmemd_client *c);
 void tmemd_clients_claimed(struct tmemd_clients *reg, const char *name);
 bool tmemd_clients_held(struct tmemd_clients *reg, const char *name);

@@ -92,7 +92,7 @@ static int add_client(struct xen_dom *d, uint64_t session)
 	}
 	rc = xen_claim_parked(d);
 	if (rc == -ENOENT)
-		rc = xen_pull_parked(d, session);
+		rc = xen_claim_pulled(d, session);
 	return rc == -ENOENT ? add_new_client(d) : rc;
 }
 
@@ -161,7 +161,8 @@ int xen_conn_open(struct xen_dom *d, const char **why)
 		goto out;
 	rc = add_client(d, f->session);
 	if (rc) {
-		*why = "cannot register the client";
+		*why = rc == -EINPROGRESS ? "its pages are on their way from a peer"
+					  : "cannot register the client";
 		goto out;
 	}
 	rc = publish_session(d);

@@ -114,6 +114,28 @@ void xen_park(struct xen_dom *d)
 	xen_arm_park_timer(be);
 }
 
+void xen_park_pulled(struct tmemd_xen_backend *be, const char *key, const char *label,
+		     const struct tmem_ident *ident)
+{
+	uint64_t now = wall_sec();
+	int rc = marker_write(be, key, now, label);
+
+	if (rc)
+		log_warn("xen: cannot mark %s parked in the xenstore (%s): a tmemd restart "
+			 "before its restore would free it", key, strerror(-rc));
+	rc = tmemd_clients_note_parked(be->env.clients, key, label, ident, now);
+	if (rc) {
+		log_err("xen: the pages taken for %s cannot be parked (%s): freed", key,
+			strerror(-rc));
+		store_drop_detached(tmemd_clients_store(be->env.clients), key);
+		marker_remove(be, key);
+		return;
+	}
+	log_info("xen: the domain %s was taken for went away: its pages are parked here",
+		 key);
+	xen_arm_park_timer(be);
+}
+
 static unsigned popcount32(uint32_t v)
 {
 	return (unsigned)__builtin_popcount(v);

@@ -10,7 +10,9 @@
  *   - the pages move, and back, with their pool ids and session; the
  *     source frees its copy;
  *   - the new domain runs before xl destroys the old one: B waits (the
- *     source answers EAGAIN) and takes the pages once they are parked;
+ *     source answers EAGAIN) and takes the pages once they are parked,
+ *     serving other domains meanwhile; a domain destroyed while its pull
+ *     waits leaves the pages on A;
  *   - a wrong session, another UUID or no reachable peer gets nothing:
  *     the guest starts afresh (its frontend drops its pools and fails
  *     its persistent requests) and the pages stay parked on A;
@@ -21,7 +23,7 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,10 +213,10 @@ static int32_t page_op(struct fake_front *f, uint32_t op, int32_t pool, uint32_t
 	return fake_front_call(f, &r);
 }
 
-/* Domain domid on host i with handle, through the whole handshake; with
+/* Domain domid on host i with handle, up to its Initialised; with
  * session (its frontend's, NULL: none) as after a move. */
-static void domain_connects(int i, struct fake_front *f, uint32_t domid,
-			    const uint8_t handle[TMEMD_XEN_HANDLE_LEN], const char *session)
+static void domain_publishes(int i, struct fake_front *f, uint32_t domid,
+			     const uint8_t handle[TMEMD_XEN_HANDLE_LEN], const char *session)
 {
 	struct host *h = &hosts[i];
 
@@ -227,8 +229,24 @@ static void domain_connects(int i, struct fake_front *f, uint32_t domid,
 		ck_assert_int_eq(fake_front_write(f, "session", session), 0);
 	fake_front_publish(f);
 	poll_host(i);
+}
+
+/* Host i's backend polled until f is connected (a pull ends), 15 s at most. */
+static void wait_connected(int i, struct fake_front *f)
+{
+	for (int n = 0; n < 1500 && fake_front_backend_state(f) != CONNECTED; n++) {
+		usleep(10 * 1000);
+		poll_host(i);
+	}
 	ck_assert_int_eq(fake_front_backend_state(f), CONNECTED);
 	fake_front_set_state(f, CONNECTED);
+}
+
+static void domain_connects(int i, struct fake_front *f, uint32_t domid,
+			    const uint8_t handle[TMEMD_XEN_HANDLE_LEN], const char *session)
+{
+	domain_publishes(i, f, domid, handle, session);
+	wait_connected(i, f);
 }
 
 /* A guest on host i with a persistent pool 0 holding a page of fill and
@@ -371,39 +389,56 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-struct later {
-	int host;
-	uint32_t domid;
-};
-
-static void *destroy_later(void *arg)
-{
-	struct later *l = arg;
-
-	usleep(300 * 1000);
-	destroy(l->host, l->domid);
-	return NULL;
-}
+static const uint8_t web2[TMEMD_XEN_HANDLE_LEN] = { 0x28, 1, 2, 3, 4, 5, 6, 7,
+						     8, 9, 10, 11, 12, 13, 14, 15 };
 
 /* xl migrate unpauses the new domain before it destroys the old one:
- * B's pull is told to wait until A parks the pages, then takes them. */
+ * B's pull is told to wait until A parks the pages, then takes them;
+ * meanwhile B's backend serves other domains, and the moved one stays
+ * in InitWait. */
 START_TEST(pull_waits_for_the_source_to_let_go)
 {
-	struct later l = { 0, 5 };
-	struct fake_front a1, b1;
+	struct fake_front a1, b1, b2;
 	char *session = guest_with_page(0, &a1, 5, web1, 0x51);
 	uint64_t t0;
-	pthread_t t;
 
 	suspend(0, 5);
-	ck_assert_int_eq(pthread_create(&t, NULL, destroy_later, &l), 0);
 	t0 = now_ms();
-	domain_connects(1, &b1, 9, web1, session);
-	ck_assert_uint_ge(now_ms() - t0, 250); /* it waited for the park */
-	pthread_join(t, NULL);
+	domain_publishes(1, &b1, 9, web1, session);
+	domain_connects(1, &b2, 10, web2, NULL);
+	usleep(300 * 1000);
+	poll_host(1);
+	ck_assert_int_eq(fake_front_backend_state(&b1), INITWAIT);
+	destroy(0, 5);
+	wait_connected(1, &b1);
+	ck_assert_uint_ge(now_ms() - t0, 300);
 	has_its_pages(1, &b1, 9, session, 0x51);
 	ck_assert_uint_eq(detached(0), 0);
 	ck_assert_uint_eq(mig_stats(1).failed_pulls, 0);
+	free(session);
+}
+END_TEST
+
+/* The moved domain is destroyed while its pull waits: the pull gives
+ * up, and the pages stay with A, parked once A lets its domain go. */
+START_TEST(domain_gone_during_its_pull)
+{
+	struct fake_front a1, b1;
+	char *session = guest_with_page(0, &a1, 5, web1, 0x55);
+
+	suspend(0, 5);
+	domain_publishes(1, &b1, 9, web1, session);
+	fake_hyp_set_dying(hosts[1].hyp, 9);
+	fake_hyp_remove_domain(hosts[1].hyp, 9);
+	fake_xs_fire(hosts[1].xs, "@releaseDomain");
+	poll_host(1);
+	usleep(300 * 1000); /* the pull notices, and ends */
+	poll_host(1);
+	destroy(0, 5);
+	ck_assert_uint_eq(park_stats(0).parked, 1);
+	ck_assert_uint_eq(detached(0), 1);
+	ck_assert_uint_eq(park_stats(1).parked, 0);
+	ck_assert_uint_eq(detached(1), 0);
 	free(session);
 }
 END_TEST
@@ -542,6 +577,38 @@ START_TEST(pushed_by_hand_then_restored_there)
 }
 END_TEST
 
+/* The key file, the link's only secret, is read strictly: a line with a
+ * field too long, a bad digit or a name twice is refused, never cut to
+ * fit (under ASan: never written past its buffer). */
+START_TEST(key_file_lines_checked)
+{
+	static const char *const bad[] = {
+		"hostA 11111111111111111111111111111111111111111111111111111111111111111\n",
+		"hostA 111111111111111111111111111111111111111111111111111111111111111111\n",
+		"hostA 1111111111111111111111111111111111111111111111111111111111111111 x\n",
+		"hostA 111111111111111111111111111111111111111111111111111111111111111g\n",
+		"hostAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA "
+		"1111111111111111111111111111111111111111111111111111111111111111\n",
+		MPAIR_KEY_A MPAIR_KEY_A,
+	};
+	struct mig_keys keys;
+	char path[128], why[200], line[400];
+
+	snprintf(path, sizeof(path), "%s/k", keydir);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		mpair_write_keys(path, bad[i]);
+		ck_assert_int_ne(mig_keys_load(path, &keys, why, sizeof(why)), 0);
+	}
+	memset(line, '1', sizeof(line) - 2);
+	line[sizeof(line) - 2] = '\n';
+	line[sizeof(line) - 1] = '\0';
+	mpair_write_keys(path, line);
+	ck_assert_int_ne(mig_keys_load(path, &keys, why, sizeof(why)), 0);
+	mpair_write_keys(path, MPAIR_KEY_A MPAIR_KEY_B);
+	ck_assert_int_eq(mig_keys_load(path, &keys, why, sizeof(why)), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("xen_hosts");
@@ -551,16 +618,19 @@ static Suite *suite(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, pages_follow_the_guest_and_back);
 	tcase_add_test(t, pull_waits_for_the_source_to_let_go);
+	tcase_add_test(t, domain_gone_during_its_pull);
 	tcase_add_test(t, only_the_same_guest_takes_them);
 	tcase_add_test(t, unreachable_source_keeps_them_parked);
 	tcase_add_test(t, lent_stays_lent_across_a_restart);
 	tcase_add_test(t, pushed_by_hand_then_restored_there);
+	tcase_add_test(t, key_file_lines_checked);
 	suite_add_tcase(s, t);
 	return s;
 }
 
 int main(void)
 {
+	signal(SIGPIPE, SIG_IGN); /* as tmemd: a peer that hangs up is an EPIPE */
 	tmemd_log_level = TMEMD_LOG_WARNING;
 	return tmem_test_main(suite(), TMEM_TEST_ALWAYS_FORK);
 }
