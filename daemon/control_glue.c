@@ -357,13 +357,41 @@ static int forget_parked(void *ctx, const char *spec, char key[TMEM_CLIENT_NAME_
 	return 0;
 }
 
+static int copy_key(const struct tmemd_control_client *c, void *arg)
+{
+	snprintf(arg, TMEM_CLIENT_NAME_MAX, "%s", c->name);
+	return 0;
+}
+
+/* The key client is stored under: an attached client's by any of its
+ * names (a domain's xl name, domid:N), a parked one's by its key or the
+ * xl name it had; else client itself. */
+static void migrate_key(struct tmemd_ctl_glue *g, const char *client,
+			char key[TMEM_CLIENT_NAME_MAX])
+{
+	struct parked_ctx pc = { .spec = client };
+
+	snprintf(key, TMEM_CLIENT_NAME_MAX, "%s", client);
+	if (!with_client(g, client, copy_key, key))
+		return;
+	if (!tmem_principal_parse(client, TMEM_PRINCIPAL_CANONICAL, &pc.who)) {
+		tmemd_clients_for_each_parked(g->reg, find_parked, &pc);
+		if (pc.hit)
+			snprintf(key, TMEM_CLIENT_NAME_MAX, "%s", pc.found.key);
+	}
+}
+
 /* Migration between hosts: daemon/migrate/migrate.h does the work. */
 static int glue_migrate_check(void *ctx, const char *client, const char *peer,
 			      struct tmemd_control_migrate_check *out, char *why, size_t len)
 {
 	struct tmemd_migrate_check c;
-	int rc = tmemd_migrate_check(((struct tmemd_ctl_glue *)ctx)->migrate, client, peer, &c,
-				     why, len);
+	char key[TMEM_CLIENT_NAME_MAX];
+	int rc;
+
+	migrate_key(ctx, client, key);
+	rc = tmemd_migrate_check(((struct tmemd_ctl_glue *)ctx)->migrate, key, peer, &c, why,
+				 len);
 
 	*out = (struct tmemd_control_migrate_check){
 		.reachable = c.reachable, .authenticated = c.authenticated, .room = c.room,
@@ -375,7 +403,10 @@ static int glue_migrate_check(void *ctx, const char *client, const char *peer,
 static int glue_migrate_push(void *ctx, const char *client, const char *peer, uint64_t *pages,
 			     char *why, size_t len)
 {
-	return tmemd_migrate_push(((struct tmemd_ctl_glue *)ctx)->migrate, client, peer, pages,
+	char key[TMEM_CLIENT_NAME_MAX];
+
+	migrate_key(ctx, client, key);
+	return tmemd_migrate_push(((struct tmemd_ctl_glue *)ctx)->migrate, key, peer, pages,
 				  why, len);
 }
 

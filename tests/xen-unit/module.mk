@@ -7,7 +7,8 @@
 
 TEST_XEN_UNIT := $(BUILD)/tests/xen-unit/test_xen_unit
 TEST_XEN_HOSTS := $(BUILD)/tests/xen-unit/test_xen_hosts
-XEN_FAKE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/xen-unit/fake_*.c))
+XEN_FAKE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/xen-unit/fake_*.c)) \
+	$(BUILD)/tests/xen-unit/ctl_session.o
 XEN_UNIT_OBJS := $(XEN_FAKE_OBJS) $(BUILD)/tests/xen-unit/test_xen_unit.o
 
 UNIT_TESTS += $(TEST_XEN_UNIT) $(TEST_XEN_HOSTS)

@@ -35,6 +35,7 @@
 #include "common/test_main.h"
 #include "common/test_peers.h"
 #include "config.h"
+#include "ctl_session.h"
 #include "fake_front.h"
 #include "fake_hyp.h"
 #include "fake_xs.h"
@@ -577,6 +578,36 @@ START_TEST(pushed_by_hand_then_restored_there)
 }
 END_TEST
 
+/* An admin names the domain as xl does (its xl name, running or parked)
+ * in tmemctl migrate-check and migrate-push. */
+START_TEST(tmemctl_names_the_domain_by_its_xl_name)
+{
+	char req[2][200], *reqs[2] = { req[0], req[1] }, reply[2][512], dir[96];
+	struct fake_front a1, b1;
+	char *session = guest_with_page(0, &a1, 5, web1, 0xa1);
+
+	snprintf(dir, sizeof(dir), "%s/ctl", keydir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(req[0], sizeof(req[0]), "{\"version\":1,\"cmd\":\"migrate-check\",\"args\":"
+		 "{\"client\":\"web1\",\"peer\":\"127.0.0.1:%u\"}}", ports[1]);
+	control_session(dir, hosts[0].reg, &hosts[0].cfg, hosts[0].mig,
+			(const char *const *)reqs, 1, reply);
+	REPLY_HAS(reply[0], "\"reachable\":true,\"authenticated\":true,\"room\":true,"
+		  "\"pages\":1");
+	suspend(0, 5);
+	destroy(0, 5);
+	snprintf(req[1], sizeof(req[1]), "{\"version\":1,\"cmd\":\"migrate-push\",\"args\":"
+		 "{\"client\":\"web1\",\"peer\":\"127.0.0.1:%u\"}}", ports[1]);
+	control_session(dir, hosts[0].reg, &hosts[0].cfg, hosts[0].mig,
+			(const char *const *)reqs + 1, 1, reply + 1);
+	REPLY_HAS(reply[1], "\"pages\":1");
+	ck_assert_uint_eq(detached(0), 0);
+	domain_connects(1, &b1, 9, web1, session);
+	has_its_pages(1, &b1, 9, session, 0xa1);
+	free(session);
+}
+END_TEST
+
 /* The key file, the link's only secret, is read strictly: a line with a
  * field too long, a bad digit or a name twice is refused, never cut to
  * fit (under ASan: never written past its buffer). */
@@ -624,6 +655,7 @@ static Suite *suite(void)
 	tcase_add_test(t, lent_stays_lent_across_a_restart);
 	tcase_add_test(t, pushed_by_hand_then_restored_there);
 	tcase_add_test(t, key_file_lines_checked);
+	tcase_add_test(t, tmemctl_names_the_domain_by_its_xl_name);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -22,6 +22,7 @@
 #include "common/test_main.h"
 #include "config.h"
 #include "control_glue.h"
+#include "ctl_session.h"
 #include "loop.h"
 #include "fake_front.h"
 #include "fake_hyp.h"
@@ -419,93 +420,6 @@ END_TEST
 
 /* ---- the control server over domains ---- */
 
-static bool stop_loop(int signo, void *data)
-{
-	(void)signo;
-	(void)data;
-	return true;
-}
-
-/* One request line to the socket at path (waiting up to 5 s for it to
- * listen); its reply line into out. */
-static void ctl_one(const char *path, const char *req, char out[512])
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), tries = 0;
-	size_t n = 0;
-	ssize_t r;
-
-	out[0] = '\0';
-	if (fd < 0 || strlen(path) >= sizeof(a.sun_path))
-		goto out;
-	memcpy(a.sun_path, path, strlen(path) + 1);
-	while (connect(fd, (struct sockaddr *)&a, sizeof(a)) && ++tries < 500)
-		usleep(10000);
-	if (tries == 500 || write(fd, req, strlen(req)) != (ssize_t)strlen(req) ||
-	    write(fd, "\n", 1) != 1)
-		goto out;
-	while (n < 511 && (r = read(fd, out + n, 511 - n)) > 0) {
-		n += (size_t)r;
-		if (memchr(out, '\n', n))
-			break;
-	}
-	out[n] = '\0';
-out:
-	if (fd >= 0)
-		close(fd);
-}
-
-/*
- * Runs tmemd's control server (the daemon's glue, over fx's registry)
- * while a child process sends reqs one by one, then stops it; reply[i]
- * is request i's reply line.  dir holds control.sock and state/.  The
- * child is forked before the server starts, so it holds none of it
- * (valgrind checks the child's leaks too).
- */
-static void control_session(const char *dir, const char *const *reqs, int n,
-			    char (*reply)[512])
-{
-	char state[128], sock[160];
-	struct tmemd_ctl_glue_config gc = { .runtime_dir = dir, .state_dir = state,
-					    .transport = "xen", .version = "test",
-					    .daemon_cfg = &fx.cfg };
-	struct tmemd_ctl_glue *g;
-	struct tmemd_loop *loop;
-	int p[2], status;
-	pid_t pid;
-
-	snprintf(state, sizeof(state), "%s/state", dir);
-	snprintf(sock, sizeof(sock), "%s/control.sock", dir);
-	ck_assert_int_eq(pipe(p), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		for (int i = 0; i < n; i++) {
-			char r[512] = ""; /* all of it is sent */
-
-			ctl_one(sock, reqs[i], r);
-			if (write(p[1], r, sizeof(r)) != (ssize_t)sizeof(r))
-				_exit(1);
-		}
-		/* To the loop's thread: it alone blocks SIGTERM. */
-		syscall(SYS_tgkill, getppid(), getppid(), SIGTERM);
-		_exit(0);
-	}
-	close(p[1]);
-	ck_assert_int_eq(tmemd_loop_create(stop_loop, NULL, &loop), 0);
-	ck_assert_int_eq(tmemd_ctl_glue_start(&gc, loop, fx.reg, &g), 0);
-	ck_assert_int_eq(tmemd_loop_run(loop), 0);
-	for (int i = 0; i < n; i++)
-		ck_assert_int_eq(read(p[0], reply[i], 512), 512);
-	close(p[0]);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_int_eq(status, 0);
-	tmemd_ctl_glue_stop(g);
-	tmemd_loop_destroy(loop);
-}
-
-#define REPLY_HAS(r, s) ck_assert_msg(strstr((r), (s)), "reply lacks %s: %s", (s), (r))
-
 /*
  * Issue 25: a domain takes the settings of every principal that names
  * it, the most specific last: [client domid:5], then its xl name, then
@@ -554,7 +468,7 @@ START_TEST(control_names_domains_by_domid)
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	connect_front(&f, 5, "web1");
-	control_session(dir, reqs, 5, reply);
+	control_session(dir, fx.reg, &fx.cfg, NULL, reqs, 5, reply);
 	REPLY_HAS(reply[0], "\"client\":\"uuid:05000000-0100-0000-0000-000000000000\"");
 	REPLY_HAS(reply[0], "\"connected\":true");
 	REPLY_HAS(reply[1], "\"client\":\"uuid:05000000-0100-0000-0000-000000000000\"");
