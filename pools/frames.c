@@ -237,18 +237,26 @@ uint32_t frames_cold_begin(struct tmem_frames *a)
 
 /* After the punch: punched frames are released, the others go back to
  * the free stack.  A frame a shrink cut off meanwhile is dropped. */
-void frames_put_released(struct tmem_frames *a, const uint32_t *f, uint32_t n,
-			 bool punched)
+/* Frames in transit back on the free stack (resident) or the released
+ * one; those past a shrink's new end are dropped. */
+static void return_from_transit(struct tmem_frames *a, const uint32_t *f, uint32_t n,
+				bool resident)
 {
 	a->in_transit -= n;
 	for (uint32_t i = 0; i < n; i++) {
 		if (f[i] >= a->total_frames)
 			continue;
-		if (punched)
-			a->released_stack[a->released_top++] = f[i];
-		else
+		if (resident)
 			a->free_stack[a->free_top++] = f[i];
+		else
+			a->released_stack[a->released_top++] = f[i];
 	}
+}
+
+void frames_put_released(struct tmem_frames *a, const uint32_t *f, uint32_t n,
+			 bool punched)
+{
+	return_from_transit(a, f, n, !punched);
 	if (punched)
 		a->released_total += n;
 	else
@@ -339,15 +347,7 @@ uint32_t frames_take_warm(struct tmem_frames *a, uint32_t *out, uint32_t max)
 void frames_put_warm(struct tmem_frames *a, const uint32_t *f, uint32_t n,
 		     bool populated)
 {
-	a->in_transit -= n;
-	for (uint32_t i = 0; i < n; i++) {
-		if (f[i] >= a->total_frames)
-			continue;
-		if (populated)
-			a->free_stack[a->free_top++] = f[i];
-		else
-			a->released_stack[a->released_top++] = f[i];
-	}
+	return_from_transit(a, f, n, populated);
 	if (!populated)
 		return;
 	a->warmed_total += n;
