@@ -124,17 +124,18 @@ static void host_up(int i)
 	h->hyp = fake_hyp_new();
 }
 
-/* Host i's tmemd stops: migration, then the backend and registry. */
+/* Host i's tmemd stops as tmemd does: the backend (its pulls ended),
+ * then migration, then the registry. */
 static void host_stop(int i, bool keep)
 {
 	struct host *h = &hosts[i];
 
 	if (keep)
 		tmemd_clients_keep_on_stop(h->reg);
-	tmemd_migrate_stop(h->mig);
-	h->mig = NULL;
 	tmemd_xen_backend_destroy(h->be);
 	h->be = NULL;
+	tmemd_migrate_stop(h->mig);
+	h->mig = NULL;
 	tmemd_clients_destroy(h->reg);
 	h->reg = NULL;
 }
