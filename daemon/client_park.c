@@ -19,6 +19,7 @@ struct pool_scan {
 	unsigned nr_drop;
 	uint32_t pools;
 	uint64_t pages;
+	uint64_t stored_bytes;
 };
 
 static int scan_pool(const struct tmem_pool_info *pi, void *ctx)
@@ -28,6 +29,7 @@ static int scan_pool(const struct tmem_pool_info *pi, void *ctx)
 	if (pi->persistent && !pi->shared) {
 		ps->pools++;
 		ps->pages += pi->pages;
+		ps->stored_bytes += pi->z.compr_data_size + pi->tier_bytes;
 	} else if (ps->nr_drop < TMEM_MAX_POOLS_PER_CLIENT) {
 		ps->drop[ps->nr_drop++] = pi->id;
 	}
@@ -91,6 +93,7 @@ int tmemd_client_park(struct tmemd_client *c, uint64_t now_sec, struct tmemd_par
 	store_client_ident(c->sc, &p.ident);
 	p.pages = ps.pages;
 	p.pools = ps.pools;
+	p.stored_bytes = ps.stored_bytes;
 	pthread_mutex_lock(&reg->lock);
 	rc = do_parked_put(reg, &p);
 	pthread_mutex_unlock(&reg->lock);

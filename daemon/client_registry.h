@@ -214,6 +214,9 @@ struct tmemd_parked {
 	uint64_t parked_at;                /* CLOCK_REALTIME, seconds */
 	uint64_t pages;                    /* persistent pages parked */
 	uint32_t pools;                    /* persistent pools parked */
+	/* The bytes they take as stored (arena and host tier): what a peer
+	 * needs room for; 0 not known (noted at a start: count pages). */
+	uint64_t stored_bytes;
 };
 
 struct tmemd_park_stats {

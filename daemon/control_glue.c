@@ -395,7 +395,8 @@ static int glue_migrate_check(void *ctx, const char *client, const char *peer,
 
 	*out = (struct tmemd_control_migrate_check){
 		.reachable = c.reachable, .authenticated = c.authenticated, .room = c.room,
-		.pages = c.pages, .peer_free_pages = c.peer_free_pages,
+		.pages = c.pages, .stored_pages = c.stored_pages,
+		.peer_free_pages = c.peer_free_pages,
 	};
 	return rc;
 }

@@ -118,6 +118,7 @@ typedef int (*tmemd_control_parked_fn)(const struct tmemd_control_parked *, void
 struct tmemd_control_migrate_check {
 	bool reachable, authenticated, room;
 	uint64_t pages;            /* the client's persistent pages here */
+	uint64_t stored_pages;     /* the frames they take as stored */
 	uint64_t peer_free_pages;
 };
 struct tmemd_control_migrate_stats {

@@ -22,10 +22,11 @@ int ctl_cmd_migrate_check(struct tmemd_control *ctl, const struct ctl_request *r
 	rc = ctl->hooks.migrate_check(ctl->ctx, req->client, req->peer, &c, why, sizeof(why));
 	if (rc == -EOPNOTSUPP || rc == -ENOENT)
 		return ctl_err_set(err, -rc, "%s", why);
-	*result = json_pack("{s:s, s:s, s:b, s:b, s:b, s:o, s:o, s:s}", "client", req->client,
-			    "peer", req->peer, "reachable", c.reachable,
+	*result = json_pack("{s:s, s:s, s:b, s:b, s:b, s:o, s:o, s:o, s:s}", "client",
+			    req->client, "peer", req->peer, "reachable", c.reachable,
 			    "authenticated", c.authenticated, "room", c.room,
 			    "pages", json_integer((json_int_t)c.pages),
+			    "stored_pages", json_integer((json_int_t)c.stored_pages),
 			    "peer_free_pages", json_integer((json_int_t)c.peer_free_pages),
 			    "problem", rc ? why : (c.room ? "" : "not enough free pages there"));
 	return 0;

@@ -33,22 +33,42 @@ static int connect_peer(struct tmemd_migrate *m, const char *peer, struct mig_li
 	return rc;
 }
 
-/* The pages client holds here, parked or attached: 0, or -ENOENT. */
-static int local_pages(struct tmemd_migrate *m, const char *client, uint64_t *pages)
+static uint64_t frames_of(uint64_t bytes)
+{
+	return (bytes + TMEM_PAGE_SIZE - 1) / TMEM_PAGE_SIZE;
+}
+
+static int add_pool_size(const struct tmem_pool_info *pi, void *ctx)
+{
+	struct tmemd_migrate_check *out = ctx;
+
+	if (pi->persistent && !pi->shared) {
+		out->pages += pi->pages;
+		out->stored_pages += frames_of(pi->z.compr_data_size + pi->tier_bytes);
+	}
+	return 0;
+}
+
+/* What client holds here, parked or attached (the pages that would
+ * move, and the frames they take as stored: what a peer needs room
+ * for): 0, or -ENOENT.  On the control server's thread, which is the
+ * one that adds and removes clients. */
+static int local_size(struct tmemd_migrate *m, const char *client,
+		      struct tmemd_migrate_check *out)
 {
 	struct tmemd_parked p;
-	struct tmem_page_counts pc;
 	struct tmemd_client *c;
 
 	if (!tmemd_clients_parked(m->reg, client, &p)) {
-		*pages = p.pages;
+		out->pages = p.pages;
+		/* Noted at a start: its size as stored is not known. */
+		out->stored_pages = p.stored_bytes ? frames_of(p.stored_bytes) : p.pages;
 		return 0;
 	}
 	c = tmemd_clients_find(m->reg, client);
 	if (!c)
 		return -ENOENT;
-	store_client_page_counts(c->sc, &pc);
-	*pages = pc.persistent;
+	store_client_for_each_pool(c->sc, add_pool_size, out);
 	return 0;
 }
 
@@ -65,7 +85,7 @@ int tmemd_migrate_check(struct tmemd_migrate *m, const char *client, const char 
 	memset(out, 0, sizeof(*out));
 	if (!m)
 		return snprintf(why, len, "no migration configured (migrate-key)"), -EOPNOTSUPP;
-	if (local_pages(m, client, &out->pages)) {
+	if (local_size(m, client, out)) {
 		snprintf(why, len, "%s: no such client here, attached or parked", client);
 		return -ENOENT;
 	}
@@ -87,7 +107,7 @@ int tmemd_migrate_check(struct tmemd_migrate *m, const char *client, const char 
 		return rc;
 	}
 	out->peer_free_pages = r.free_pages;
-	out->room = r.free_pages >= out->pages;
+	out->room = r.free_pages >= out->stored_pages;
 	return 0;
 }
 

@@ -66,6 +66,7 @@ void tmemd_migrate_claimed(void *m, const char *name);
 struct tmemd_migrate_check {
 	bool reachable, authenticated, room;
 	uint64_t pages;            /* CLIENT's persistent pages here */
+	uint64_t stored_pages;     /* the 4 KiB frames they take as stored */
 	uint64_t peer_free_pages;  /* the peer's free arena pages */
 };
 /* 0 (out says about room) or -errno with why: -EOPNOTSUPP no migration,

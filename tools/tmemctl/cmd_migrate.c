@@ -20,12 +20,13 @@ static void human_check(struct hout *o, json_t *r)
 	const char *problem = hstr(o, r, "problem");
 
 	fprintf(o->f, "%s -> %s\n  reachable:      %s\n  authenticated:  %s\n"
-		"  room:           %s (%llu pages here, %llu free there)\n",
+		"  room:           %s (%llu pages here, %llu as stored, %llu free there)\n",
 		hstr(o, r, "client"), hstr(o, r, "peer"),
 		yes(hbool(o, r, "reachable")),
 		yes(hbool(o, r, "authenticated")),
 		yes(hbool(o, r, "room")),
 		(unsigned long long)hu64(o, r, "pages"),
+		(unsigned long long)hu64(o, r, "stored_pages"),
 		(unsigned long long)hu64(o, r, "peer_free_pages"));
 	if (problem && *problem)
 		fprintf(o->f, "  problem:        %s\n", problem);
