@@ -194,8 +194,10 @@ again:
 	}
 	err = err ?: xenbus_printf(xbt, dev->nodename, "event-channel", "%u",
 				   f->port);
-	/* Where our pools were made: a tmemd on another host than the one
-	 * we run on now has them, after a migration (man/tmem.7). */
+	/*
+	 * Where our pools were made: a tmemd on another host than the one
+	 * we run on now has them, after a migration (man/tmem.7).
+	 */
 	if (!err && f->session[0])
 		err = xenbus_printf(xbt, dev->nodename, "session", "%s",
 				    f->session);
