@@ -86,6 +86,9 @@ void control_session(const char *dir, struct tmemd_clients *reg, struct tmemd_co
 		}
 		/* To the loop's thread: it alone blocks SIGTERM. */
 		syscall(SYS_tgkill, getppid(), getppid(), SIGTERM);
+		/* SIGKILL, not exit: valgrind would leak-check this child,
+		 * which lacks the threads (OpenSSL's) whose state it holds. */
+		raise(SIGKILL);
 		_exit(0);
 	}
 	close(p[1]);
@@ -97,7 +100,7 @@ void control_session(const char *dir, struct tmemd_clients *reg, struct tmemd_co
 		ck_assert_int_eq(read(p[0], reply[i], 512), 512);
 	close(p[0]);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_int_eq(status, 0);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	tmemd_ctl_glue_stop(g);
 	tmemd_loop_destroy(loop);
 }
