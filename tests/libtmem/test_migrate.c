@@ -78,22 +78,31 @@ static void put_range(struct mclient *m, unsigned from, unsigned to)
 	}
 }
 
+/* A get of page h answered ret with pg: counted against its last
+ * acknowledged version (none: nothing to check). */
+static void check_page(struct mclient *m, unsigned h, int ret, const unsigned char *pg)
+{
+	unsigned char want[4096];
+
+	if (!m->ver[h])
+		return;
+	m->checked++;
+	mpage(want, h, m->ver[h]);
+	if (ret != 1)
+		m->lost++;
+	else if (memcmp(pg, want, sizeof(want)))
+		m->wrong++;
+}
+
 static void verify(struct mclient *m)
 {
-	unsigned char pg[4096], want[4096];
+	unsigned char pg[4096];
 
 	for (unsigned h = 0; h < NPAGES; h++) {
 		struct tmem_oid o = moid(h);
 		int ret = tmem_get(m->c, m->pool, &o, h % 16, pg);
 
-		if (!m->ver[h])
-			continue;
-		m->checked++;
-		mpage(want, h, m->ver[h]);
-		if (ret != 1)
-			m->lost++;
-		else if (memcmp(pg, want, sizeof(pg)))
-			m->wrong++;
+		check_page(m, h, ret, pg);
 	}
 }
 
@@ -164,7 +173,7 @@ static void *busy_client(void *arg)
 {
 	struct busy *b = arg;
 	struct mclient *m = b->m;
-	unsigned char pg[4096], want[4096];
+	unsigned char pg[4096];
 	unsigned seed = 27;
 
 	while (!__atomic_load_n(&b->stop, __ATOMIC_RELAXED)) {
@@ -184,14 +193,7 @@ static void *busy_client(void *arg)
 		o = moid(h);
 		ret = tmem_get(m->c, m->pool, &o, h % 16, pg);
 		b->gets++;
-		if (!m->ver[h])
-			continue;
-		m->checked++;
-		mpage(want, h, m->ver[h]);
-		if (ret != 1)
-			m->lost++;
-		else if (memcmp(pg, want, sizeof(pg)))
-			m->wrong++;
+		check_page(m, h, ret, pg);
 	}
 	return NULL;
 }
