@@ -46,6 +46,7 @@
 #include "migrate/migrate.h"
 #include "workers.h"
 #include "xen/backend.h"
+#include "xen/backend_internal.h"
 #include "xen/hyp.h"
 
 enum { INITWAIT = 2, CONNECTED = 4 };
@@ -244,6 +245,27 @@ static void wait_connected(int i, struct fake_front *f)
 	fake_front_set_state(f, CONNECTED);
 }
 
+static bool pulls_running(int i)
+{
+	if (hosts[i].be->orphan_pulls)
+		return true;
+	for (struct xen_dom *d = hosts[i].be->doms; d; d = d->next)
+		if (d->pull)
+			return true;
+	return false;
+}
+
+/* Until host i has no pull running: one under valgrind can take far
+ * longer than any fixed sleep. */
+static void wait_pulls_ended(int i)
+{
+	for (int n = 0; n < 3000 && pulls_running(i); n++) {
+		usleep(10 * 1000);
+		poll_host(i);
+	}
+	ck_assert(!pulls_running(i));
+}
+
 static void domain_connects(int i, struct fake_front *f, uint32_t domid,
 			    const uint8_t handle[TMEMD_XEN_HANDLE_LEN], const char *session)
 {
@@ -434,8 +456,7 @@ START_TEST(domain_gone_during_its_pull)
 	fake_hyp_remove_domain(hosts[1].hyp, 9);
 	fake_xs_fire(hosts[1].xs, "@releaseDomain");
 	poll_host(1);
-	usleep(300 * 1000); /* the pull notices, and ends */
-	poll_host(1);
+	wait_pulls_ended(1);
 	destroy(0, 5);
 	ck_assert_uint_eq(park_stats(0).parked, 1);
 	ck_assert_uint_eq(detached(0), 1);
