@@ -350,8 +350,14 @@ static int tmem_front_suspend(struct xenbus_device *dev)
 	f->suspended = true;
 	f->suspend_domid = tmem_own_domid();
 	f->resume_tries = 0;
-	/* Runs once the domain runs again, wherever that is. */
-	schedule_delayed_work(&f->resume_work, HZ);
+	/*
+	 * Runs once the domain runs again, wherever that is.  Xen's
+	 * do_suspend() freezes kernel threads first, so on the freezable
+	 * queue it runs only after the PM core's own resume has ended: never
+	 * beside xenbus_dev_resume(), which registering the otherend watch
+	 * twice would corrupt.
+	 */
+	queue_delayed_work(system_freezable_wq, &f->resume_work, HZ);
 	return 0;
 }
 
@@ -411,7 +417,7 @@ static void tmem_front_watch_resume(struct work_struct *w)
 		return;
 	if (++f->resume_tries % 30 == 1)
 		dev_warn(&f->dev->dev, "no tmem backend in this domain yet (%d); waiting\n", err);
-	schedule_delayed_work(&f->resume_work, HZ);
+	queue_delayed_work(system_freezable_wq, &f->resume_work, HZ);
 }
 
 static int tmem_front_probe(struct xenbus_device *dev,
