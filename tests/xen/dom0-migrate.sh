@@ -21,10 +21,14 @@
 . /dom0-boot.sh
 dom0_boot 1400m
 HOST=$(sed -n 's/.*e2e\.host=\([ab]\).*/\1/p' /proc/cmdline)
+MTU=$(sed -n 's/.*e2e\.mtu=\([0-9]*\).*/\1/p' /proc/cmdline)
 if [ "$HOST" = a ]; then ME=10.99.0.1 PEER=10.99.0.2; else ME=10.99.0.2 PEER=10.99.0.1; fi
 say "HOST $HOST me=$ME peer=$PEER"
 ip link set lo up
-ip link set eth0 up && ip addr add $ME/24 dev eth0 || say "NET-FAILED $(ip link 2>&1 | tr '\n' ' ')"
+# A large MTU: the tunnel has no offloads, so each frame costs the
+# emulated CPUs a trip through both network stacks.
+ip link set eth0 mtu ${MTU:-1500} && ip link set eth0 up && ip addr add $ME/24 dev eth0 ||
+	say "NET-FAILED $(ip link 2>&1 | tr '\n' ' ')"
 dom0_toolstack
 read -r G _ </guest/guests
 UUID=$(sed -n 's/^uuid = "\(.*\)"/\1/p' /guest/$G.cfg)
@@ -59,6 +63,7 @@ state() { echo "$1" >/run/e2e/state; say "STATE $1 uptime=$(up)"; }
 state booting
 socat TCP-LISTEN:7720,reuseaddr,fork EXEC:"xl migrate-receive" 2>>/run/e2e/receive.log &
 socat TCP-LISTEN:7721,reuseaddr,fork SYSTEM:"cat /run/e2e/state" 2>/dev/null &
+[ "$HOST" = b ] && socat -u TCP-LISTEN:7722,reuseaddr /dev/null &   # LINK-RATE below
 peer_state() { socat -T 5 -u TCP:$PEER:7721,connect-timeout=3 STDOUT 2>/dev/null; }
 
 # wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds; a heartbeat
@@ -87,7 +92,7 @@ relay() {
 	[ "$n" -lt "$shown" ] && shown=0
 	[ "$n" -gt "$shown" ] || return 0
 	conlog $G | sed -n "$((shown + 1)),${n}p" | tr -d '\r' |
-		grep -aE '^E2E-|error|Error' | sed "s/^/E2E-LIVE $G s$STINT /"
+		grep -aE '^E2E-|I/O error|Read-error|tmem_shim' | sed "s/^/E2E-LIVE $G s$STINT /"
 	shown=$n
 }
 # seen PATTERN: the guest printed PATTERN during this stay here.
@@ -99,12 +104,14 @@ jstats() { $TMEMCTL stats --json 2>/dev/null | jq -r --arg u "uuid:$UUID" "$1" 2
 client_pages() { jstats '[.clients[]? | select(.client == $u) | .pages.persistent] | add // 0'; }
 parked_pages() { jstats '[.parked.list[]? | select(.client == $u) | .pages] | add // 0'; }
 attached() { [ -n "$(jstats '.clients[]? | select(.client == $u) | .client')" ]; }
-# freed: this tmemd holds nothing of the guest (the source after a move).
-freed() { [ "$(client_pages)/$(parked_pages)" = 0/0 ] && ! attached; }
+parked() { [ -n "$(jstats '.parked.list[]? | select(.client == $u) | .client')" ]; }
+# freed: this tmemd holds nothing of the guest (the source after a move):
+# no page, no client, nothing parked for its uuid.
+freed() { [ "$(client_pages)/$(parked_pages)" = 0/0 ] && ! attached && ! parked; }
 lista() { $TMEMCTL list -a 2>&1 | sed "s/^/E2E-LISTA $1 /"; }
 
-# move N PEER: xl migrate this host's guest to PEER; the source's view
-# of it afterwards.
+# move N PEER NEXT: xl migrate this host's guest to PEER; its console
+# lines here from then on are of its stay NEXT (its return).
 move() {
 	relay
 	snapshot pre-move-$1 $G "$(xl domid $G)"
@@ -116,9 +123,10 @@ move() {
 	xl migrate -s "" $G "socat - TCP:$PEER:7720" >/tmp/move-$1.log 2>&1; rc=$?
 	t1=$(up)
 	relay
+	STINT=$3 STINT_FROM=$(conlog $G | wc -l)
 	say "MOVE n=$1 from=$HOST rc=$rc took=$(echo "$t1 $t0" | awk '{printf "%.1f", $1 - $2}') at=$t0"
-	[ $rc = 0 ] || sed "s/^/E2E-XL /" /tmp/move-$1.log
-	STINT=0
+	# xl's account of the stream (its last lines on success).
+	if [ $rc = 0 ]; then tail -n 4 /tmp/move-$1.log; else cat /tmp/move-$1.log; fi | sed "s/^/E2E-XL /"
 	return $rc
 }
 # after_move_source N WAIT: until the guest's pages are freed here (at
@@ -130,11 +138,10 @@ after_move_source() {
 	snapshot src-after-move-$1 $G none
 	lista src-$1
 }
-# arrive N STINT: the guest came here (xl migrate-receive renamed it);
-# until its client is attached here, then the stats.
+# arrive N: the guest came here (xl migrate-receive renamed it); until
+# its client is attached here, then the stats.
 arrive() {
-	wait_for ${3:-2400} "arrival-$1" here || return 1
-	STINT=$2 STINT_FROM=$(conlog $G | wc -l)
+	wait_for 2400 "arrival-$1" here || return 1
 	d=$(xl domid $G) t0=$(up)
 	say "ARRIVED n=$1 host=$HOST domid=$d uptime=$t0"
 	if [ -f /run/e2e/tmemd-stopped ]; then
@@ -159,6 +166,12 @@ finish() {
 state ready
 wait_for 600 peer-ready eval 'peer_state | grep -qE "ready|run"' || { state abort; finish; }
 say "LINK $(ping -c 3 -q $PEER 2>&1 | tail -n 1)"
+# What the link carries (xl's stream rides on it): 32 MiB a -> b, timed.
+if [ "$HOST" = a ]; then
+	t0=$(up)
+	dd if=/dev/zero bs=1M count=32 2>/dev/null | socat -u - TCP:$PEER:7722,connect-timeout=10; rc=$?
+	say "LINK-RATE rc=$rc 32MiB_s=$(echo "$(up) $t0" | awk '{printf "%.1f", $1 - $2}') mtu=$(cat /sys/class/net/eth0/mtu)"
+fi
 
 if [ "$HOST" = a ]; then
 	state run
@@ -168,13 +181,13 @@ if [ "$HOST" = a ]; then
 	say "DOMID $G $(xl domid $G)"
 	# 1: a -> b during the verify pass.
 	wait_for 2400 move-point-1 seen "tag=$G-p1 verify $MOVE_AT MiB" &&
-		move 1 $PEER || { state abort; finish; }
+		move 1 $PEER 3 || { state abort; finish; }
 	after_move_source 1 $FREE_WAIT
 	# 2 is b's; the guest comes back here.
-	arrive 2 3 || { state abort; finish; }
+	arrive 2 || { state abort; finish; }
 	# 3: a -> b again once the guest holds its pages and b's tmemd is stopped.
 	wait_for 1800 hold seen "E2E-GUEST $G WAIT-GO" && wait_for 600 peer-tmemd-stopped peer_is tmemd-stopped &&
-		move 3 $PEER || { state abort; finish; }
+		move 3 $PEER 5 || { state abort; finish; }
 	sleep 10; relay
 	say "PARKED n=3 host=$HOST parked_pages=$(parked_pages) client_pages=$(client_pages)"
 	snapshot src-after-move-3 $G none
@@ -187,10 +200,11 @@ if [ "$HOST" = a ]; then
 	sleep 5
 else
 	# 1 arrives from a.
-	arrive 1 2 || finish
+	STINT=2 STINT_FROM=0
+	arrive 1 || finish
 	# 2: b -> a at the next verify progress line here (or its end).
 	wait_for 1800 move-point-2 seen "tag=$G-p1 verify [0-9]+ MiB|E2E-WORKLOAD-HOLD|WAIT-GO" &&
-		move 2 $PEER || { state abort; finish; }
+		move 2 $PEER 4 || { state abort; finish; }
 	after_move_source 2 $FREE_WAIT
 	# The third case: no tmemd here when the guest comes back.
 	pid=$(cat /run/e2e/tmemd.pid); kill $pid
@@ -198,7 +212,7 @@ else
 	touch /run/e2e/tmemd-stopped
 	say "TMEMD-STOPPED pid=$pid"
 	state tmemd-stopped
-	arrive 3 4 || finish
+	arrive 3 || finish
 	d=$(xl domid $G)
 	tty=$(xenstore-read /local/domain/$d/console/tty)
 	# "go" until the guest takes it: it reads hvc0 in 10 s turns.

@@ -14,6 +14,7 @@
 #           E2E_MIG_MOVEAT (verify progress, MiB, of the first move; 32),
 #           E2E_MIG_PWAIT (the shim's persist_wait_ms; 60000),
 #           E2E_MIG_FREEWAIT (s a source waits for its pages to be freed; 240),
+#           E2E_MIG_MTU (the link's MTU in both dom0s; 9000),
 #           E2E_SILENCE, E2E_CPU, E2E_QEMU, E2E_TCG_THREAD (as run-e2e.sh)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -76,15 +77,15 @@ for h in a b; do
 	if [[ $h == a ]]; then me=$PA peer=$PB mac=52:54:00:99:00:01; else me=$PB peer=$PA mac=52:54:00:99:00:02; fi
 	xen_qemu_cmd qemu_cmd 2048 "$SMP" "$E2E_WORK/serial-$h.log" "$E2E_WORK/xen.elf" \
 		"dom0_mem=1024M,max:1536M ${E2E_XEN_EXTRA:-}" \
-		"e2e.host=$h e2e.moveat=$MOVEAT e2e.freewait=$FREEWAIT" "$E2E_WORK/dom0.cpio.gz"
+		"e2e.host=$h e2e.moveat=$MOVEAT e2e.freewait=$FREEWAIT e2e.mtu=${E2E_MIG_MTU:-9000}" "$E2E_WORK/dom0.cpio.gz"
 	timeout "${E2E_TIMEOUT:-3600}" "${qemu_cmd[@]}" \
 		-netdev "socket,id=mig,udp=127.0.0.1:$peer,localaddr=127.0.0.1:$me" \
 		-device "virtio-net-pci,netdev=mig,mac=$mac" \
 		</dev/null >"$E2E_WORK/qemu-$h.log" 2>&1 &
 	q=$!
-	pids+=($q)
-	tail -n +1 -F "$E2E_WORK/serial-$h.log" --pid=$q 2>/dev/null | tr -d '\r' |
-		grep --line-buffered -aoE 'E2E-(DOM0|LIVE) .*' | sed -u "s/^/  $h: /" &
+	pids+=("$q")
+	tail -n +1 -F "$E2E_WORK/serial-$h.log" --pid=$q 2>/dev/null |
+		grep --line-buffered -aoE 'E2E-(DOM0|LIVE) [^\r]*' | sed -u "s/^/  $h: /" &
 	watch_silence $q "$E2E_WORK/serial-$h.log" "${E2E_SILENCE:-300}" &
 done
 rcs=()
