@@ -289,6 +289,11 @@ int tmemd_clients_park_for_peer(struct tmemd_client *c)
 	return tmemd_client_park(c, (uint64_t)ts.tv_sec, NULL);
 }
 
+bool tmemd_clients_may_pull(const struct tmemd_clients *reg)
+{
+	return reg->migrate && reg->migrate->pull;
+}
+
 void tmemd_clients_claimed(struct tmemd_clients *reg, const char *name)
 {
 	if (reg->migrate)

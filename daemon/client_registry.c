@@ -96,6 +96,15 @@ void tmemd_domain_key(const struct tmemd_domain_id *dom, char key[TMEM_CLIENT_NA
 	tmem_principal_format(&p, key);
 }
 
+bool tmemd_ident_same_guest(const struct tmem_ident *a, const struct tmem_ident *b)
+{
+	const size_t rest = TMEMD_XEN_IDENT_DOMID + sizeof(uint32_t);
+
+	if (a->b[0] != TMEMD_XEN_IDENT_MARK || b->b[0] != TMEMD_XEN_IDENT_MARK)
+		return !memcmp(a->b, b->b, TMEM_IDENT_LEN);
+	return !memcmp(a->b + rest, b->b + rest, TMEM_IDENT_LEN - rest);
+}
+
 void tmemd_client_names(const struct tmemd_client *c, struct tmemd_client_names *out,
 			char bufs[2][TMEM_CLIENT_NAME_MAX])
 {

@@ -110,6 +110,16 @@ struct tmemd_client_names {
 /* The names of c; the strings live in c and bufs. */
 void tmemd_client_names(const struct tmemd_client *c, struct tmemd_client_names *out,
 			char bufs[2][TMEM_CLIENT_NAME_MAX]);
+/*
+ * A Xen domain's identity (daemon/xen/resume.c): TMEMD_XEN_IDENT_MARK,
+ * the domid it had when its client was made (4 bytes at
+ * TMEMD_XEN_IDENT_DOMID), its handle and a nonce.  A guest that moved
+ * to another host has another domid there: it is the same guest when
+ * everything else is the same.  Any other identity matches itself only.
+ */
+#define TMEMD_XEN_IDENT_MARK 'X'
+#define TMEMD_XEN_IDENT_DOMID 1
+bool tmemd_ident_same_guest(const struct tmem_ident *a, const struct tmem_ident *b);
 /* The principal a domain is registered and stored under (see above). */
 void tmemd_domain_key(const struct tmemd_domain_id *dom, char key[TMEM_CLIENT_NAME_MAX]);
 /*
@@ -294,6 +304,8 @@ void tmemd_clients_set_migrate(struct tmemd_clients *reg, const struct tmemd_mig
  * registry only, for the client to come back here. */
 int tmemd_clients_pull(struct tmemd_clients *reg, const char *name,
 		       const struct tmem_ident *ident);
+/* Whether a pull can be asked for at all (migration configured). */
+bool tmemd_clients_may_pull(const struct tmemd_clients *reg);
 int tmemd_clients_park_for_peer(struct tmemd_client *c);
 void tmemd_clients_claimed(struct tmemd_clients *reg, const char *name);
 bool tmemd_clients_held(struct tmemd_clients *reg, const char *name);

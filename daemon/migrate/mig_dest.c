@@ -254,10 +254,11 @@ int tmemd_migrate_pull(void *ctx, const char *name, const struct tmem_ident *ide
 	pthread_mutex_unlock(&m->pull_lock);
 	pthread_mutex_lock(&m->lock);
 	m->stats.transfer_ns += mig_now_ns() - t0;
-	if (rc && rc != -ENOENT)
+	/* -EAGAIN: the source has not parked it yet; the caller asks again. */
+	if (rc && rc != -ENOENT && rc != -EAGAIN)
 		m->stats.failed_pulls++;
 	pthread_mutex_unlock(&m->lock);
-	if (rc && rc != -ENOENT)
+	if (rc && rc != -ENOENT && rc != -EAGAIN)
 		log_err("migrate: cannot take %s's pages from a peer: %s; they stay there",
 			name, strerror(-rc));
 	return rc;

@@ -13,10 +13,12 @@
 
 static int parse_line(char *line, struct mig_keys *k)
 {
+	/* One byte more than a valid field (refused below), and the NUL. */
 	char name[MIG_HOST_MAX + 1], hex[2 * MIG_KEY_LEN + 2];
 	int n;
 
-	if (sscanf(line, "%64s %66s %n", name, hex, &n) != 2 || line[n] != '\0')
+	_Static_assert(MIG_HOST_MAX == 64 && MIG_KEY_LEN == 32, "the widths below");
+	if (sscanf(line, "%64s %65s %n", name, hex, &n) != 2 || line[n] != '\0')
 		return -EINVAL;
 	if (!tmem_name_valid(name) || strlen(name) >= MIG_HOST_MAX || strlen(hex) != 2 * MIG_KEY_LEN)
 		return -EINVAL;

@@ -23,6 +23,7 @@
 #include "migrate/mig_files.h"
 #include "migrate/mig_internal.h"
 #include "migrate/mig_wire.h"
+#include "tmem_names.h"
 
 /* m->lock held. */
 static struct mig_lent *do_lent_find(struct tmemd_migrate *m, const char *name,
@@ -78,9 +79,21 @@ static void count_refused(struct tmemd_migrate *m)
 }
 
 /*
+ * Whether a domain is still connected here under name: xl migrate lets
+ * the destination's domain run before it destroys the suspended one
+ * here, which parks it (daemon/xen/park.c); the peer asks again.
+ */
+static bool still_here(struct tmemd_migrate *m, const char *name)
+{
+	return !strncmp(name, TMEM_UUID_PREFIX, TMEM_UUID_PREFIX_LEN) &&
+	       tmemd_clients_find(m->reg, name) != NULL;
+}
+
+/*
  * Lends name to peer: the parked entry (or the one lent to this same
  * peer, which gave up on it by asking again) becomes lent under a new
- * xfer.  0 and *out, or -ENOENT, -EPERM (another identity), -EBUSY.
+ * xfer.  0 and *out, or -ENOENT, -EAGAIN (not parked yet), -EPERM
+ * (another identity or guest), -EBUSY.
  */
 static int lend(struct tmemd_migrate *m, const char *peer, const char *name,
 		const struct tmem_ident *ident, struct mig_lent *out)
@@ -96,8 +109,8 @@ static int lend(struct tmemd_migrate *m, const char *peer, const char *name,
 	else if (l)
 		p = l->parked;
 	else if (tmemd_clients_parked(m->reg, name, &p))
-		rc = -ENOENT;
-	if (!rc && memcmp(p.ident.b, ident->b, TMEM_IDENT_LEN))
+		rc = still_here(m, name) ? -EAGAIN : -ENOENT;
+	if (!rc && !tmemd_ident_same_guest(&p.ident, ident))
 		rc = -EPERM;
 	if (!rc && !l && (m->nr_lent == MIG_MAX_LENT || tmemd_clients_unpark(m->reg, name, &p)))
 		rc = -EBUSY;
@@ -242,17 +255,23 @@ static int serve_pull(struct tmemd_migrate *m, struct mig_link *link,
 
 	mig_name_get(who->name, name); /* checked by mig_recv */
 	memcpy(ident.b, who->ident, TMEM_IDENT_LEN);
-	/* A domain's pages are parked with a xenstore marker, which this
-	 * side does not lend yet (man/tmem.7). */
-	if (!strncmp(name, "uuid:", 5) || !strncmp(name, "domid:", 6))
+	/* A domain known by its domid only cannot be known elsewhere. */
+	if (!strncmp(name, "domid:", 6))
 		return refuse_offer(m, link, -EOPNOTSUPP);
 	rc = lend(m, mig_link_peer(link), name, &ident, &l);
+	if (rc == -EAGAIN) {
+		o.status = rc;
+		log_info("migrate: peer %s asked for %s, still connected here: asked to wait",
+			 mig_link_peer(link), name);
+		return mig_send(link, TMEM_MIG_OFFER, &o, sizeof(o));
+	}
 	if (rc) {
 		log_warn("migrate: peer %s asked for %s: refused (%s)", mig_link_peer(link),
 			 name, strerror(-rc));
 		return refuse_offer(m, link, rc);
 	}
-	rc = store_client_claim(m->store, name, &ident, &sc);
+	/* Stored under the identity it had here (a domain's old domid). */
+	rc = store_client_claim(m->store, name, &l.parked.ident, &sc);
 	if (rc) {
 		log_err("migrate: %s was parked but is not in the store (%s)", name, strerror(-rc));
 		if (unlend(m, l.xfer, NULL, &l))

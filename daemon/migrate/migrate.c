@@ -242,8 +242,9 @@ void tmemd_migrate_claimed(void *ctx, const char *name)
 {
 	struct tmemd_migrate *m = ctx;
 
-	if (!tmemd_clients_forget_parked(m->reg, name))
-		mig_file_remove(m->parked_dir, name);
+	/* A domain's claim took it off the list already (daemon/xen/park.c). */
+	tmemd_clients_forget_parked(m->reg, name);
+	mig_file_remove(m->parked_dir, name);
 }
 
 bool tmemd_migrate_held(void *ctx, const char *name)

@@ -139,6 +139,8 @@ static void connect_dom(struct xen_dom *d)
 	const char *why = "unknown";
 	int rc = xen_conn_open(d, &why);
 
+	if (rc == -EINPROGRESS)
+		return; /* in InitWait until the pull ends (pull.c) */
 	if (rc && d->be->env.clients)
 		tmemd_clients_count_refusal(d->be->env.clients, TMEMD_REFUSED_HANDSHAKE,
 					    rc == -EFAULT ? -TMEM_EINVAL : rc);
@@ -262,6 +264,7 @@ static void dom_free(struct xen_dom *d)
 	struct tmemd_xen_backend *be = d->be;
 
 	xen_conn_close(d);
+	xen_pull_orphan(d);
 	if (d->watching)
 		be->xs.ops->unwatch(be->xs.h, d->state_path, d->token);
 	if (d->watching_name)
@@ -495,6 +498,27 @@ static void on_watch(struct tmemd_xen_backend *be, const char *path,
 		frontend_changed(d);
 }
 
+/* Pulls that ended (pull.c): their domains connect again and claim
+ * what came.  One at a time from the head: frontend_changed() may free
+ * a domain. */
+static void end_pulls(struct tmemd_xen_backend *be)
+{
+	struct xen_dom *d;
+
+	do {
+		for (d = be->doms; d && !xen_pull_done(d); d = d->next)
+			;
+		if (d && d->be_state == TMEMD_XB_INITWAIT && !d->cut) {
+			frontend_changed(d);
+			if (xen_pull_done(d)) /* not connected again: drop it */
+				xen_pull_orphan(d);
+		} else if (d) {
+			xen_pull_orphan(d);
+		}
+	} while (d);
+	xen_pull_reap(be, false);
+}
+
 static void handle_faults(struct tmemd_xen_backend *be)
 {
 	uint64_t v;
@@ -504,6 +528,7 @@ static void handle_faults(struct tmemd_xen_backend *be)
 	for (struct xen_dom *d = be->doms; d; d = d->next)
 		if (d->conn && __atomic_load_n(&d->faulted, __ATOMIC_ACQUIRE))
 			cut_off(d, d->conn->fault_why);
+	end_pulls(be);
 }
 
 void tmemd_xen_backend_poll(struct tmemd_xen_backend *be)
@@ -634,6 +659,7 @@ void tmemd_xen_backend_destroy(struct tmemd_xen_backend *be)
 			set_state(d, TMEMD_XB_CLOSED);
 		dom_free(d);
 	}
+	xen_pull_reap(be, true);
 	if (be->in_loop) {
 		tmemd_loop_del(be->env.loop, &be->xs_w);
 		tmemd_loop_del(be->env.loop, &be->fault_w);

@@ -35,6 +35,8 @@ struct xen_conn {
 	const char *fault_why;       /* set by the worker before dom->faulted */
 };
 
+struct xen_pull;
+
 struct xen_dom {
 	struct tmemd_xen_backend *be;
 	uint32_t domid;
@@ -56,6 +58,7 @@ struct xen_dom {
 	char name_token[TMEMD_XS_TOKEN_MAX];
 	bool watching_name;
 	struct xen_conn *conn;       /* NULL unless connected */
+	struct xen_pull *pull;       /* pull.c: its pages coming from a peer */
 	int faulted;                 /* atomic: the worker saw a ring fault */
 	struct xen_dom *next;
 };
@@ -65,7 +68,7 @@ struct tmemd_xen_backend {
 	struct tmemd_xs xs;
 	struct tmemd_hyp hyp;
 	uint32_t self;               /* our domid (0: dom0) */
-	int fault_fd;                /* eventfd: a worker saw a fault */
+	int fault_fd;                /* eventfd: a worker saw a fault, or a pull ended */
 	int retry_fd;                /* timerfd: a deferred connect is due */
 	int park_fd;                 /* timerfd (CLOCK_REALTIME): a parked client expires */
 	struct tmemd_watch xs_w, fault_w, retry_w, park_w;
@@ -73,6 +76,7 @@ struct tmemd_xen_backend {
 	bool stopping;               /* tmemd stops: clients stay for the next run */
 	bool watching;               /* @introduceDomain/@releaseDomain set */
 	struct xen_dom *doms;
+	struct xen_pull *orphan_pulls; /* pull.c: of domains gone meanwhile */
 	struct tmemd_xen_allow allow;
 	struct xen_kept *kept;       /* clients of the last run, kept (resume.c) */
 	unsigned nr_kept;
@@ -88,7 +92,7 @@ void xen_balloon_target_changed(struct tmemd_xen_backend *be);
 void xen_balloon_stop(struct tmemd_xen_backend *be);
 
 /* resume.c */
-#define XEN_IDENT_MARK 'X'  /* first byte of a domain's tmem_ident */
+#define XEN_IDENT_MARK TMEMD_XEN_IDENT_MARK /* client_registry.h */
 struct xen_kept {
 	uint32_t domid;
 	char name[TMEM_CLIENT_NAME_MAX];
@@ -101,6 +105,8 @@ void xen_sort_previous_domains(struct tmemd_xen_backend *be);
 int xen_ident_new(const struct xen_dom *d, struct tmem_ident *out);
 /* The nonce: the backend's "session" node (never 0). */
 uint64_t xen_ident_nonce(const struct tmem_ident *id);
+/* d's identity had its pools been made under session nonce (elsewhere). */
+void xen_ident_with_nonce(const struct xen_dom *d, uint64_t nonce, struct tmem_ident *out);
 
 /* A kept client of the last run whose domain is a live one; taken by
  * handle, so a restored domain (new domid) finds it too. */
@@ -119,6 +125,10 @@ void xen_park(struct xen_dom *d);
 /* The client d's identity parked, claimed into d->conn: 0, -ENOENT none,
  * or -errno. */
 int xen_claim_parked(struct xen_dom *d);
+/* Pages a pull brought for a domain that went away meanwhile: parked
+ * under key for the next domain with its UUID, as xen_park() does. */
+void xen_park_pulled(struct tmemd_xen_backend *be, const char *key, const char *label,
+		     const struct tmem_ident *ident);
 /* Another domain with d's handle that only waits to end after a suspend
  * (the source of a migration to this host): its client is parked now,
  * so d can claim it. */
@@ -130,6 +140,24 @@ int xen_note_parked_at_start(struct tmemd_xen_backend *be, const char *key,
 /* Frees what is parked past parked-max-age and re-arms park_fd. */
 void xen_expire_parked(struct tmemd_xen_backend *be);
 void xen_arm_park_timer(struct tmemd_xen_backend *be);
+
+/* pull.c: a guest that moved here from another host. */
+#define XEN_PULL_WAIT_MS 10000u  /* for its old domain there to be let go */
+/*
+ * The pages d's guest parked on a migrate-peer under session (its
+ * frontend's): -EINPROGRESS while a pull runs (it is started here; its
+ * end wakes fault_fd, and the next connect comes back here), then 0
+ * with them claimed into d->conn, or -ENOENT (no session, no peer has
+ * them, the pull failed: start afresh), or -errno.
+ */
+int xen_claim_pulled(struct xen_dom *d, uint64_t session);
+/* Whether d's pull has ended (the next connect claims its result). */
+bool xen_pull_done(const struct xen_dom *d);
+/* d goes away: its running pull is let finish as an orphan. */
+void xen_pull_orphan(struct xen_dom *d);
+/* Ends the orphans whose pull ended (all, waiting, with wait): the
+ * pages one brought are parked for the next domain with its UUID. */
+void xen_pull_reap(struct tmemd_xen_backend *be, bool wait);
 
 /* conn.c */
 /* Reads, checks and maps what the frontend published, binds its event

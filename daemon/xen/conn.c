@@ -68,8 +68,9 @@ static int add_new_client(struct xen_dom *d)
 }
 
 /* The client the last run left for this domain's identity, if kept;
- * else what it parked when it suspended (park.c); else a new one. */
-static int add_client(struct xen_dom *d)
+ * else what it parked when it suspended (park.c); else what it parked on
+ * the host it came from, under session (pull.c); else a new one. */
+static int add_client(struct xen_dom *d, uint64_t session)
 {
 	struct tmemd_clients *reg = d->be->env.clients;
 	struct xen_conn *c = d->conn;
@@ -90,6 +91,8 @@ static int add_client(struct xen_dom *d)
 			 d->domid, k.name, strerror(-rc));
 	}
 	rc = xen_claim_parked(d);
+	if (rc == -ENOENT)
+		rc = xen_claim_pulled(d, session);
 	return rc == -ENOENT ? add_new_client(d) : rc;
 }
 
@@ -156,9 +159,10 @@ int xen_conn_open(struct xen_dom *d, const char **why)
 	rc = rc ?: map_and_bind(d, f, why);
 	if (rc)
 		goto out;
-	rc = add_client(d);
+	rc = add_client(d, f->session);
 	if (rc) {
-		*why = "cannot register the client";
+		*why = rc == -EINPROGRESS ? "its pages are on their way from a peer"
+					  : "cannot register the client";
 		goto out;
 	}
 	rc = publish_session(d);

@@ -25,6 +25,29 @@ int tmemd_xen_parse_u32(const char *s, uint32_t max, uint32_t *out)
 	return 0;
 }
 
+int tmemd_xen_parse_session(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (strlen(s) != 16)
+		return -EINVAL;
+	for (size_t i = 0; i < 16; i++) {
+		unsigned d;
+
+		if (s[i] >= '0' && s[i] <= '9')
+			d = (unsigned)(s[i] - '0');
+		else if (s[i] >= 'a' && s[i] <= 'f')
+			d = (unsigned)(s[i] - 'a' + 10);
+		else
+			return -EINVAL;
+		v = v << 4 | d;
+	}
+	if (!v)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 int tmemd_xen_read_u32(const struct tmemd_xs *xs, const char *dir,
 		       const char *name, uint32_t max, uint32_t *out)
 {
@@ -78,6 +101,25 @@ static int read_refs(const struct tmemd_xs *xs, const char *fe_path,
 	return 0;
 }
 
+/* Absent: 0 (a guest that holds no pools, or a shim before issue 27). */
+static int read_session(const struct tmemd_xs *xs, const char *fe_path, uint64_t *out,
+			const char **why)
+{
+	char path[TMEMD_XS_PATH_MAX], *v = NULL;
+	int rc;
+
+	*out = 0;
+	snprintf(path, sizeof(path), "%s/session", fe_path);
+	rc = xs->ops->read(xs->h, TMEMD_XS_NO_TX, path, &v);
+	if (rc)
+		return rc == -ENOENT ? 0 : rc;
+	rc = tmemd_xen_parse_session(v, out);
+	free(v);
+	if (rc)
+		*why = "session not 16 hex digits";
+	return rc;
+}
+
 int tmemd_xen_read_front(const struct tmemd_xs *xs, const char *fe_path,
 			 struct tmemd_xen_front *f, const char **why)
 {
@@ -115,5 +157,5 @@ int tmemd_xen_read_front(const struct tmemd_xs *xs, const char *fe_path,
 		*why = "event-channel is 0";
 		rc = -EINVAL;
 	}
-	return rc;
+	return rc ?: read_session(xs, fe_path, &f->session, why);
 }

@@ -39,10 +39,17 @@ struct tmemd_xen_front {
 	uint32_t nr_pages;
 	uint32_t port;
 	uint32_t refs[TMEMD_XEN_MAX_RING_PAGES];
+	/* The backend session its pools were made in, from a tmemd here or
+	 * on the host it came from (0: none; man/tmem.7). */
+	uint64_t session;
 };
 
 /* Strict decimal: 0 and *out, or -EINVAL (garbage or above max). */
 int tmemd_xen_parse_u32(const char *s, uint32_t max, uint32_t *out);
+
+/* A session as the backend writes it: 16 lower-case hex digits, not
+ * all zero.  0 and *out, or -EINVAL. */
+int tmemd_xen_parse_session(const char *s, uint64_t *out);
 
 /* The node dir/name as a strict decimal.  0, -ENOENT or -EINVAL. */
 int tmemd_xen_read_u32(const struct tmemd_xs *xs, const char *dir,
@@ -55,7 +62,8 @@ int tmemd_xen_read_state(const struct tmemd_xs *xs, const char *dir,
 /*
  * Everything the frontend at fe_path published for the handshake,
  * checked: protocol version, geometry (tmem_ring_geometry_check), that
- * ring-pages is exactly what the geometry takes, and each ring-refN.
+ * ring-pages is exactly what the geometry takes, each ring-refN, and
+ * the optional session.
  * 0, or -EINVAL/-ENOENT/-EPROTO with the reason in *why.
  */
 int tmemd_xen_read_front(const struct tmemd_xs *xs, const char *fe_path,

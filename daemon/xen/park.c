@@ -114,6 +114,28 @@ void xen_park(struct xen_dom *d)
 	xen_arm_park_timer(be);
 }
 
+void xen_park_pulled(struct tmemd_xen_backend *be, const char *key, const char *label,
+		     const struct tmem_ident *ident)
+{
+	uint64_t now = wall_sec();
+	int rc = marker_write(be, key, now, label);
+
+	if (rc)
+		log_warn("xen: cannot mark %s parked in the xenstore (%s): a tmemd restart "
+			 "before its restore would free it", key, strerror(-rc));
+	rc = tmemd_clients_note_parked(be->env.clients, key, label, ident, now);
+	if (rc) {
+		log_err("xen: the pages taken for %s cannot be parked (%s): freed", key,
+			strerror(-rc));
+		store_drop_detached(tmemd_clients_store(be->env.clients), key);
+		marker_remove(be, key);
+		return;
+	}
+	log_info("xen: the domain %s was taken for went away: its pages are parked here",
+		 key);
+	xen_arm_park_timer(be);
+}
+
 static unsigned popcount32(uint32_t v)
 {
 	return (unsigned)__builtin_popcount(v);
@@ -134,8 +156,12 @@ int xen_claim_parked(struct xen_dom *d)
 		return -ENOENT;
 	xen_dom_id(d, &id);
 	tmemd_domain_key(&id, key);
-	if (tmemd_clients_unpark(reg, key, &p))
+	if (tmemd_clients_unpark(reg, key, &p)) {
+		/* Left by pages a peer took (daemon/migrate/): nothing is
+		 * parked under it now. */
+		marker_remove(be, key);
 		return -ENOENT;
+	}
 	rc = tmemd_client_attach_domain(reg, &id, &p.ident, &c->client, &c->resumed);
 	if (rc) {
 		/* Ours to retry: the frontend connects again, and finds it. */
@@ -146,6 +172,7 @@ int xen_claim_parked(struct xen_dom *d)
 	}
 	c->ident = p.ident;
 	marker_remove(be, key);
+	tmemd_clients_claimed(reg, key); /* parked again after a pull gave up */
 	xen_arm_park_timer(be);
 	if (!c->resumed) {
 		log_warn("domain %u (%s): the pages parked as %s are gone; it starts afresh",
@@ -210,6 +237,11 @@ int xen_note_parked_at_start(struct tmemd_xen_backend *be, const char *key,
 	unsigned long long at;
 	int rc;
 
+	/* Lent to a peer, or parked again after one gave up: the migrate
+	 * module recovered it before any transport started. */
+	if (tmemd_clients_held(be->env.clients, key) ||
+	    tmemd_clients_is_parked(be->env.clients, key))
+		return 1;
 	if (marker_path(key, path) || be->xs.ops->read(be->xs.h, TMEMD_XS_NO_TX, path, &v))
 		return 0;
 	label[0] = '\0';

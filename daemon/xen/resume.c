@@ -23,7 +23,7 @@
 #include "log.h"
 #include "xen/backend_internal.h"
 
-#define ID_DOMID 1                       /* 4 bytes, host order */
+#define ID_DOMID TMEMD_XEN_IDENT_DOMID     /* 4 bytes, host order */
 #define ID_HANDLE (ID_DOMID + 4)         /* TMEMD_XEN_HANDLE_LEN bytes */
 #define ID_NONCE (ID_HANDLE + TMEMD_XEN_HANDLE_LEN) /* 8 bytes */
 _Static_assert(ID_NONCE + 8 <= TMEM_IDENT_LEN, "a Xen identity fits");
@@ -48,6 +48,11 @@ int xen_ident_new(const struct xen_dom *d, struct tmem_ident *out)
 			return errno ? -errno : -EIO;
 	ident_fill(d->domid, d->handle, nonce, out);
 	return 0;
+}
+
+void xen_ident_with_nonce(const struct xen_dom *d, uint64_t nonce, struct tmem_ident *out)
+{
+	ident_fill(d->domid, d->handle, nonce, out);
 }
 
 uint64_t xen_ident_nonce(const struct tmem_ident *id)

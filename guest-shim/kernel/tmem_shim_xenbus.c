@@ -9,7 +9,8 @@
  *
  *   backend InitWait  -> zero the region, write its header; write
  *                        protocol-version, geometry, ring-pages, ring-refN,
- *                        event-channel; Initialised
+ *                        event-channel, and the session our pools are
+ *                        in if we have any; Initialised
  *   backend Connected -> attach the ring (requests flow from here on),
  *                        map the pools onto the backend's: the ones it
  *                        kept (resumed-pools, under the session our
@@ -193,6 +194,13 @@ again:
 	}
 	err = err ?: xenbus_printf(xbt, dev->nodename, "event-channel", "%u",
 				   f->port);
+	/* Where our pools were made: a tmemd on another host than the one
+	 * we run on now has them, after a migration (man/tmem.7). */
+	if (!err && f->session[0])
+		err = xenbus_printf(xbt, dev->nodename, "session", "%s",
+				    f->session);
+	else if (!err)
+		xenbus_rm(xbt, dev->nodename, "session");
 	if (err) {
 		xenbus_transaction_end(xbt, 1);
 		return err;

@@ -100,7 +100,7 @@ $(BUILD)/tests/bench/migrate_bench.o: EXTRA_CFLAGS += $(call pkg_cflags,check) \
 	-DTMEMCTL_BIN='"$(TMEMCTL)"'
 $(BUILD)/bench/migrate-bench: $(BUILD)/tests/bench/migrate_bench.o \
 		$(BUILD)/tests/libtmem/migrate_fixture.o $(BUILD)/tests/daemon/restart_harness.o \
-		$(BUILD)/tests/daemon/harness.o $(LIBTMEM_A) | $(TMEMD) $(TMEMCTL)
+		$(BUILD)/tests/daemon/harness.o $(TEST_COMMON_LIB) $(LIBTMEM_A) | $(TMEMD) $(TMEMCTL)
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@

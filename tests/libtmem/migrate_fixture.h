@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/test_peers.h"
 #include "daemon/restart_harness.h"
 
 #define MPAIR_SOURCE_UNREACHABLE 1u /* hostA does not listen */
@@ -31,12 +32,4 @@ bool mpair_has_file(struct mpair *p, int i, const char *sub, const char *name);
 /* Waits (up to 15 s, else fails) until neither side has name parked,
  * lent or incoming: a move that is over on both sides. */
 void mpair_wait_settled(struct mpair *p, const char *name);
-/* A free loopback port. */
-uint16_t mpair_free_port(void);
-/* Writes a key file of these lines (mode 0600) at path. */
-void mpair_write_keys(const char *path, const char *lines);
-
-#define MPAIR_KEY_A "hostA 1111111111111111111111111111111111111111111111111111111111111111\n"
-#define MPAIR_KEY_B "hostB 2222222222222222222222222222222222222222222222222222222222222222\n"
-
 #endif /* TMEMD_TEST_MIGRATE_FIXTURE_H */

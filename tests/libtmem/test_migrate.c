@@ -6,6 +6,8 @@
  *   - a client's persistent pools move to the other tmemd and back, with
  *     puts between the moves: 0 lost, 0 wrong; the source frees its copy
  *     and nothing is left half done on either side;
+ *   - the same while another thread of the client keeps putting and
+ *     getting through six moves: every call succeeds, 0 lost, 0 wrong;
  *   - kill -9 of the source, then of the destination, at random moments
  *     of the move, before the park included (each restarted): the move
  *     still completes, 0 lost, 0 wrong, and the pages end on exactly one
@@ -150,6 +152,84 @@ START_TEST(test_move_and_back)
 }
 END_TEST
 
+/* The client's other thread: puts and gets at random until told to
+ * stop, checking each get against its last acknowledged put. */
+struct busy {
+	struct mclient *m;
+	bool stop;
+	uint64_t puts, gets, failed;
+};
+
+static void *busy_client(void *arg)
+{
+	struct busy *b = arg;
+	struct mclient *m = b->m;
+	unsigned char pg[4096], want[4096];
+	unsigned seed = 27;
+
+	while (!__atomic_load_n(&b->stop, __ATOMIC_RELAXED)) {
+		unsigned h = (unsigned)rand_r(&seed) % NPAGES;
+		struct tmem_oid o = moid(h);
+		unsigned v = ++m->next;
+		int ret;
+
+		mpage(pg, h, v);
+		ret = tmem_put(m->c, m->pool, &o, h % 16, pg);
+		__atomic_add_fetch(&b->puts, 1, __ATOMIC_RELAXED);
+		if (ret == 1)
+			m->ver[h] = v;
+		else
+			b->failed++; /* a put may be refused, never cut off */
+		h = (unsigned)rand_r(&seed) % NPAGES;
+		o = moid(h);
+		ret = tmem_get(m->c, m->pool, &o, h % 16, pg);
+		b->gets++;
+		if (!m->ver[h])
+			continue;
+		m->checked++;
+		mpage(want, h, m->ver[h]);
+		if (ret != 1)
+			m->lost++;
+		else if (memcmp(pg, want, sizeof(pg)))
+			m->wrong++;
+	}
+	return NULL;
+}
+
+/* Point 1 of issue 27: the client keeps reading and writing from
+ * another thread while it moves back and forth; its calls wait out
+ * each move and go on at the other tmemd. */
+START_TEST(test_busy_while_moving)
+{
+	struct mpair p;
+	struct mclient m;
+	struct busy b = { .m = &m };
+	pthread_t t;
+	uint64_t before;
+
+	mpair_start(&p, 0);
+	mclient_start(&m, p.d[0].sock, "busy");
+	ck_assert_int_eq(pthread_create(&t, NULL, busy_client, &b), 0);
+	for (int i = 0; i < 6; i++) {
+		before = __atomic_load_n(&b.puts, __ATOMIC_RELAXED);
+		ck_assert_int_eq(tmem_migrate(m.c, p.d[(i + 1) % 2].sock), 0);
+		while (__atomic_load_n(&b.puts, __ATOMIC_RELAXED) < before + 50)
+			usleep(1000); /* some calls at each tmemd between moves */
+	}
+	__atomic_store_n(&b.stop, true, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	printf("busy while moving: %llu puts, %llu gets over 6 moves, %llu refused\n",
+	       (unsigned long long)b.puts, (unsigned long long)b.gets,
+	       (unsigned long long)b.failed);
+	ck_assert_uint_eq(b.failed, 0);
+	verify(&m);
+	mpair_wait_settled(&p, "busy");
+	report("busy while moving", &m);
+	tmem_disconnect(m.c);
+	mpair_fini(&p);
+}
+END_TEST
+
 struct killer {
 	pthread_t t;
 	struct rdaemon *d;
@@ -268,6 +348,7 @@ static Suite *migrate_suite(void)
 
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_move_and_back);
+	tcase_add_test(tc, test_busy_while_moving);
 	tcase_add_test(tc, test_kill_source);
 	tcase_add_test(tc, test_kill_destination);
 	tcase_add_test(tc, test_source_gone);

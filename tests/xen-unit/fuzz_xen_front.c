@@ -18,7 +18,7 @@
 static const char *const nodes[] = {
 	"protocol-version", "ring-entries", "nr-slots", "ring-pages",
 	"ring-ref0", "ring-ref1", "ring-ref2", "ring-ref3", "ring-ref4",
-	"event-channel",
+	"event-channel", "session",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -2,17 +2,28 @@
 # in-memory xenstore and memfd/eventfd grants and event channels.  It
 # runs workers, so it is also a TSan test.
 
-TEST_XEN_UNIT := $(BUILD)/tests/xen-unit/test_xen_unit
-XEN_UNIT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out tests/xen-unit/fuzz_%,$(wildcard tests/xen-unit/*.c)))
+# test_xen_hosts: two such backends in one process, each with its own
+# store and migration module, a guest moving between them (issue 27).
 
-UNIT_TESTS += $(TEST_XEN_UNIT)
-TSAN_TESTS += $(TEST_XEN_UNIT)
+TEST_XEN_UNIT := $(BUILD)/tests/xen-unit/test_xen_unit
+TEST_XEN_HOSTS := $(BUILD)/tests/xen-unit/test_xen_hosts
+XEN_FAKE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/xen-unit/fake_*.c))
+XEN_UNIT_OBJS := $(XEN_FAKE_OBJS) $(BUILD)/tests/xen-unit/test_xen_unit.o
+
+UNIT_TESTS += $(TEST_XEN_UNIT) $(TEST_XEN_HOSTS)
+TSAN_TESTS += $(TEST_XEN_UNIT) $(TEST_XEN_HOSTS)
 
 $(BUILD)/tests/xen-unit/%.o: EXTRA_CFLAGS += $(call pkg_cflags,check inih jansson)
 
 # Linked as tmemd is (daemon/module.mk): the core needs its sublibraries.
 $(TEST_XEN_UNIT): $(XEN_UNIT_OBJS) $(TEST_COMMON_LIB) $(DAEMON_CORE) $(TMEMD_SUBLIBS) \
 		$(TMEM_CORE_LIBS)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) \
+		$(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
+
+$(TEST_XEN_HOSTS): $(XEN_FAKE_OBJS) $(BUILD)/tests/xen-unit/test_xen_hosts.o \
+		$(TEST_COMMON_LIB) $(DAEMON_CORE) $(TMEMD_SUBLIBS) $(TMEM_CORE_LIBS)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(DAEMON_LDLIBS) $(call pkg_libs,check) \
 		$(LIBTMEMD_SYSTEMD_LDLIBS) -o $@
