@@ -20,7 +20,7 @@ declare -A lines
 lines[a]=$(tr -d '\r' <"${1:?usage: check-migrate.sh SERIAL_A SERIAL_B}" | grep -aoE 'E2E-[A-Z0-9-]+ .*')
 lines[b]=$(tr -d '\r' <"${2:?}" | grep -aoE 'E2E-[A-Z0-9-]+ .*')
 # dom0 HOST PATTERN: host HOST's last E2E-DOM0 line starting with PATTERN.
-dom0() { grep -a "^E2E-DOM0 $2" <<<"${lines[$1]}" | tail -1; }
+dom0() { grep -aE "^E2E-DOM0 $2" <<<"${lines[$1]}" | tail -1; }
 # field LINE KEY: KEY=VALUE's value in LINE.
 field() { grep -oE "(^| )$2=[^ ]*" <<<"$1" | tail -1 | cut -d= -f2-; }
 # The guest's console as both hosts relayed it, "N LINE" (N: its stay, 1
@@ -40,11 +40,11 @@ ppages='[.parked.list[]? | select(.client == $u) | .pages] | add // 0'
 
 echo "hosts:"
 for h in a b; do
-	check "host $h: tmemd --transport xen with migration started ($(dom0 $h TMEMD-))" \
-		grep -q '^E2E-DOM0 TMEMD-UP' <<<"$(dom0 $h TMEMD-)"
+	check "host $h: tmemd --transport xen with migration started ($(dom0 $h 'TMEMD-(UP|FAILED)'))" \
+		grep -q '^E2E-DOM0 TMEMD-UP' <<<"$(dom0 $h 'TMEMD-(UP|FAILED)')"
 done
 link=$(dom0 a LINK)
-check "the link between the hosts (${link#E2E-DOM0 LINK })" grep -q ' 0% packet loss' <<<"$link"
+check "the link between the hosts (${link#E2E-DOM0 LINK }; $(dom0 a LINK-RATE | cut -d' ' -f3-))" grep -q ' 0% packet loss' <<<"$link"
 
 echo "guest $G (pvh, stock kernel, /dev/tmemswap0 without a disk, uuid $UUID):"
 check "created on a ($(dom0 a DOMID))" grep -qE "DOMID $G [0-9]+" <<<"$(dom0 a DOMID)"

@@ -165,7 +165,7 @@ finish() {
 
 state ready
 wait_for 600 peer-ready eval 'peer_state | grep -qE "ready|run"' || { state abort; finish; }
-say "LINK $(ping -c 3 -q $PEER 2>&1 | tail -n 1)"
+say "LINK $(ping -c 3 -q $PEER 2>&1 | tail -n 2 | tr '\n' ' ')"
 # What the link carries (xl's stream rides on it): 32 MiB a -> b, timed.
 if [ "$HOST" = a ]; then
 	t0=$(up)

@@ -169,8 +169,8 @@ elif [ "$QUOTA" = mig ]; then
 	done
 	say "GO $go"
 	touch /tmp/reverify
-	i=0; while ! grep -q '^E2E-WORKLOAD-REVERIFY' /tmp/wl-p1.out && [ $i -lt 1800 ]; do
-		sleep 1; i=$((i+1)); done
+	i=0; while ! grep -q '^E2E-WORKLOAD-REVERIFY' /tmp/wl-p1.out && [ $i -lt 1800 ] &&
+		kill -0 $wl 2>/dev/null; do sleep 1; i=$((i+1)); done
 	tail -n +$((shown + 1)) /tmp/wl-p1.out
 	counters p1
 	say "SWAP-ERRORS $(cat /sys/kernel/debug/tmem_shim/tmemswap_errors 2>/dev/null)"

@@ -10,7 +10,7 @@
 # env (from tests/xen/module.mk): E2E_WORK TMEMD TMEMCTL WORKLOAD FILESET CGFILL SHIM_SRC
 # optional: E2E_TIMEOUT (s, each QEMU; default 3600),
 #           E2E_SMP (QEMU CPUs = Xen pCPUs = dom0 vCPUs, each host; default 1),
-#           E2E_MIG_WLMB (the workload's MiB; default 224, in 128 MiB of RAM),
+#           E2E_MIG_WLMB (the workload's MiB; default 320, in 128 MiB of RAM),
 #           E2E_MIG_MOVEAT (verify progress, MiB, of the first move; 32),
 #           E2E_MIG_PWAIT (the shim's persist_wait_ms; 60000),
 #           E2E_MIG_FREEWAIT (s a source waits for its pages to be freed; 240),
@@ -24,7 +24,7 @@ T0=$(date +%s)
 stamp() { echo "e2e-xen-migrate: [$(( $(date +%s) - T0 ))s] $*"; }
 
 SMP=${E2E_SMP:-1}
-WLMB=${E2E_MIG_WLMB:-224} MOVEAT=${E2E_MIG_MOVEAT:-32} PWAIT=${E2E_MIG_PWAIT:-60000}
+WLMB=${E2E_MIG_WLMB:-320} MOVEAT=${E2E_MIG_MOVEAT:-32} PWAIT=${E2E_MIG_PWAIT:-60000}
 FREEWAIT=${E2E_MIG_FREEWAIT:-240}
 # NAME TYPE KERNEL MODE QUOTA DISK, as run-e2e.sh: quota "mig" is
 # guest-init.sh's migration case, disk "none" gives it none.
@@ -57,7 +57,7 @@ UUID=$(cat /proc/sys/kernel/random/uuid)
 
 # One dom0 initramfs for both hosts: e2e.host=a|b picks the role.
 export KV SMP WORK=$E2E_WORK TMEMD TMEMCTL WORKLOAD FILESET CGFILL GUESTS \
-	SHIM_STOCK=$E2E_WORK/shim-stock/tmem_shim.ko FS_KERNEL= FS_SHIM= SWAPMB=256 FILESMB=0 \
+	SHIM_STOCK=$E2E_WORK/shim-stock/tmem_shim.ko FS_KERNEL= FS_SHIM= SWAPMB=384 FILESMB=0 \
 	GUEST_MEM=128 DOM0_INIT=$here/dom0-migrate.sh DOM0_MODS=virtio_net \
 	DOM0_BINS="/usr/bin/socat /usr/bin/jq" DOM0_FILES="$keys=/etc/tmemd/migrate.keys" \
 	E2E_XLCFG_EXTRA="uuid = \"$UUID\"" \
