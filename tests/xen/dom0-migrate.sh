@@ -120,7 +120,15 @@ move() {
 	$TMEMCTL migrate-check uuid:$UUID $PEER:7719 >/tmp/check-$1.log 2>&1; rc=$?
 	say "MIGRATE-CHECK n=$1 rc=$rc $(tr '\n' ' ' </tmp/check-$1.log)"
 	t0=$(up)
-	xl migrate -s "" $G "socat - TCP:$PEER:7720" >/tmp/move-$1.log 2>&1; rc=$?
+	# In the background: the guest's lines go on being relayed while it
+	# runs here, and the serial log is not silent for long (run-migrate.sh).
+	xl migrate -s "" $G "socat - TCP:$PEER:7720" >/tmp/move-$1.log 2>&1 &
+	xlpid=$! beat=0
+	while kill -0 $xlpid 2>/dev/null; do
+		relay; sleep 1; beat=$((beat + 1))
+		[ $((beat % 60)) = 0 ] && say "MIGRATING n=$1 ${beat}s"
+	done
+	wait $xlpid; rc=$?
 	t1=$(up)
 	relay
 	STINT=$3 STINT_FROM=$(conlog $G | wc -l)

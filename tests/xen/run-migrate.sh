@@ -11,11 +11,13 @@
 # optional: E2E_TIMEOUT (s, each QEMU; default 3600),
 #           E2E_SMP (QEMU CPUs = Xen pCPUs = dom0 vCPUs, each host; default 1),
 #           E2E_MIG_WLMB (the workload's MiB; default 320, in 128 MiB of RAM),
-#           E2E_MIG_MOVEAT (verify progress, MiB, of the first move; 32),
+#           E2E_MIG_MOVEAT (verify progress, MiB, of the first move; 16),
 #           E2E_MIG_PWAIT (the shim's persist_wait_ms; 60000),
 #           E2E_MIG_FREEWAIT (s a source waits for its pages to be freed; 240),
 #           E2E_MIG_MTU (the link's MTU in both dom0s; 9000),
-#           E2E_SILENCE, E2E_CPU, E2E_QEMU, E2E_TCG_THREAD (as run-e2e.sh)
+#           E2E_SILENCE (default 600 s: a host whose dom0 says nothing for that
+#             long is taken as hung; each dom0 says something every minute),
+#           E2E_CPU, E2E_QEMU, E2E_TCG_THREAD (as run-e2e.sh)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -24,7 +26,7 @@ T0=$(date +%s)
 stamp() { echo "e2e-xen-migrate: [$(( $(date +%s) - T0 ))s] $*"; }
 
 SMP=${E2E_SMP:-1}
-WLMB=${E2E_MIG_WLMB:-320} MOVEAT=${E2E_MIG_MOVEAT:-32} PWAIT=${E2E_MIG_PWAIT:-60000}
+WLMB=${E2E_MIG_WLMB:-320} MOVEAT=${E2E_MIG_MOVEAT:-16} PWAIT=${E2E_MIG_PWAIT:-60000}
 FREEWAIT=${E2E_MIG_FREEWAIT:-240}
 # NAME TYPE KERNEL MODE QUOTA DISK, as run-e2e.sh: quota "mig" is
 # guest-init.sh's migration case, disk "none" gives it none.
@@ -85,8 +87,8 @@ for h in a b; do
 	q=$!
 	pids+=("$q")
 	tail -n +1 -F "$E2E_WORK/serial-$h.log" --pid=$q 2>/dev/null |
-		grep --line-buffered -aoE 'E2E-(DOM0|LIVE) [^\r]*' | sed -u "s/^/  $h: /" &
-	watch_silence $q "$E2E_WORK/serial-$h.log" "${E2E_SILENCE:-300}" &
+		grep --line-buffered -aoE $'E2E-(DOM0|LIVE) [^\r]*' | sed -u "s/^/  $h: /" &
+	watch_silence $q "$E2E_WORK/serial-$h.log" "${E2E_SILENCE:-600}" &
 done
 rcs=()
 set +e
