@@ -43,7 +43,7 @@ for h in a b; do
 	check "host $h: tmemd --transport xen with migration started ($(dom0 $h 'TMEMD-(UP|FAILED)'))" \
 		grep -q '^E2E-DOM0 TMEMD-UP' <<<"$(dom0 $h 'TMEMD-(UP|FAILED)')"
 done
-link=$(dom0 a LINK)
+link=$(dom0 a 'LINK ')
 check "the link between the hosts (${link#E2E-DOM0 LINK }; $(dom0 a LINK-RATE | cut -d' ' -f3-))" grep -q ' 0% packet loss' <<<"$link"
 
 echo "guest $G (pvh, stock kernel, /dev/tmemswap0 without a disk, uuid $UUID):"
@@ -56,7 +56,8 @@ check "workload completed, 0 checksum errors (${wl#E2E-WORKLOAD })" test "$(fiel
 v0=$(stay_of "E2E-WORKLOAD-PROGRESS tag=$G-p1 verify ") vend=$(stay_of "E2E-WORKLOAD tag=$G-p1 ")
 check "its verify pass began on a (stay ${v0:-none}) and ended after both moves (stay ${vend:-none}): both in its middle" \
 	test "${v0:-0}" = 1 -a "${vend:-0}" -ge 3
-c=$(glast "E2E-COUNTERS $G p1 ")
+# Its counters when it held its pages (before the move without tmemd).
+c=$(grep -aE "^[0-9] E2E-COUNTERS $G p1 " <<<"$guest" | head -1 | cut -d' ' -f2-)
 check "no swap I/O error through both moves (tmemswap_errors=$(field "$c" tmemswap_errors), reads=$(field "$c" tmemswap_tmem_reads))" \
 	test "$(field "$c" tmemswap_errors)" = 0
 pr=$(field "$c" pools_resumed)
@@ -86,8 +87,9 @@ move_ok() {
 	src=$(dom0 "$s" "SOURCE n=$n ")
 	out=$(snap "$s" "src-after-move-$n" '.migrate.transfers.out')
 	sent=$(snap "$s" "src-after-move-$n" '.migrate.sent.pages')
-	check "  $s's tmemd holds none of its pages afterwards (${src#E2E-DOM0 }; transfers_out=${out:-?} pages_sent=${sent:-?})" \
-		test "$(field "$src" freed)" = yes -a "$(snap "$s" "src-after-move-$n" "$cpages")/$(snap "$s" "src-after-move-$n" "$ppages")" = 0/0
+	check "  $s's tmemd holds none of its pages afterwards ($(cut -d' ' -f2-8 <<<"${src#E2E-DOM0 }"))" \
+		test "$(field "$src" freed)" = yes -a "$(snap "$s" "src-after-move-$n" "$cpages")/$(snap "$s" "src-after-move-$n" "$ppages")/$(snap "$s" "src-after-move-$n" '.pool.persistent_pages')" = 0/0/0
+	check "  $s sent them: transfers_out=${out:-?} pages_sent=${sent:-?}" gt0 "$sent"
 	# The time the guest waited: its verify pass's longest gap between two
 	# pages during its next stay (CLOCK_BOOTTIME: the suspend counts).
 	stall=$(grep -aE "^$((n + 1)) E2E-WORKLOAD-STALL tag=$G-p1 " <<<"$guest" |
@@ -114,10 +116,10 @@ check "  and never returned wrong data: 0 checksum errors in the $(field "$rv" r
 io=$(grep -aE "^4 E2E-WORKLOAD-IOERR " <<<"$guest" | grep -oE 'after_s=[0-9.]+' | cut -d= -f2 | tr '\n' ' ')
 check "  each failed after the shim's wait, persist_wait_ms=$PWAIT (waits: ${io:-none}s)" \
 	awk -v w="${io:-0}" -v p="$PWAIT" 'BEGIN { exit !(split(w, a, " ") > 0 && a[1] * 1000 >= p * 0.9) }'
-se=$(glast "E2E-GUEST $G SWAP-ERRORS" 4)
+se=$(glast "E2E-GUEST $G SWAP-ERRORS" 4 | awk '{print $4}')
 rd=$(grep -acE "^4 .*(Read-error on swap|I/O error)" <<<"$guest")
-check "  the guest's kernel reported them (tmemswap_errors=$(awk '{print $4}' <<<"$se"), ${rd} I/O error lines)" \
-	gt0 "$(awk '{print $4}' <<<"$se")"
+check "  the guest's kernel reported them (tmemswap_errors ${se:-?}, $(field "$c" tmemswap_errors) before the move; ${rd} I/O error lines)" \
+	test "${se:-0}" -gt "$(field "$c" tmemswap_errors)"
 pre=$(snap a pre-move-3 "$cpages")
 pk=$(snap a src-end-3 "$ppages")
 check "its pages stayed parked on a: ${pk:-?} parked at the end, it had ${pre:-?} there before the move" \

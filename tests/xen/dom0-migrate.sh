@@ -106,8 +106,12 @@ parked_pages() { jstats '[.parked.list[]? | select(.client == $u) | .pages] | ad
 attached() { [ -n "$(jstats '.clients[]? | select(.client == $u) | .client')" ]; }
 parked() { [ -n "$(jstats '.parked.list[]? | select(.client == $u) | .client')" ]; }
 # freed: this tmemd holds nothing of the guest (the source after a move):
-# no page, no client, nothing parked for its uuid.
-freed() { [ "$(client_pages)/$(parked_pages)" = 0/0 ] && ! attached && ! parked; }
+# no client, nothing parked for its uuid, and no persistent page in its
+# store at all (the guest is the only one here; pages lent to the other
+# host are neither parked nor attached, but still stored until it says it
+# has them).
+store_pages() { jstats '.pool.persistent_pages // -1'; }
+freed() { [ "$(client_pages)/$(parked_pages)/$(store_pages)" = 0/0/0 ] && ! attached && ! parked; }
 lista() { $TMEMCTL list -a 2>&1 | sed "s/^/E2E-LISTA $1 /"; }
 
 # move N PEER NEXT: xl migrate this host's guest to PEER; its console
@@ -142,7 +146,7 @@ move() {
 after_move_source() {
 	t0=$(up)
 	wait_for $2 "source-freed-$1" freed
-	say "SOURCE n=$1 host=$HOST freed=$(freed && echo yes || echo no) after=$(echo "$(up) $t0" | awk '{printf "%.1f", $1 - $2}') client_pages=$(client_pages) parked_pages=$(parked_pages)"
+	say "SOURCE n=$1 host=$HOST freed=$(freed && echo yes || echo no) after=$(echo "$(up) $t0" | awk '{printf "%.1f", $1 - $2}') client_pages=$(client_pages) parked_pages=$(parked_pages) store_pages=$(store_pages) migrate=$(jstats '.migrate | tostring')"
 	snapshot src-after-move-$1 $G none
 	lista src-$1
 }

@@ -10,9 +10,12 @@
 # env (from tests/xen/module.mk): E2E_WORK TMEMD TMEMCTL WORKLOAD FILESET CGFILL SHIM_SRC
 # optional: E2E_TIMEOUT (s, each QEMU; default 3600),
 #           E2E_SMP (QEMU CPUs = Xen pCPUs = dom0 vCPUs, each host; default 1),
-#           E2E_MIG_WLMB (the workload's MiB; default 320, in 128 MiB of RAM),
+#           E2E_MIG_WLMB (the workload's MiB; default 384, in 128 MiB of RAM:
+#             its verify pass must outlast both moves),
 #           E2E_MIG_MOVEAT (verify progress, MiB, of the first move; 16),
-#           E2E_MIG_PWAIT (the shim's persist_wait_ms; 60000),
+#           E2E_MIG_PWAIT (the shim's persist_wait_ms; 120000, its default: a
+#             move's pull must end within it, and each read after the move
+#             to the host without tmemd fails after it),
 #           E2E_MIG_FREEWAIT (s a source waits for its pages to be freed; 240),
 #           E2E_MIG_MTU (the link's MTU in both dom0s; 9000),
 #           E2E_SILENCE (default 600 s: a host whose dom0 says nothing for that
@@ -26,7 +29,7 @@ T0=$(date +%s)
 stamp() { echo "e2e-xen-migrate: [$(( $(date +%s) - T0 ))s] $*"; }
 
 SMP=${E2E_SMP:-1}
-WLMB=${E2E_MIG_WLMB:-320} MOVEAT=${E2E_MIG_MOVEAT:-16} PWAIT=${E2E_MIG_PWAIT:-60000}
+WLMB=${E2E_MIG_WLMB:-384} MOVEAT=${E2E_MIG_MOVEAT:-16} PWAIT=${E2E_MIG_PWAIT:-120000}
 FREEWAIT=${E2E_MIG_FREEWAIT:-240}
 # NAME TYPE KERNEL MODE QUOTA DISK, as run-e2e.sh: quota "mig" is
 # guest-init.sh's migration case, disk "none" gives it none.
@@ -59,11 +62,11 @@ UUID=$(cat /proc/sys/kernel/random/uuid)
 
 # One dom0 initramfs for both hosts: e2e.host=a|b picks the role.
 export KV SMP WORK=$E2E_WORK TMEMD TMEMCTL WORKLOAD FILESET CGFILL GUESTS \
-	SHIM_STOCK=$E2E_WORK/shim-stock/tmem_shim.ko FS_KERNEL= FS_SHIM= SWAPMB=384 FILESMB=0 \
+	SHIM_STOCK=$E2E_WORK/shim-stock/tmem_shim.ko FS_KERNEL= FS_SHIM= SWAPMB=448 FILESMB=0 \
 	GUEST_MEM=128 DOM0_INIT=$here/dom0-migrate.sh DOM0_MODS=virtio_net \
 	DOM0_BINS="/usr/bin/socat /usr/bin/jq" DOM0_FILES="$keys=/etc/tmemd/migrate.keys" \
 	E2E_XLCFG_EXTRA="uuid = \"$UUID\"" \
-	E2E_GUEST_EXTRA="e2e.disk=0 e2e.pwait=$PWAIT e2e.wlmb=$WLMB e2e.step=16"
+	E2E_GUEST_EXTRA="e2e.disk=0 e2e.pwait=$PWAIT e2e.wlmb=$WLMB e2e.step=16 e2e.ioerr=1"
 "$here/mkinitramfs.sh" "$E2E_WORK/dom0.cpio.gz"
 zcat /boot/xen-4.17-amd64.gz >"$E2E_WORK/xen.elf"
 stamp "dom0 initramfs packed (guest $UUID); booting two Xen hosts under QEMU"

@@ -34,7 +34,10 @@
  *              read of its swap slot failed) counts as an I/O error, not a
  *              checksum error, and the re-verify stops after N of them
  *              (make e2e-xen-migrate: the pages stayed on a host the guest
- *              left, and /dev/tmemswap0's reads fail after persist_wait_ms)
+ *              left, and /dev/tmemswap0's reads fail after persist_wait_ms);
+ *              it reads from the last page down, so the pages still in RAM
+ *              (the verify pass touched them last) are checked before the
+ *              first one that needs the swap device
  * Prints one line "E2E-WORKLOAD tag=... mib=... pages=... errors=N ..."
  * and exits 0 only when every page verified.  The verify pass also prints
  * "E2E-WORKLOAD-STALL tag=... at_mib=M s=S" for each gap of a second or
@@ -145,8 +148,9 @@ struct args {
 /*
  * -r: every page again.  With -E a page whose swap-in fails is an I/O
  * error: the fault's SIGBUS jumps back here, the page is counted and
- * skipped, and after io_max of them the pass stops.  A page that reads is
- * checked as in the first pass: errors= counts wrong data only.
+ * skipped, and after io_max of them the pass stops; the pages are read
+ * from the last down (those in RAM first).  A page that reads is checked
+ * as in the first pass: errors= counts wrong data only.
  */
 static void reverify(const struct args *a, uint8_t *mem, size_t pages)
 {
@@ -161,17 +165,20 @@ static void reverify(const struct args *a, uint8_t *mem, size_t pages)
 		sigaction(SIGBUS, &sa, NULL);
 	}
 	for (i = 0; i < pages; i++) {
+		size_t p;
+
 		if (a->io_max && sigsetjmp(bus_jmp, 1)) {
 			io++;
-			printf("E2E-WORKLOAD-IOERR tag=%s page=%zu after_s=%.1f\n", a->tag, (size_t)i,
-			       now_s() - tp);
+			printf("E2E-WORKLOAD-IOERR tag=%s page=%zu after_s=%.1f\n", a->tag,
+			       pages - 1 - (size_t)i, now_s() - tp);
 			fflush(stdout);
 			tp = now_s();
 			if (io >= (uint64_t)a->io_max)
 				break;
 			continue;
 		}
-		if (check_page((const uint64_t *)(mem + i * PAGE_BYTES), i, a->seed) != 0)
+		p = a->io_max ? pages - 1 - i : i;
+		if (check_page((const uint64_t *)(mem + p * PAGE_BYTES), p, a->seed) != 0)
 			again++;
 		else
 			ok++;
