@@ -90,13 +90,17 @@ move_ok() {
 	check "  $s's tmemd holds none of its pages afterwards ($(cut -d' ' -f2-8 <<<"${src#E2E-DOM0 }"))" \
 		test "$(field "$src" freed)" = yes -a "$(snap "$s" "src-after-move-$n" "$cpages")/$(snap "$s" "src-after-move-$n" "$ppages")/$(snap "$s" "src-after-move-$n" '.pool.persistent_pages')" = 0/0/0
 	check "  $s sent them: transfers_out=${out:-?} pages_sent=${sent:-?}" gt0 "$sent"
-	# The time the guest waited: its verify pass's longest gap between two
-	# pages during its next stay (CLOCK_BOOTTIME: the suspend counts).
-	stall=$(grep -aE "^$((n + 1)) E2E-WORKLOAD-STALL tag=$G-p1 " <<<"$guest" |
-		grep -oE ' s=[0-9.]+' | cut -d= -f2 | sort -n | tail -1)
+	# The time the guest waited: its verify pass's gaps between two pages
+	# (CLOCK_BOOTTIME: the suspend counts) at the first place it stalled in
+	# its next stay: the stop-and-copy, then the wait for the pull.
+	local at
+	at=$(grep -aE "^$((n + 1)) E2E-WORKLOAD-STALL tag=$G-p1 " <<<"$guest" | head -1 | grep -oE 'at_mib=[0-9]+')
+	stall=$([[ -n $at ]] && grep -aE "^$((n + 1)) E2E-WORKLOAD-STALL tag=$G-p1 $at " <<<"$guest" |
+		grep -oE ' s=[0-9.]+' | cut -d= -f2 | paste -sd+ | sed 's/+/ + /g')
+	[[ $stall == *+* ]] && stall="$stall = $(awk "BEGIN { printf \"%.1f\", $stall }")"
 	took=$(field "$m" took)
-	echo "        pages moved: ${got:-?} (${bytes:-?} bytes as stored, in ${secs:-?} s); xl migrate took ${took:-?} s; the guest's longest stall after it: ${stall:-none} s"
-	moves+=("#$n $s->$d: pages=${got:-?} bytes=${bytes:-?} pull_s=${secs:-?} xl_migrate_s=${took:-?} guest_stall_s=${stall:-?}")
+	echo "        pages moved: ${got:-?} (${bytes:-?} bytes as stored, in ${secs:-?} s); xl migrate took ${took:-?} s; the guest waited ${stall:-?} s (${at:-no stall})"
+	moves+=("#$n $s->$d: pages=${got:-?} bytes=${bytes:-?} pull_s=${secs:-?} xl_migrate_s=${took:-?} guest_waited_s=[${stall:-?}]")
 }
 move_ok 1 a b
 move_ok 2 b a

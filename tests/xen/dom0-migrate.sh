@@ -92,7 +92,7 @@ relay() {
 	[ "$n" -lt "$shown" ] && shown=0
 	[ "$n" -gt "$shown" ] || return 0
 	conlog $G | sed -n "$((shown + 1)),${n}p" | tr -d '\r' |
-		grep -aE '^E2E-|I/O error|Read-error|tmem_shim' | sed "s/^/E2E-LIVE $G s$STINT /"
+		grep -aE '^E2E-|^\[ *[0-9.]+\] ' | grep -av 'ACPI Error' | sed "s/^/E2E-LIVE $G s$STINT /"
 	shown=$n
 }
 # seen PATTERN: the guest printed PATTERN during this stay here.
@@ -167,6 +167,9 @@ arrive() {
 }
 
 finish() {
+	echo "E2E-CONSOLE-BEGIN $HOST"
+	conlog $G | tr -d '\r' | grep -av 'ACPI Error' | sed "s/^/E2E-CON $HOST /"
+	echo "E2E-CONSOLE-END $HOST"
 	say "TMEMD-ALIVE $(kill -0 $(cat /run/e2e/tmemd.pid) 2>/dev/null && echo yes || echo no)"
 	grep -E 'migrate|park|claim|error|warn' /run/tmemd.log | tail -n 60 | sed "s/^/E2E-TMEMD-LOG $HOST /"
 	sed 's/^/E2E-RECEIVE-LOG /' /run/e2e/receive.log | tail -n 20
