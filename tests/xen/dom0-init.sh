@@ -13,26 +13,11 @@
 # working on; tmemd must park its pages and hand them to the new domain.
 # Everything the host checks is printed on the serial console as E2E-*
 # lines; the host (run-e2e.sh) judges.
-export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/usr/lib/xen-4.17/bin
-export LD_LIBRARY_PATH=/usr/lib/xen-4.17/lib
-mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
-mkdir -p /dev/pts /dev/shm; mount -t devpts devpts /dev/pts
+. /dom0-boot.sh
 # The arena's tmpfs: sized for dom0's maximum (2560M, run-e2e.sh), not its
 # boot size, or the tmpfs would bound the pool below what tmemd may balloon
 # dom0 up to (tmemd's target keeps the pool within dom0's memory).
-mount -t tmpfs -o size=2400m tmpfs /dev/shm
-mount -t tmpfs tmpfs /run; mkdir -p /var/run; mount -t tmpfs tmpfs /var/run
-mkdir -p /var/run/xen /var/run/xenstored /run/xen /run/tmemd /var/log/xen/console /var/lock /run/e2e
-echo 1 >/proc/sys/kernel/printk
-echo 1 >/proc/sys/debug/exception-trace   # dom0 segfaults go to dmesg
-up() { cut -d' ' -f1 /proc/uptime; }
-say() { echo "E2E-DOM0 $*"; }
-CON=/var/log/xen/console
-TMEMCTL="tmemctl --socket /run/tmemd/control.sock"
-
-say "USERSPACE uptime=$(up) kernel=$(uname -r)"
-for m in $(cat /mods/load-order); do insmod /mods/$m || say "insmod $m FAILED"; done
-mkdir -p /proc/xen; mount -t xenfs xenfs /proc/xen
+dom0_boot 2400m
 # The guests' swap disks: QEMU virtio disks, one per guest.
 disks=$(sed -n 's/.*target=\([^" ]*\)".*/\1/p' /guest/*.cfg)
 i=0; for d in $disks; do while [ ! -b $d ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; done
@@ -48,11 +33,7 @@ for d in /dev/vd?; do
 	if [ -z "$SAVE_DEV" ]; then SAVE_DEV=$d; else TIER_DEV=$d; fi
 done
 say "SAVE-DEV ${SAVE_DEV:-none} TIER-DEV ${TIER_DEV:-none}"
-xenstored --pid-file /var/run/xenstored.pid || say "xenstored FAILED"
-xenstore-write /local/domain/0/name Domain-0
-xen-init-dom0 >/dev/null || say "xen-init-dom0 FAILED"
-xenconsoled --pid-file=/var/run/xenconsoled.pid --log=guest --log-dir=$CON || say "xenconsoled FAILED"
-say "TOOLSTACK uptime=$(up) $(xl info | grep -E '^xen_version' | tr -s ' ')"
+dom0_toolstack
 
 # e2e.tmemd=0 on the dom0 command line (E2E_DOM0_EXTRA): no tmemd, so the
 # guests swap to their disks alone; for telling a tmem fault from a platform one.
@@ -60,15 +41,7 @@ if grep -q 'e2e.tmemd=0' /proc/cmdline; then TMEMD_BIN=/bin/false; else TMEMD_BI
 # tmemd keeps its store in an arena on tmpfs, so a kill -9 loses nothing.
 TMEMD_ARGS="--transport xen --runtime-dir /run/tmemd --state-dir /run/tmemd \
 	--memory ${TMEMD_MEMORY:-640M} --arena /dev/shm/tmemd.arena --verbose"
-# start_tmemd: in the background, its pid in /run/e2e/tmemd.pid; 0 once
-# its control socket answers.
-start_tmemd() {
-	$TMEMD_BIN $TMEMD_ARGS >>/run/tmemd.log 2>&1 &
-	echo $! >/run/e2e/tmemd.pid
-	i=0; while ! $TMEMCTL status >/dev/null 2>&1 && [ $i -lt 300 ] && kill -0 $! 2>/dev/null; do
-		sleep 0.1; i=$((i+1)); done
-	$TMEMCTL status >/dev/null 2>&1
-}
+# start_tmemd: dom0-boot.sh.
 if start_tmemd; then
 	say "TMEMD-UP pid=$(cat /run/e2e/tmemd.pid)"
 else
@@ -90,9 +63,6 @@ tmemd_alive() {
 	tail -n 30 /run/tmemd.log | sed 's/^/E2E-TMEMD-LOG /'
 	return 1
 }
-snapshot() {   # LABEL GUEST DOMID: one line of compact stats JSON
-	echo "E2E-STATS $1 $2 $3 uptime=$(up) $($TMEMCTL stats --json 2>&1 | tr -d '\n\t')"
-}
 # live_stats GUEST: the pool's pages and the first client's op counts, from
 # the last snapshot, as one console line (progress while a guest runs).
 live_stats() {
@@ -109,10 +79,7 @@ live_stats() {
 	grep 'pool target\|balloon' /run/tmemd.log | tail -n +$((logged + 1)) | sed 's/^/E2E-DOM0 TMEMD-LOG /'
 	logged=$(grep -c 'pool target\|balloon' /run/tmemd.log)
 }
-# conlog GUEST: its console as xenconsoled logged it: a migration here
-# gives the new domain the name GUEST--incoming, and xenconsoled keeps
-# that file for it after the rename.
-conlog() { cat $CON/guest-$1.log $CON/guest-$1--incoming.log 2>/dev/null; }
+# snapshot, conlog: dom0-boot.sh.
 # relay GUEST: its new E2E lines, live on the serial console (uses $shown).
 relay() {
 	n=$(conlog $1 | wc -l)

@@ -1,7 +1,14 @@
 #!/bin/sh
 # /init of an e2e-xen domU.  Kernel command line (xl cfg "extra"):
 #   e2e.name=NAME  e2e.mode=tmemswap|frontswap|readcache|cleancache|plain|noshim
-#   e2e.quota=0|1|eph|fallow  e2e.swapmb=MiB  e2e.filesmb=MiB
+#   e2e.quota=0|1|eph|fallow|mig  e2e.swapmb=MiB  e2e.filesmb=MiB
+#   e2e.disk=0 (no /dev/xvdb: tmemswap without a backing disk)
+#   e2e.pwait=MS (tmem_shim's persist_wait_ms)  e2e.wlmb=MiB e2e.step=MiB
+#     e2e.ioerr=N (quota mig: the workload's size, its progress step, the
+#     I/O errors its re-read stops after)
+# (quota mig, make e2e-xen-migrate: the workload holds its pages after
+# its verify pass, waits for "go" on hvc0, then reads them all again,
+# counting failed swap-ins as I/O errors)
 # (readcache with e2e.quota=fallow: the elastic-pool case and the
 # ephemeral cap's; it also swaps a held workload through /dev/tmemswap0,
 # verified again at the end)
@@ -22,7 +29,7 @@ echo 4 >/proc/sys/kernel/printk
 
 arg() { sed -n "s/.*\\<e2e\\.$1=\\([^ ]*\\).*/\\1/p" /proc/cmdline; }
 NAME=$(arg name); MODE=$(arg mode); QUOTA=$(arg quota); SWAPMB=$(arg swapmb)
-FILESMB=$(arg filesmb)
+FILESMB=$(arg filesmb) DISK=$(arg disk) PWAIT=$(arg pwait) IOERR=$(arg ioerr)
 say() { echo "E2E-GUEST $NAME $*"; }
 fail() { say "FAIL $*"; say DONE; exec sleep 100000; }
 
@@ -33,12 +40,18 @@ say "HYPERVISOR $(cat /sys/hypervisor/type 2>/dev/null) $(dmesg | grep -oE 'Hype
 if [ -f /mods/load-order ]; then
 	for m in $(cat /mods/load-order); do insmod /mods/$m || say "insmod $m failed"; done
 fi
-i=0; while [ ! -b /dev/xvdb ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
-[ -b /dev/xvdb ] || fail "no swap disk /dev/xvdb"
-say "DISK /dev/xvdb $(( $(cat /sys/block/xvdb/size) / 2048 )) MiB"
+if [ "$DISK" != 0 ]; then
+	i=0; while [ ! -b /dev/xvdb ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+	[ -b /dev/xvdb ] || fail "no swap disk /dev/xvdb"
+	say "DISK /dev/xvdb $(( $(cat /sys/block/xvdb/size) / 2048 )) MiB"
+fi
 
 case "$MODE" in
-tmemswap) params="cleancache=0 frontswap=0 tmemswap_mb=$SWAPMB backing=/dev/xvdb" ;;
+tmemswap)
+	params="cleancache=0 frontswap=0 tmemswap_mb=$SWAPMB"
+	# No disk (a guest that migrates between hosts has none): every swap
+	# page is in tmem, and a refused one is an I/O error.
+	[ "$DISK" != 0 ] && params="$params backing=/dev/xvdb" ;;
 frontswap) params="cleancache=0 frontswap=1 tmemswap_mb=0" ;;
 readcache)
 	params="cleancache=0 frontswap=0 tmemswap_mb=0"
@@ -50,6 +63,7 @@ plain) params="cleancache=0 frontswap=0 tmemswap_mb=0" ;;
 noshim) params="" ;;
 *) fail "bad e2e.mode=$MODE" ;;
 esac
+[ -n "$PWAIT" ] && params="$params persist_wait_ms=$PWAIT"
 if [ "$MODE" = noshim ]; then
 	say "NO-SHIM"
 else
@@ -144,6 +158,30 @@ if [ "$QUOTA" = 1 ]; then
 	# Under the 4M cap nearly every page goes to the disk, which is slow
 	# under TCG: 1.25 x RAM still swaps about 100 MiB through it.
 	run_workload p2 2 $zip -H -m $(( $(sed -n 's/MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo) * 5 / 4 / 1024 ))
+elif [ "$QUOTA" = mig ]; then
+	# make e2e-xen-migrate: dom0 moves the guest between hosts during the
+	# verify pass; held, it re-reads every page once dom0 says "go" (after
+	# the move to a host without tmemd: the pages stayed behind, so the
+	# reads must fail, never return wrong data).
+	run_workload p1 1 $zip -H -m $(arg wlmb) -P $(arg step) -r /tmp/reverify -E ${IOERR:-1}
+	# What this shell does after "go", once, now: its pages that the
+	# workload pushed out to swap come back while the pages can still
+	# follow the guest (after the last move a page still in swap cannot be
+	# read, and a SIGBUS here would kill init).
+	{ counters p1; cat /sys/kernel/debug/tmem_shim/tmemswap_errors; tail -n 1 /tmp/wl-p1.out
+	  dmesg | grep -iE 'I/O error|Read-error|tmem' | tail -n 40; } >/dev/null 2>&1
+	while :; do
+		say WAIT-GO
+		read -t 10 go </dev/hvc0 && [ "$go" = go ] && break
+	done
+	say "GO $go"
+	touch /tmp/reverify
+	i=0; while ! grep -q '^E2E-WORKLOAD-REVERIFY' /tmp/wl-p1.out && [ $i -lt 1800 ] &&
+		kill -0 $wl 2>/dev/null; do sleep 1; i=$((i+1)); done
+	tail -n +$((shown + 1)) /tmp/wl-p1.out
+	counters p1
+	say "SWAP-ERRORS $(cat /sys/kernel/debug/tmem_shim/tmemswap_errors 2>/dev/null)"
+	dmesg | grep -iE 'I/O error|Read-error|tmem' | tail -n 40 | sed "s/^/E2E-DMESG $NAME /"
 else
 	run_workload p1 1 $zip -H
 fi

@@ -11,6 +11,14 @@
 #   GUESTS      guest lines "NAME TYPE KERNEL(stock|fs) MODE QUOTA DISK"
 #   SWAPMB      size of /dev/tmemswap0 (MiB)
 #   FILESMB     the pv-readcache file set (MiB)
+# optional (make e2e-xen-migrate's hosts, run-migrate.sh):
+#   DOM0_INIT   dom0's /init (default dom0-init.sh)
+#   DOM0_MODS   more stock modules for dom0 (loaded at boot, in load-order)
+#   DOM0_BINS   more host programs for dom0, with their libraries
+#   DOM0_FILES  more files, "SRC=DEST" words (DEST inside dom0's root)
+#   GUEST_MEM   each guest's memory (MiB, default 256)
+#   E2E_GUEST_EXTRA  more guest kernel arguments (after the e2e.* ones)
+#   a guest line's DISK "none": the guest has no disk
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -40,7 +48,7 @@ trap 'rm -rf "$root"' EXIT
 busybox_root "$root"
 mkdir -p "$root"/{guest,var/lib/xen,var/lib/xenstored,var/log/xen/console,etc/xen/scripts,root}
 copy_modules "/lib/modules/$KV" "$root/mods" xen-privcmd xenfs xen-evtchn xen-gntdev \
-	xen-gntalloc xen-blkback virtio_pci virtio_blk
+	xen-gntalloc xen-blkback virtio_pci virtio_blk ${DOM0_MODS:-}
 copy_bins "$root" $xenbin/xl $xenbin/xenstored $xenbin/xenconsoled $xenbin/xen-init-dom0 \
 	$xenbin/libxl-save-helper $xenbin/xenstore-control $xenbin/xenctx \
 	/usr/bin/xenstore-read /usr/bin/xenstore-write /usr/bin/xenstore-list /usr/bin/xenstore-ls
@@ -52,6 +60,12 @@ echo 'autoballoon="off"' >"$root/etc/xen/xl.conf"
 cp "$here/vbd-hotplug.sh" "$root/etc/xen/scripts/e2e-vbd"
 
 mkdir -p "$root/usr/sbin" "$root/usr/bin"
+# shellcheck disable=SC2086 # a word list
+if [[ -n ${DOM0_BINS:-} ]]; then copy_bins "$root" $DOM0_BINS; fi
+for f in ${DOM0_FILES:-}; do
+	mkdir -p "$root/$(dirname "${f#*=}")"
+	cp -p "${f%%=*}" "$root/${f#*=}"
+done
 copy_bins "$root" "$TMEMD" "$TMEMCTL" "$CGFILL"
 mv "$root/$TMEMD" "$root/usr/sbin/tmemd"; mv "$root/$TMEMCTL" "$root/usr/bin/tmemctl"
 # Issue 28's cgroup case in dom0: the client and the memory hog.
@@ -73,17 +87,19 @@ while read -r name type kernel mode quota disk; do
 	# A PVH guest keeps to one pCPU: moved between the emulated CPUs, PVH
 	# guests triple-faulted in most runs; pinned, in none (README).
 	pin=; [[ $type == pvh ]] && pin="cpus = \"$(( ${SMP:-2} - 1 ))\""
+	disks="disk = [ \"format=raw, vdev=xvdb, access=rw, script=/etc/xen/scripts/e2e-vbd, target=$disk\" ]  # target last: it takes the rest"
+	[[ $disk == none ]] && disks=
 	cat >"$root/guest/$name.cfg" <<EOC
 name = "$name"
 type = "$type"
 kernel = "/guest/vmlinuz-$kernel"
 ramdisk = "/guest/initrd-$kernel.gz"
-extra = "console=hvc0 ${E2E_GUEST_ARGS:-quiet} panic=-1 e2e.name=$name e2e.mode=$mode e2e.quota=$quota e2e.swapmb=$SWAPMB e2e.filesmb=$FILESMB"
-memory = 256
-maxmem = 256
+extra = "console=hvc0 ${E2E_GUEST_ARGS:-quiet} panic=-1 e2e.name=$name e2e.mode=$mode e2e.quota=$quota e2e.swapmb=$SWAPMB e2e.filesmb=$FILESMB ${E2E_GUEST_EXTRA:-}"
+memory = ${GUEST_MEM:-256}
+maxmem = ${GUEST_MEM:-256}
 vcpus = 1
 $pin
-disk = [ "format=raw, vdev=xvdb, access=rw, script=/etc/xen/scripts/e2e-vbd, target=$disk" ]  # target last: it takes the rest
+$disks
 on_poweroff = "destroy"
 on_crash = "preserve"
 on_reboot = "destroy"   # a triple-faulting PVH guest must not come back
@@ -91,6 +107,7 @@ ${E2E_XLCFG_EXTRA:-}
 EOC
 	echo "$name $quota" >>"$root/guest/guests"
 done <<<"$GUESTS"
-cp "$here/dom0-init.sh" "$root/init"
+cp "${DOM0_INIT:-$here/dom0-init.sh}" "$root/init"
+cp "$here/dom0-boot.sh" "$root/dom0-boot.sh"
 pack_cpio "$root" "$out"
 echo "mkinitramfs: $out $(du -h "$out" | cut -f1)"

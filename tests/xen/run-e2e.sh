@@ -13,7 +13,7 @@
 #           E2E_PVH=0 (leave the PVH guest out; see GUESTS below),
 #           E2E_CLEANCACHE=0 (leave pv-cleancache out),
 #           E2E_DOM0_EXTRA=e2e.moves=0 (no xl save/restore, no xl migrate),
-#           E2E_CPU (QEMU -cpu; default $CPU_DEFAULT below),
+#           E2E_CPU (QEMU -cpu; default $CPU_DEFAULT, lib.sh),
 #           E2E_QEMU (QEMU command instead of qemu-system-x86_64),
 #           E2E_XLCFG_EXTRA (more xl.cfg lines for every guest),
 #           E2E_XEN_EXTRA (more Xen command-line options),
@@ -56,16 +56,8 @@ fi
 SWAPMB=512
 FILESMB=600   # pv-readcache's file set: over twice its 256 MiB of RAM
 
-# QEMU CPU model.  -smap,-smep,-rdtscp: see the xen-nested reference.
-# -xsave and what depends on it: with XSAVE, QEMU 7.2's TCG corrupts dom0
-# user state (busybox, xl and tmemctl segfault in TLS setup or libc, several
-# times a minute); with FXSAVE alone, none in 8 runs (README).
-CPU_DEFAULT=max,-smap,-smep,-rdtscp,-xsave,-xsaveopt,-xgetbv1,-avx,-avx2,-fma,-f16c,-vaes,-mpx,-pku
-
 # --- prerequisites: the exact stock kernel and its headers ---
-KV=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null | grep -oE 'linux-image-[^ ,]+' | head -1)
-KV=${KV#linux-image-}
-[[ -n $KV ]] || die "linux-image-amd64 is not installed"
+KV=$(stock_kv)
 HDRS=/usr/src/linux-headers-$KV
 for f in /boot/vmlinuz-$KV /boot/xen-4.17-amd64.gz /lib/modules/$KV/kernel "$HDRS/Makefile" \
 	/usr/lib/xen-4.17/bin/xl /bin/busybox "$TMEMD" "$TMEMCTL" "$WORKLOAD" "$FILESET" "$CGFILL" "$SHIM_SRC/Kbuild" \
@@ -84,13 +76,7 @@ flock -n 8 || { stamp "another e2e-xen run holds $E2E_WORK.lock: waiting"; flock
 rm -rf "$E2E_WORK"; mkdir -p "$E2E_WORK"
 
 # --- tmem_shim.ko for the stock kernel, against exactly its headers ---
-build_shim() {   # NAME KDIR [make args...]
-	local d=$E2E_WORK/shim-$1 kdir=$2; shift 2
-	cp -r "$SHIM_SRC" "$d"
-	make -s -C "$kdir" M="$d" "$@" modules >"$d.log" 2>&1 || { cat "$d.log"; die "tmem_shim.ko ($kdir) did not build"; }
-	[[ -f $d/tmem_shim.ko ]] || die "no $d/tmem_shim.ko"
-}
-build_shim stock "$HDRS"
+build_shim "$E2E_WORK" stock "$HDRS"
 vm=$(modinfo -F vermagic "$E2E_WORK/shim-stock/tmem_shim.ko")
 [[ $vm == "$KV "* ]] || die "stock tmem_shim.ko vermagic '$vm' is not $KV"
 stamp "tmem_shim.ko for $KV built ($vm)"
@@ -102,7 +88,7 @@ if [[ ${E2E_NO_FS_KERNEL:-0} != 1 ]]; then
 	ktree=$("$here/build-kernel.sh")
 	FS_KERNEL=$ktree/arch/x86/boot/bzImage
 	[[ -f $FS_KERNEL ]] || die "no $FS_KERNEL"
-	build_shim fs "$ktree" KBUILD_MODPOST_WARN=1
+	build_shim "$E2E_WORK" fs "$ktree" KBUILD_MODPOST_WARN=1
 	FS_SHIM=$E2E_WORK/shim-fs/tmem_shim.ko
 	krel=$(make -s -C "$ktree" kernelrelease)
 	vm=$(modinfo -F vermagic "$FS_SHIM")
@@ -136,35 +122,14 @@ drives+=(-drive "file=$E2E_WORK/disk-tier.img,if=virtio,format=raw,cache=unsafe"
 zcat /boot/xen-4.17-amd64.gz >"$E2E_WORK/xen.elf"   # QEMU's multiboot loader wants the ELF
 stamp "dom0 initramfs packed; booting Xen under QEMU"
 
-# watch_silence PID LOG SECONDS: dom0 prints stats every 20 s while a guest
-# runs, so a log that stops growing means the emulated machine hung (seen
-# with one emulated CPU): stop QEMU then, rather than at E2E_TIMEOUT.
-watch_silence() {
-	local size last=-1 quiet=0
-	while kill -0 "$1" 2>/dev/null; do
-		size=$(stat -c %s "$2" 2>/dev/null || echo 0)
-		if [[ $size == "$last" ]]; then quiet=$((quiet + 10)); else quiet=0 last=$size; fi
-		if ((quiet >= $3)); then
-			stamp "no serial output for ${3}s: the emulated machine hung; stopping QEMU"
-			kill "$1" 2>/dev/null || true
-			return
-		fi
-		sleep 10
-	done
-}
-
 # --- boot: dom0 runs the guests and powers off; progress is shown live ---
 serial=$E2E_WORK/serial.log
 T1=$(date +%s)
 set +e
-timeout "${E2E_TIMEOUT:-3600}" ${E2E_QEMU:-qemu-system-x86_64} -accel "tcg,thread=${E2E_TCG_THREAD:-multi}" \
-	-cpu "${E2E_CPU:-$CPU_DEFAULT}" -m 3072 -smp "${E2E_SMP:-2}" \
-	-display none -serial "file:$serial" -monitor none -no-reboot \
-	"${drives[@]}" \
-	-kernel "$E2E_WORK/xen.elf" \
-	-append "dom0_mem=1024M,max:2560M dom0_max_vcpus=${E2E_SMP:-2} console=com1 com1=115200,8n1 loglvl=warning guest_loglvl=warning noreboot ${E2E_XEN_EXTRA:-}" \
-	-initrd "/boot/vmlinuz-$KV console=hvc0 earlyprintk=xen panic=-1 loglevel=4 ${E2E_DOM0_EXTRA:-} e2e.parallel=${E2E_PARALLEL:-0},$E2E_WORK/dom0.cpio.gz" \
-	</dev/null >"$E2E_WORK/qemu.log" 2>&1 &
+xen_qemu_cmd qemu_cmd 3072 "${E2E_SMP:-2}" "$serial" "$E2E_WORK/xen.elf" \
+	"dom0_mem=1024M,max:2560M ${E2E_XEN_EXTRA:-}" \
+	"${E2E_DOM0_EXTRA:-} e2e.parallel=${E2E_PARALLEL:-0}" "$E2E_WORK/dom0.cpio.gz"
+timeout "${E2E_TIMEOUT:-3600}" "${qemu_cmd[@]}" "${drives[@]}" </dev/null >"$E2E_WORK/qemu.log" 2>&1 &
 qemu=$!
 trap 'kill $qemu 2>/dev/null || true' EXIT
 tail -n +1 -F "$serial" --pid=$qemu 2>/dev/null | tr -d '\r' | grep --line-buffered -aoE 'E2E-(DOM0|LIVE) .*' | sed -u 's/^/  /' &

@@ -16,6 +16,7 @@
  * a bad checksum (corrupt) counts as one error.
  *
  * usage: e2e-workload [-m MiB] [-x FACTOR] [-s SEED] [-t TAG] [-H] [-z] [-r FILE]
+ *                     [-P MiB] [-E N]
  *   -m MiB     memory to fill (default: FACTOR x MemTotal)
  *   -x FACTOR  multiple of MemTotal when -m is not given (default 2)
  *   -s SEED    run seed (default 1); use a new one for each run
@@ -28,11 +29,26 @@
  *              print "E2E-WORKLOAD-REVERIFY tag=... errors=N", then hold
  *              (the e2e's elastic-pool case: the pages were in tmem while
  *              dom0 took memory back from the pool)
+ *   -P MiB     a progress line every MiB (default 64)
+ *   -E N       with -r: a page whose swap-in fails (SIGBUS: the kernel's
+ *              read of its swap slot failed) counts as an I/O error, not a
+ *              checksum error, and the re-verify stops after N of them
+ *              (make e2e-xen-migrate: the pages stayed on a host the guest
+ *              left, and /dev/tmemswap0's reads fail after persist_wait_ms);
+ *              it reads from the last page down, so the pages still in RAM
+ *              (the verify pass touched them last) are checked before the
+ *              first one that needs the swap device
  * Prints one line "E2E-WORKLOAD tag=... mib=... pages=... errors=N ..."
- * and exits 0 only when every page verified.
+ * and exits 0 only when every page verified.  The verify pass also prints
+ * "E2E-WORKLOAD-STALL tag=... at_mib=M s=S" for each gap of a second or
+ * more between two pages (CLOCK_BOOTTIME, so a suspend for a migration
+ * counts: the time the guest waited for its pages), and its result line
+ * the longest gap (stall_max_s).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,22 +103,37 @@ static long mem_total_mib(void)
 	return kib > 0 ? kib / 1024 : -EINVAL;
 }
 
-static double now_s(void)
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* A line every 64 MiB: under TCG a run takes minutes. */
+static double now_s(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
+}
+
+/* Pages between two progress lines (-P; 64 MiB): under TCG a run takes minutes. */
+static size_t progress_pages = 64 * 1024 * 1024 / PAGE_BYTES;
+
 static void progress(const char *tag, const char *what, size_t page, double t0)
 {
-	if (page == 0 || page % (64 * 1024 * 1024 / PAGE_BYTES))
+	if (page == 0 || page % progress_pages)
 		return;
 	printf("E2E-WORKLOAD-PROGRESS tag=%s %s %zu MiB in %.1f s\n", tag, what,
 	       page * PAGE_BYTES >> 20, now_s() - t0);
 	fflush(stdout);
+}
+
+static sigjmp_buf bus_jmp;
+
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_jmp, 1);
 }
 
 struct args {
@@ -111,13 +142,58 @@ struct args {
 	const char *tag;
 	const char *reverify;
 	int hold, zip;
+	long io_max;
 };
+
+/*
+ * -r: every page again.  With -E a page whose swap-in fails is an I/O
+ * error: the fault's SIGBUS jumps back here, the page is counted and
+ * skipped, and after io_max of them the pass stops; the pages are read
+ * from the last down (those in RAM first).  A page that reads is checked
+ * as in the first pass: errors= counts wrong data only.
+ */
+static void reverify(const struct args *a, uint8_t *mem, size_t pages)
+{
+	volatile uint64_t again = 0, io = 0, ok = 0;
+	volatile size_t i;
+	volatile double t1 = now_s(), tp = t1;
+
+	if (a->io_max) {
+		struct sigaction sa = { .sa_handler = on_sigbus };
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGBUS, &sa, NULL);
+	}
+	for (i = 0; i < pages; i++) {
+		size_t p;
+
+		if (a->io_max && sigsetjmp(bus_jmp, 1)) {
+			io++;
+			printf("E2E-WORKLOAD-IOERR tag=%s page=%zu after_s=%.1f\n", a->tag,
+			       pages - 1 - (size_t)i, now_s() - tp);
+			fflush(stdout);
+			tp = now_s();
+			if (io >= (uint64_t)a->io_max)
+				break;
+			continue;
+		}
+		p = a->io_max ? pages - 1 - i : i;
+		if (check_page((const uint64_t *)(mem + p * PAGE_BYTES), p, a->seed) != 0)
+			again++;
+		else
+			ok++;
+		tp = now_s();
+	}
+	printf("E2E-WORKLOAD-REVERIFY tag=%s pages=%zu read=%" PRIu64 " errors=%" PRIu64
+	       " io_errors=%" PRIu64 " verify_s=%.1f\n", a->tag, pages, ok + again, again, io, now_s() - t1);
+	fflush(stdout);
+}
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "m:x:s:t:Hzr:")) != -1) {
+	while ((c = getopt(argc, argv, "m:x:s:t:Hzr:P:E:")) != -1) {
 		switch (c) {
 		case 'm': a->mib = strtol(optarg, NULL, 0); break;
 		case 'x': a->factor = strtol(optarg, NULL, 0); break;
@@ -126,10 +202,16 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'H': a->hold = 1; break;
 		case 'z': a->zip = 1; break;
 		case 'r': a->reverify = optarg; break;
+		case 'P':
+			progress_pages = (size_t)strtoul(optarg, NULL, 0) * (1024 * 1024 / PAGE_BYTES);
+			if (!progress_pages)
+				return -EINVAL;
+			break;
+		case 'E': a->io_max = strtol(optarg, NULL, 0); break;
 		default: return -EINVAL;
 		}
 	}
-	if (a->mib < 0 || a->factor <= 0 || a->seed == 0 || optind != argc)
+	if (a->mib < 0 || a->factor <= 0 || a->seed == 0 || a->io_max < 0 || optind != argc)
 		return -EINVAL;
 	return 0;
 }
@@ -141,8 +223,8 @@ int main(int argc, char **argv)
 	double t0, t1, t2;
 
 	if (parse_args(argc, argv, &a) < 0) {
-		fprintf(stderr, "usage: %s [-m MiB] [-x FACTOR] [-s SEED] [-t TAG] [-H] [-z] [-r FILE]\n",
-			argv[0]);
+		fprintf(stderr, "usage: %s [-m MiB] [-x FACTOR] [-s SEED] [-t TAG] [-H] [-z] [-r FILE]"
+			" [-P MiB] [-E N]\n", argv[0]);
 		return 2;
 	}
 	long mib = a.mib, factor = a.factor;
@@ -175,9 +257,21 @@ int main(int argc, char **argv)
 		progress(tag, "write", i, t0);
 	}
 	t1 = now_s();
+	double last = clock_s(CLOCK_BOOTTIME), stall_max = 0;
 	for (size_t i = 0; i < pages; i++) {
 		progress(tag, "verify", i, t1);
-		if (check_page((const uint64_t *)(mem + i * PAGE_BYTES), i, seed) == 0)
+		int bad = check_page((const uint64_t *)(mem + i * PAGE_BYTES), i, seed) != 0;
+		double t = clock_s(CLOCK_BOOTTIME);
+
+		if (t - last >= 1.0) {
+			printf("E2E-WORKLOAD-STALL tag=%s at_mib=%zu s=%.1f\n", tag,
+			       i * PAGE_BYTES >> 20, t - last);
+			fflush(stdout);
+		}
+		if (t - last > stall_max)
+			stall_max = t - last;
+		last = t;
+		if (!bad)
 			continue;
 		if (errors++ == 0)
 			first_bad = i;
@@ -185,24 +279,16 @@ int main(int argc, char **argv)
 	t2 = now_s();
 
 	printf("E2E-WORKLOAD tag=%s mib=%ld pages=%zu errors=%" PRIu64 " first_bad=%" PRId64
-	       " write_s=%.1f verify_s=%.1f\n", tag, mib, pages, errors,
-	       errors ? (int64_t)first_bad : (int64_t)-1, t1 - t0, t2 - t1);
+	       " write_s=%.1f verify_s=%.1f stall_max_s=%.1f\n", tag, mib, pages, errors,
+	       errors ? (int64_t)first_bad : (int64_t)-1, t1 - t0, t2 - t1, stall_max);
 	fflush(stdout);
 	if (a.hold && !errors) {
 		printf("E2E-WORKLOAD-HOLD tag=%s\n", tag);
 		fflush(stdout);
 		while (a.reverify && access(a.reverify, F_OK) != 0)
 			sleep(1);
-		if (a.reverify) {
-			uint64_t again = 0;
-
-			t1 = now_s();
-			for (size_t i = 0; i < pages; i++)
-				again += check_page((const uint64_t *)(mem + i * PAGE_BYTES), i, seed) != 0;
-			printf("E2E-WORKLOAD-REVERIFY tag=%s pages=%zu errors=%" PRIu64 " verify_s=%.1f\n",
-			       tag, pages, again, now_s() - t1);
-			fflush(stdout);
-		}
+		if (a.reverify)
+			reverify(&a, mem, pages);
 		for (;;)
 			pause();
 	}
