@@ -290,8 +290,10 @@ void tmemd_clients_refusals(struct tmemd_clients *reg,
  * Migration between hosts (daemon/migrate/migrate.h), when configured:
  * pull fetches the pages a peer holds parked for name and identity into
  * the store, detached, for the attach to claim (0; -ENOENT no peer has
- * them; -errno); park parks c for a peer to take (takes c).  Set once
- * at start, before any transport.
+ * them; -EAGAIN a peer has them and has not let them go yet;
+ * -EHOSTDOWN a peer could not be asked and no other had them: both
+ * worth asking again soon; -errno); park parks c for a peer to take
+ * (takes c).  Set once at start, before any transport.
  */
 struct tmemd_migrate_hooks {
 	int (*pull)(void *ctx, const char *name, const struct tmem_ident *ident);

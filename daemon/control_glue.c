@@ -424,6 +424,7 @@ static void glue_migrate_stats(void *ctx, struct tmemd_control_migrate_stats *ou
 		.bytes_received = s.bytes_received, .send_ns = s.send_ns,
 		.transfer_ns = s.transfer_ns, .refused = s.refused,
 		.failed_pulls = s.failed_pulls,
+		.unreachable = s.unreachable,
 	};
 }
 

@@ -125,7 +125,7 @@ struct tmemd_control_migrate_stats {
 	bool enabled;
 	uint64_t transfers_out, transfers_in;
 	uint64_t pages_sent, bytes_sent, pages_received, bytes_received;
-	uint64_t send_ns, transfer_ns, refused, failed_pulls;
+	uint64_t send_ns, transfer_ns, refused, failed_pulls, unreachable;
 };
 
 /*

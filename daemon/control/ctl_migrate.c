@@ -55,7 +55,7 @@ json_t *ctl_migrate_stats_json(struct tmemd_control *ctl)
 
 	if (ctl->hooks.migrate_stats)
 		ctl->hooks.migrate_stats(ctl->ctx, &m);
-	return json_pack("{s:b, s:{s:o, s:o}, s:{s:o, s:o, s:o}, s:{s:o, s:o, s:o}, s:o, s:o}",
+	return json_pack("{s:b, s:{s:o, s:o}, s:{s:o, s:o, s:o}, s:{s:o, s:o, s:o}, s:o, s:o, s:o}",
 			 "enabled", m.enabled,
 			 "transfers", "out", json_integer((json_int_t)m.transfers_out),
 			 "in", json_integer((json_int_t)m.transfers_in),
@@ -66,5 +66,6 @@ json_t *ctl_migrate_stats_json(struct tmemd_control *ctl)
 			 "bytes", json_integer((json_int_t)m.bytes_received),
 			 "transfer_seconds", json_real((double)m.transfer_ns / 1e9),
 			 "refused", json_integer((json_int_t)m.refused),
-			 "failed_pulls", json_integer((json_int_t)m.failed_pulls));
+			 "failed_pulls", json_integer((json_int_t)m.failed_pulls),
+			 "peers_unreachable", json_integer((json_int_t)m.unreachable));
 }

@@ -203,9 +203,10 @@ abort:
 	return rc;
 }
 
-/* Steps 1 to 4 with one peer: 0 taken, -ENOENT it has none, -errno. */
+/* Steps 1 to 4 with one peer: 0 taken, -ENOENT it has none, -errno;
+ * *answered: the peer answered the PULL (an OFFER, taken or refused). */
 static int pull_from(struct tmemd_migrate *m, const char *hostport, const char *name,
-		     const struct tmem_ident *ident)
+		     const struct tmem_ident *ident, bool *answered)
 {
 	struct tmem_mig_who who = { 0 };
 	struct tmem_mig_offer o;
@@ -223,13 +224,54 @@ static int pull_from(struct tmemd_migrate *m, const char *hostport, const char *
 		rc = mig_recv(link, &type, &o, sizeof(o), &len);
 	if (!rc && type != TMEM_MIG_OFFER)
 		rc = -EPROTO;
+	*answered = !rc;
 	if (!rc)
 		rc = o.status ? o.status : take(m, link, name, ident, &o);
 	mig_link_close(link);
 	return rc;
 }
 
+/*
+ * Steps 1 to 4 with each peer in turn, until one has name.  A peer that
+ * cannot be asked (down, restarting, unauthenticated) does not stop the
+ * others; nor does one with no such client, or with one of another
+ * identity (EPERM: a guest can leave pages parked on two hosts under one
+ * UUID, one session each).  0 taken; -EAGAIN a peer has it and will
+ * let it go; -EHOSTDOWN some could not be asked and none had it (it may
+ * be there: worth asking again); -EPERM; -ENOENT.
+ */
+static int pull_from_peers(struct tmemd_migrate *m, const char *name,
+			   const struct tmem_ident *ident)
+{
+	bool unreached = false, refused = false;
+
+	for (unsigned i = 0; i < m->nr_peers; i++) {
+		bool answered = false;
+		int rc = pull_from(m, m->peers[i], name, ident, &answered);
+
+		if (!answered) {
+			log_debug("migrate: %s: peer %s not asked: %s", name, m->peers[i],
+				  strerror(-rc));
+			pthread_mutex_lock(&m->lock);
+			m->stats.unreachable++;
+			pthread_mutex_unlock(&m->lock);
+			unreached = true;
+		} else if (rc == -EPERM) {
+			refused = true;
+		} else if (rc != -ENOENT) {
+			return rc;
+		}
+	}
+	return unreached ? -EHOSTDOWN : refused ? -EPERM : -ENOENT;
+}
+
 static int resolve_pending(struct tmemd_migrate *m);
+
+/* Not a failure yet: the caller may ask again (client_registry.h). */
+static bool worth_asking_again(int rc)
+{
+	return rc == -EAGAIN || rc == -EHOSTDOWN;
+}
 
 int tmemd_migrate_pull(void *ctx, const char *name, const struct tmem_ident *ident)
 {
@@ -245,20 +287,17 @@ int tmemd_migrate_pull(void *ctx, const char *name, const struct tmem_ident *ide
 	/* An earlier transfer of this name not settled yet: not again. */
 	if (!mig_file_read(m->incoming_dir, name, text, sizeof(text)))
 		rc = -EBUSY;
-	for (unsigned i = 0; i < m->nr_peers && rc == -ENOENT; i++) {
-		int r = pull_from(m, m->peers[i], name, ident);
-
-		if (r != -ENOENT)
-			rc = r;
-	}
+	else
+		rc = pull_from_peers(m, name, ident);
 	pthread_mutex_unlock(&m->pull_lock);
 	pthread_mutex_lock(&m->lock);
 	m->stats.transfer_ns += mig_now_ns() - t0;
-	/* -EAGAIN: the source has not parked it yet; the caller asks again. */
-	if (rc && rc != -ENOENT && rc != -EAGAIN)
+	/* -EAGAIN: the source has not parked it yet; a peer not reached may
+	 * be restarting: the caller may ask again (tmemd_migrate_pull_again()). */
+	if (rc && rc != -ENOENT && !worth_asking_again(rc))
 		m->stats.failed_pulls++;
 	pthread_mutex_unlock(&m->lock);
-	if (rc && rc != -ENOENT && rc != -EAGAIN)
+	if (rc && rc != -ENOENT && !worth_asking_again(rc))
 		log_err("migrate: cannot take %s's pages from a peer: %s; they stay there",
 			name, strerror(-rc));
 	return rc;

@@ -35,6 +35,7 @@ struct tmemd_migrate_stats {
 	uint64_t transfer_ns;       /* time the pulls here took, in all */
 	uint64_t refused;           /* peers or requests refused */
 	uint64_t failed_pulls;      /* pulls that ended without the pages */
+	uint64_t unreachable;       /* peers a pull could not ask (down, no key) */
 };
 
 /*
@@ -52,7 +53,8 @@ void tmemd_migrate_stop(struct tmemd_migrate *m);
  * Takes c.  0, or -errno with c removed.
  */
 int tmemd_migrate_park(struct tmemd_migrate *m, struct tmemd_client *c);
-/* The registry's pull hook: see tmemd_clients_set_pull_hook(). */
+/* The registry's pull hook (struct tmemd_migrate_hooks): -EPERM
+ * besides, the peer's client is another guest's. */
 int tmemd_migrate_pull(void *m, const char *name, const struct tmem_ident *ident);
 /* Whether the detached client name must outlive the restart grace. */
 bool tmemd_migrate_spare(void *m, const char *name);

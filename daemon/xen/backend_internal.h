@@ -142,7 +142,7 @@ void xen_expire_parked(struct tmemd_xen_backend *be);
 void xen_arm_park_timer(struct tmemd_xen_backend *be);
 
 /* pull.c: a guest that moved here from another host. */
-#define XEN_PULL_WAIT_MS 10000u  /* for its old domain there to be let go */
+#define XEN_PULL_WAIT_MS 10000u  /* for its old domain there to be let go, or a peer back */
 /*
  * The pages d's guest parked on a migrate-peer under session (its
  * frontend's): -EINPROGRESS while a pull runs (it is started here; its

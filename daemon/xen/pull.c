@@ -17,7 +17,8 @@
  * xl migrate unpauses the new domain before it destroys the suspended
  * one on the source, whose tmemd parks the pages only then: until it
  * does, the peer answers EAGAIN and the pull is tried again, for
- * XEN_PULL_WAIT_MS at most.  A domain that dies while its pull runs
+ * XEN_PULL_WAIT_MS at most; so is a pull that could not reach a peer
+ * (its tmemd restarting) and found the pages at no other.  A domain that dies while its pull runs
  * leaves the pages it brought parked here for its UUID.
  */
 #include <errno.h>
@@ -56,16 +57,31 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* How long before asking again after rc, or 0: not again. */
+static long retry_pause_ns(int rc)
+{
+	if (rc == -EAGAIN)	/* the old domain is still there */
+		return 100 * 1000 * 1000;
+	if (rc == -EHOSTDOWN)	/* a peer down: its tmemd may be restarting */
+		return 500 * 1000 * 1000;
+	return 0;
+}
+
 static void *pull_thread(void *arg)
 {
-	const struct timespec pause = { 0, 100 * 1000 * 1000 };
 	struct xen_pull *p = arg;
 	uint64_t one = 1, t0 = now_ms();
+	struct timespec pause = { 0, 0 };
 	int rc;
 
-	while ((rc = tmemd_clients_pull(p->reg, p->key, &p->ident)) == -EAGAIN &&
-	       now_ms() - t0 < XEN_PULL_WAIT_MS && !__atomic_load_n(&p->stop, __ATOMIC_RELAXED))
+	for (;;) {
+		rc = tmemd_clients_pull(p->reg, p->key, &p->ident);
+		pause.tv_nsec = retry_pause_ns(rc);
+		if (!pause.tv_nsec || now_ms() - t0 >= XEN_PULL_WAIT_MS ||
+		    __atomic_load_n(&p->stop, __ATOMIC_RELAXED))
+			break;
 		nanosleep(&pause, NULL);
+	}
 	p->rc = rc;
 	p->waited_ms = now_ms() - t0;
 	__atomic_store_n(&p->done, true, __ATOMIC_RELEASE);

@@ -222,7 +222,7 @@ static const struct key migrate_xfer_keys[] = { K("out", INT), K("in", INT), { N
 static const struct key migrate_keys[] = {
 	K("enabled", BOOL), KS("transfers", OBJ, migrate_xfer_keys),
 	KS("sent", OBJ, migrate_dir_keys), KS("received", OBJ, migrate_dir_keys),
-	K("refused", INT), K("failed_pulls", INT), { NULL },
+	K("refused", INT), K("failed_pulls", INT), K("peers_unreachable", INT), { NULL },
 };
 static const struct key stats_keys[] = {
 	K("version", INT), KS("pool", OBJ, pool_keys), KS("memory", OBJ_OR_NULL, memory_keys), KS("clients", ARR, client_keys),

@@ -80,8 +80,8 @@ static const struct tmemd_migrate_hooks hooks = {
 	.held = tmemd_migrate_held,
 };
 
-/* Host i's migration, its peer the other host (or peer_port). */
-static void start_migrate(int i, uint16_t peer_port)
+/* Host i's migration, its peers as given (migrate-peers). */
+static void start_migrate_with(int i, const char *peers)
 {
 	struct host *h = &hosts[i];
 
@@ -89,11 +89,19 @@ static void start_migrate(int i, uint16_t peer_port)
 	snprintf(h->cfg.migrate_name, sizeof(h->cfg.migrate_name), "host%c", 'A' + i);
 	snprintf(h->cfg.migrate_listen, sizeof(h->cfg.migrate_listen), "127.0.0.1:%u",
 		 ports[i]);
-	snprintf(h->cfg.migrate_peers, sizeof(h->cfg.migrate_peers), "127.0.0.1:%u",
-		 peer_port);
+	snprintf(h->cfg.migrate_peers, sizeof(h->cfg.migrate_peers), "%s", peers);
 	ck_assert_int_eq(tmemd_migrate_start(&h->cfg, h->reg, h->dir, &h->mig), 0);
 	ck_assert_ptr_nonnull(h->mig);
 	tmemd_clients_set_migrate(h->reg, &hooks, h->mig);
+}
+
+/* Host i's migration, its peer the other host (or peer_port). */
+static void start_migrate(int i, uint16_t peer_port)
+{
+	char peers[32];
+
+	snprintf(peers, sizeof(peers), "127.0.0.1:%u", peer_port);
+	start_migrate_with(i, peers);
 }
 
 static void start_backend(int i)
@@ -504,20 +512,80 @@ END_TEST
 
 /* B cannot reach A (A's tmemd is stopped, keeping its store): the guest
  * starts afresh on B, and A still has the pages parked when it is back. */
-START_TEST(unreachable_source_keeps_them_parked)
+/* web1 with a page of fill, parked on A as xl migrate leaves it, then
+ * A's tmemd stopped (its store kept); returns its session. */
+static char *parked_on_stopped_a(struct fake_front *a1, uint8_t fill)
 {
-	struct fake_front a1, b1;
-	char *session = guest_with_page(0, &a1, 5, web1, 0x71);
+	char *session = guest_with_page(0, a1, 5, web1, fill);
 
 	suspend(0, 5);
 	destroy(0, 5);
 	host_stop(0, true);
+	return session;
+}
+
+START_TEST(unreachable_source_keeps_them_parked)
+{
+	struct fake_front a1, b1;
+	char *session = parked_on_stopped_a(&a1, 0x71);
+	uint64_t t0 = now_ms();
+
 	domain_connects(1, &b1, 9, web1, session);
 	starts_afresh(1, 9, session);
-	ck_assert_uint_eq(mig_stats(1).failed_pulls, 1);
+	/* Asked again for the while a restart takes, then it goes on. */
+	ck_assert_uint_ge(now_ms() - t0, 9000);
+	ck_assert_uint_ge(mig_stats(1).unreachable, 10);
+	ck_assert_uint_eq(mig_stats(1).failed_pulls, 0);
 	host_start_again(0);
 	ck_assert_uint_eq(park_stats(0).parked, 1);
 	ck_assert_uint_eq(detached(0), 1);
+	free(session);
+}
+END_TEST
+
+/* A's tmemd restarts while B pulls (xl migrate as it comes back): B
+ * asks again until A answers, and the pages follow. */
+START_TEST(source_restarting_during_the_pull)
+{
+	struct fake_front a1, b1;
+	char *session = parked_on_stopped_a(&a1, 0x73);
+
+	domain_publishes(1, &b1, 9, web1, session);
+	usleep(1200 * 1000);
+	poll_host(1);
+	ck_assert_int_eq(fake_front_backend_state(&b1), INITWAIT);
+	host_start_again(0);
+	wait_connected(1, &b1);
+	has_its_pages(1, &b1, 9, session, 0x73);
+	ck_assert_uint_ge(mig_stats(1).unreachable, 1);
+	ck_assert_uint_eq(mig_stats(1).failed_pulls, 0);
+	ck_assert_uint_eq(park_stats(0).parked, 0);
+	ck_assert_uint_eq(detached(0), 0);
+	free(session);
+}
+END_TEST
+
+/* migrate-peers lists a host that is down before the one with the
+ * pages: the pull goes on to it. */
+START_TEST(a_peer_down_does_not_stop_the_others)
+{
+	struct fake_front a1, b1;
+	char *session = guest_with_page(0, &a1, 5, web1, 0x75);
+	char peers[64];
+
+	suspend(0, 5);
+	destroy(0, 5);
+	host_stop(1, true);
+	snprintf(peers, sizeof(peers), "127.0.0.1:%u, 127.0.0.1:%u", mpair_free_port(),
+		 ports[0]);
+	ck_assert_int_eq(tmemd_clients_create(hosts[1].store, hosts[1].policy, &hosts[1].cfg,
+					      &hosts[1].reg), 0);
+	start_migrate_with(1, peers);
+	start_backend(1);
+	domain_connects(1, &b1, 9, web1, session);
+	has_its_pages(1, &b1, 9, session, 0x75);
+	ck_assert_uint_eq(mig_stats(1).unreachable, 1);
+	ck_assert_uint_eq(park_stats(0).parked, 0);
 	free(session);
 }
 END_TEST
@@ -682,6 +750,8 @@ static Suite *suite(void)
 	tcase_add_test(t, domain_gone_during_its_pull);
 	tcase_add_test(t, only_the_same_guest_takes_them);
 	tcase_add_test(t, unreachable_source_keeps_them_parked);
+	tcase_add_test(t, source_restarting_during_the_pull);
+	tcase_add_test(t, a_peer_down_does_not_stop_the_others);
 	tcase_add_test(t, lent_stays_lent_across_a_restart);
 	tcase_add_test(t, pushed_by_hand_then_restored_there);
 	tcase_add_test(t, key_file_lines_checked);
