@@ -51,6 +51,7 @@ static int resume(struct tmemd_clients *reg, const char *name, const uint8_t *to
 
 	if (!rc && !out->resumed) {
 		tmemd_client_remove(*client);
+		*client = NULL;
 		return 1;
 	}
 	memcpy(out->token, token, TMEM_LOCAL_SESSION_LEN);
@@ -61,8 +62,13 @@ static int resume(struct tmemd_clients *reg, const char *name, const uint8_t *to
 	return rc;
 }
 
+void tmemd_session_ident(const uint8_t token[TMEM_LOCAL_SESSION_LEN], struct tmem_ident *id)
+{
+	*id = ident_of(token);
+}
+
 int tmemd_session_attach(struct tmemd_clients *reg, const char *name,
-			 const uint8_t token_in[TMEM_LOCAL_SESSION_LEN],
+			 const uint8_t token_in[TMEM_LOCAL_SESSION_LEN], bool pulled,
 			 struct tmemd_session *out, struct tmemd_client **client)
 {
 	struct tmem_ident id;
@@ -76,10 +82,9 @@ int tmemd_session_attach(struct tmemd_clients *reg, const char *name,
 	if (!token_zero(token_in)) {
 		rc = resume(reg, name, token_in, out, client);
 		/* Not here: a client that migrated to this host, whose pages
-		 * a peer still holds parked (daemon/migrate/)? */
-		id = ident_of(token_in);
-		if (rc == 1 && tmemd_clients_pull(reg, name, &id) == 0)
-			rc = resume(reg, name, token_in, out, client);
+		 * a peer may still hold parked (daemon/migrate/)? */
+		if (rc == 1 && !pulled && tmemd_clients_may_pull(reg))
+			return 1;
 		if (rc <= 0)
 			return rc;
 		/* Not recovered (expired, or never ours): start over under a

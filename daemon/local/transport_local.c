@@ -25,6 +25,15 @@
  * bounded by what RLIMIT_NOFILE leaves (FDS_PER_CONN each, after
  * FDS_RESERVED), at most MAX_CONNS; if accept() still runs out of fds,
  * guest.sock is not watched for a pause (accept_pause.h).
+ *
+ * A hello whose session token has nothing here may be a client that
+ * migrated from another host: its pages are pulled from the
+ * migrate-peers on a thread (pull_job.h) while the connection waits,
+ * its welcome not sent yet and its handshake deadline lifted (it still
+ * counts as one of its uid's handshakes); the pull's end wakes pull_w,
+ * and the attach goes on with what came.  One pull per name at a time:
+ * another hello for that name meanwhile is refused with EBUSY, which
+ * libtmem tries again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -49,6 +59,7 @@
 #include "local/local_uids.h"
 #include "local/session.h"
 #include "log.h"
+#include "pull_job.h"
 #include "tmem_local.h"
 #include "transport.h"
 
@@ -76,7 +87,16 @@ struct local_conn {
 	uid_t uid;                  /* the peer's, at connect */
 	struct local_uid *owner;    /* what uid holds; counts this connection */
 	uint64_t deadline_ns;       /* CLOCK_MONOTONIC: hello due by then */
+	struct tmemd_pull_job *pull; /* its pages coming from a peer */
+	struct tmem_local_hello hello; /* kept while they come */
 	struct local_conn *next;
+};
+
+/* A pull whose connection went: its pages stay detached here, for the
+ * client's next attach to claim. */
+struct local_orphan {
+	struct tmemd_pull_job *pull;
+	struct local_orphan *next;
 };
 
 struct local_state {
@@ -84,6 +104,8 @@ struct local_state {
 	struct tmemd_watch listen_w;
 	struct tmemd_watch timer_w; /* handshake deadlines (timerfd) */
 	struct tmemd_watch pause_w; /* accept back-off (accept_pause.h) */
+	struct tmemd_watch pull_w;  /* eventfd: a pull ended */
+	struct local_orphan *orphans;
 	struct tmemd_accept_pause pause;
 	struct tmemd_log_limit refusals; /* "refusing a local connection" lines */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -101,11 +123,52 @@ struct local_state {
 /* A line about a connection not attached yet: limited per line and uid. */
 #define log_uid(level, uid, ...) tmemd_log_limited(level, TMEMD_RL_UID(uid), __VA_ARGS__)
 
+static void orphan_pull(struct local_state *st, struct tmemd_pull_job *j)
+{
+	struct local_orphan *o = malloc(sizeof(*o));
+
+	tmemd_pull_job_stop(j);
+	if (!o) {
+		tmemd_pull_job_end(j, NULL); /* waits: rather that than a leak */
+		return;
+	}
+	o->pull = j;
+	o->next = st->orphans;
+	st->orphans = o;
+}
+
+/* Frees the orphans whose pull ended (all, waiting, with wait). */
+static void reap_orphans(struct local_state *st, bool wait)
+{
+	struct local_orphan **pp = &st->orphans;
+	char name[TMEM_CLIENT_NAME_MAX];
+	int rc;
+
+	while (*pp) {
+		struct local_orphan *o = *pp;
+
+		if (!wait && !tmemd_pull_job_done(o->pull)) {
+			pp = &o->next;
+			continue;
+		}
+		*pp = o->next;
+		snprintf(name, sizeof(name), "%s", tmemd_pull_job_name(o->pull));
+		rc = tmemd_pull_job_end(o->pull, NULL);
+		if (rc != -ENOENT)
+			log_info("local client %s: gone before its pages %s", name,
+				 rc ? "could be taken from a peer" : "came from a peer; they wait "
+				 "for its next attach");
+		free(o);
+	}
+}
+
 static void conn_free(struct local_conn *c)
 {
 	struct local_state *st = c->st;
 
 	tmemd_loop_del(st->env.loop, &c->w);
+	if (c->pull)
+		orphan_pull(st, c->pull);
 	if (c->attached)
 		tmemd_workers_detach(st->env.workers, &c->ring);
 	if (c->client) {
@@ -275,6 +338,43 @@ static int take_fds(struct msghdr *msg, struct local_conn *c)
 		       ? 0 : -TMEM_EINVAL;
 }
 
+static int32_t attach_ring(struct local_conn *c, const struct tmem_local_hello *h);
+
+/* Whether name's pages are being pulled for a connection here (or one
+ * that went). */
+static bool name_pulling(const struct local_state *st, const char *name)
+{
+	for (const struct local_conn *c = st->conns; c; c = c->next)
+		if (c->pull && !strcmp(tmemd_pull_job_name(c->pull), name))
+			return true;
+	for (const struct local_orphan *o = st->orphans; o; o = o->next)
+		if (!strcmp(tmemd_pull_job_name(o->pull), name))
+			return true;
+	return false;
+}
+
+/* 1: the hello waits for its pages from a peer (pull_ended()); -errno. */
+static int32_t pull_start(struct local_conn *c, const struct tmem_local_hello *h)
+{
+	struct local_state *st = c->st;
+	struct tmem_ident id;
+	int rc;
+
+	if (name_pulling(st, (const char *)h->name))
+		return -TMEM_EBUSY;
+	tmemd_session_ident(h->session, &id);
+	/* Asked once: libtmem asks again, with a new hello, as it sees fit. */
+	rc = tmemd_pull_job_start(st->env.clients, (const char *)h->name, &id, 0,
+				  st->pull_w.fd, &c->pull);
+	if (rc) {
+		log_err("local client %s: cannot start taking its pages from a peer: %s",
+			(const char *)h->name, strerror(-rc));
+		return rc;
+	}
+	c->hello = *h;
+	return 1;
+}
+
 static int32_t attach(struct local_conn *c, const struct tmem_local_hello *h)
 {
 	struct local_state *st = c->st;
@@ -301,14 +401,27 @@ static int32_t attach(struct local_conn *c, const struct tmem_local_hello *h)
 			 (unsigned)c->uid, lim.clients);
 		return -TMEM_EUSERS;
 	}
-	rc = tmemd_session_attach(st->env.clients, (const char *)h->name, h->session,
+	rc = tmemd_session_attach(st->env.clients, (const char *)h->name, h->session, false,
 				  &c->session, &c->client);
+	if (rc == 1)
+		return pull_start(c, h);
 	if (rc)
 		return rc;
+	return attach_ring(c, h);
+}
+
+/* The session's client takes the ring; a worker serves it. */
+static int32_t attach_ring(struct local_conn *c, const struct tmem_local_hello *h)
+{
+	struct local_state *st = c->st;
+	struct local_limits lim;
+	int32_t rc;
+
+	local_limits_get(st->env.cfg, &lim);
 	/* The limit in force now applies to all the uid's clients. */
 	__atomic_store_n(&c->owner->pools.max, lim.pools, __ATOMIC_RELAXED);
 	c->client->pool_budget = &c->owner->pools;
-	c->ring.geo = (struct tmemd_slots){ .region = region,
+	c->ring.geo = (struct tmemd_slots){ .region = c->region,
 					    .nr_entries = h->nr_entries,
 					    .nr_slots = h->nr_slots };
 	c->ring.client = c->client;
@@ -348,6 +461,18 @@ static void send_welcome(struct local_conn *c, int32_t status)
 		log_uid(TMEMD_LOG_DEBUG, c->uid, "client: welcome not sent: %m");
 }
 
+/* The welcome, and a refused connection closed. */
+static void end_handshake(struct local_conn *c, int32_t rc)
+{
+	send_welcome(c, rc);
+	if (rc) {
+		tmemd_clients_count_refusal(c->st->env.clients, TMEMD_REFUSED_HANDSHAKE, rc);
+		log_uid(TMEMD_LOG_NOTICE, c->uid, "local client (uid %u) refused at handshake: %s",
+			(unsigned)c->uid, strerror(-rc));
+		conn_free(c);
+	}
+}
+
 static void on_hello(struct local_conn *c)
 {
 	union {
@@ -383,13 +508,47 @@ static void on_hello(struct local_conn *c)
 		rc = check_hello(&buf.h);
 	if (!rc)
 		rc = attach(c, &buf.h);
-	send_welcome(c, rc);
-	if (rc) {
-		tmemd_clients_count_refusal(c->st->env.clients, TMEMD_REFUSED_HANDSHAKE, rc);
-		log_uid(TMEMD_LOG_NOTICE, c->uid, "local client (uid %u) refused at handshake: %s",
-			(unsigned)c->uid, strerror(-rc));
-		conn_free(c);
+	if (rc != 1)
+		end_handshake(c, rc);
+}
+
+/* c's pull ended: it attaches with what came, or as a new client. */
+static void pull_ended(struct local_conn *c)
+{
+	struct local_state *st = c->st;
+	uint64_t waited_ms;
+	int32_t rc = tmemd_pull_job_end(c->pull, &waited_ms);
+
+	c->pull = NULL;
+	if (rc && rc != -ENOENT)
+		log_uid(TMEMD_LOG_WARNING, c->uid, "local client %s: its pages could not be taken "
+			"from a peer (%s after %llu ms)", (const char *)c->hello.name, strerror(-rc),
+			(unsigned long long)waited_ms);
+	/* The region is the client's meanwhile too: still as a hello has it? */
+	rc = tmemd_ring_check_fresh(c->region, c->hello.nr_entries, c->hello.nr_slots);
+	if (!rc)
+		rc = tmemd_session_attach(st->env.clients, (const char *)c->hello.name,
+					  c->hello.session, true, &c->session, &c->client);
+	if (!rc)
+		rc = attach_ring(c, &c->hello);
+	end_handshake(c, rc);
+}
+
+static void on_pull_ended(struct tmemd_watch *w, uint32_t events)
+{
+	struct local_state *st = w->data;
+	struct local_conn *c, *next;
+	uint64_t n;
+
+	(void)events;
+	if (read(w->fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_debug("pull eventfd: %m");
+	for (c = st->conns; c; c = next) {
+		next = c->next;
+		if (c->pull && tmemd_pull_job_done(c->pull))
+			pull_ended(c);
 	}
+	reap_orphans(st, false);
 }
 
 static bool is_park(const char *msg)
@@ -432,6 +591,10 @@ static void on_conn(struct tmemd_watch *w, uint32_t events)
 	struct local_conn *c = w->data;
 	char junk[256];
 
+	if (c->pull) {	/* gone, or talking out of turn, before its welcome */
+		conn_free(c);
+		return;
+	}
 	if (!c->attached && !(events & (EPOLLHUP | EPOLLERR))) {
 		on_hello(c);
 		return;
@@ -461,7 +624,7 @@ static void arm_handshake_timer(struct local_state *st)
 	uint64_t first = 0;
 
 	for (struct local_conn *c = st->conns; c; c = c->next)
-		if (!c->attached && (!first || c->deadline_ns < first))
+		if (!c->attached && !c->pull && (!first || c->deadline_ns < first))
 			first = c->deadline_ns;
 	its.it_value.tv_sec = (time_t)(first / 1000000000u);
 	its.it_value.tv_nsec = (long)(first % 1000000000u);
@@ -480,7 +643,7 @@ static void on_handshake_timer(struct tmemd_watch *w, uint32_t events)
 		log_debug("handshake timer: %m");
 	for (c = st->conns; c; c = next) {
 		next = c->next;
-		if (c->attached || c->deadline_ns > now)
+		if (c->attached || c->pull || c->deadline_ns > now)
 			continue;
 		tmemd_clients_count_refusal(st->env.clients, TMEMD_REFUSED_HANDSHAKE,
 					    TMEMD_REASON_TIMEOUT);
@@ -688,6 +851,25 @@ static int listen_on(struct local_state *st)
 	return 0;
 }
 
+static int pull_watch_start(struct local_state *st)
+{
+	int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), rc;
+
+	if (fd < 0) {
+		rc = -errno;
+		log_err("local transport: eventfd: %s", strerror(-rc));
+		return rc;
+	}
+	st->pull_w = (struct tmemd_watch){ .fd = fd, .fn = on_pull_ended, .data = st };
+	rc = tmemd_loop_add(st->env.loop, &st->pull_w, EPOLLIN);
+	if (rc) {
+		log_err("local transport: cannot watch its eventfd: %s", strerror(-rc));
+		close(fd);
+		st->pull_w.fd = -1;
+	}
+	return rc;
+}
+
 static void local_stop(void *state)
 {
 	struct local_state *st = state;
@@ -696,6 +878,11 @@ static void local_stop(void *state)
 		return;
 	while (st->conns)
 		conn_free(st->conns);
+	reap_orphans(st, true);
+	if (st->pull_w.fd >= 0) {
+		tmemd_loop_del(st->env.loop, &st->pull_w);
+		close(st->pull_w.fd);
+	}
 	if (st->timer_w.fd >= 0) {
 		tmemd_loop_del(st->env.loop, &st->timer_w);
 		close(st->timer_w.fd);
@@ -720,8 +907,11 @@ static int local_start(const struct tmemd_env *env, void **state)
 		return -ENOMEM;
 	st->env = *env;
 	st->listen_w.fd = st->timer_w.fd = st->pause_w.fd = st->pause.timer_fd = -1;
+	st->pull_w.fd = -1;
 	st->max_conns = conn_limit();
 	rc = handshake_timer_start(st); /* logs its own failures */
+	if (!rc)
+		rc = pull_watch_start(st);
 	if (!rc)
 		rc = accept_pause_start(st);
 	if (!rc)

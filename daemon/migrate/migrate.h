@@ -12,9 +12,11 @@
  * the other, claimable on exactly one.
  *
  * Threads: the source side serves peers on its own thread
- * (mig_source.c); the pull runs on the thread that attaches the client
- * (the main loop), which waits for it (a post-copy pull, where the guest
- * runs while the pages stream, is not done yet: man/tmem.7).
+ * (mig_source.c); a pull runs on a thread of the transport's
+ * (pull_job.h) while the client's attach waits for it (a post-copy
+ * pull, where the guest runs while the pages stream, is not done yet:
+ * man/tmem.7); tmemctl's migrate-check and migrate-push run on the
+ * control server's, the main loop.
  */
 #ifndef TMEMD_MIGRATE_H
 #define TMEMD_MIGRATE_H

@@ -19,12 +19,16 @@
  *     back there whole.
  * Printed: pages moved, time, and the counts checked.
  */
+#include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -324,6 +328,93 @@ START_TEST(test_source_gone)
 }
 END_TEST
 
+/* The destination said the pull of a client gone meanwhile failed. */
+static bool pull_failure_logged(struct rdaemon *d)
+{
+	for (int i = 0; i < 150; i++) {
+		if (rdaemon_log_has(d, "gone before its pages could be taken"))
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
+/* A peer that takes the connection and trickles a byte of a TLS record
+ * every 2 s for 16 s, so a read never times out and the handshake never
+ * ends (a wedged or hostile host): the pull waits all that time. */
+static void *trickle(void *arg)
+{
+	int lfd = *(int *)arg, fd = accept(lfd, NULL, NULL);
+	const unsigned char rec[] = { 0x16, 0x03, 0x03, 0x40, 0x00, 0x02, 0x00, 0x3f, 0xff };
+
+	for (unsigned i = 0; fd >= 0 && i < 8; i++) {
+		if (send(fd, rec + i, 1, MSG_NOSIGNAL) != 1)
+			break;
+		sleep(2);
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static void *migrate_to_b(void *arg)
+{
+	struct mpair *p = ((void **)arg)[0];
+	struct mclient *m = ((void **)arg)[1];
+
+	return (void *)(intptr_t)tmem_migrate(m->c, p->d[1].sock);
+}
+
+/* A source that takes the connection and answers nothing useful for
+ * 16 s (its host wedged) holds the destination's pull all that time:
+ * the destination goes on serving meanwhile, its other clients
+ * included; the client gives up waiting for its welcome (libtmem's 10 s)
+ * and goes while the pull runs; the pages stay parked at the source. */
+START_TEST(test_silent_peer_stalls_nothing)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	void *args[2];
+	struct tmem_conn *other;
+	struct mclient m;
+	struct mpair p;
+	pthread_t mover, peer;
+	void *rc;
+	double t0;
+	int hole = socket(AF_INET, SOCK_STREAM, 0);
+
+	setenv("TMEM_RECONNECT_MS", "1500", 1);
+	mpair_start(&p, MPAIR_SOURCE_UNREACHABLE);
+	sa.sin_port = htons(p.port[0]);
+	ck_assert_int_eq(bind(hole, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(hole, 4), 0);
+	ck_assert_int_eq(pthread_create(&peer, NULL, trickle, &hole), 0);
+	mclient_start(&m, p.d[0].sock, "wedged");
+	args[0] = &p;
+	args[1] = &m;
+	ck_assert_int_eq(pthread_create(&mover, NULL, migrate_to_b, args), 0);
+	usleep(500 * 1000); /* its pull is waiting on the hole */
+	t0 = now_s();
+	ck_assert_int_eq(tmem_connect(p.d[1].sock, "bystander", &other), 0);
+	ck_assert_int_ge(tmem_new_pool(other, tmem_pool_flags(TMEM_POOL_PERSIST), NULL), 0);
+	printf("silent peer: another client attached in %.3f s meanwhile\n", now_s() - t0);
+	/* The pull takes 16 s; the main loop's hello took none of it. */
+	ck_assert_double_lt(now_s() - t0, 5.0);
+	tmem_disconnect(other);
+	pthread_join(mover, &rc);
+	/* -ENOENT, or -ETIMEDOUT: its welcome came after libtmem's 10 s. */
+	ck_assert_int_lt((int)(intptr_t)rc, 0);
+	ck_assert(mpair_has_file(&p, 0, "parked", "wedged"));
+	ck_assert(pull_failure_logged(&p.d[1]));
+	ck_assert_int_eq(tmem_connect(p.d[1].sock, "after", &other), 0);
+	tmem_disconnect(other);
+	tmem_disconnect(m.c);
+	pthread_join(peer, NULL);
+	close(hole);
+	unsetenv("TMEM_RECONNECT_MS");
+	mpair_fini(&p);
+}
+END_TEST
+
 /* A tmemd without migration parks a client all the same, and the client
  * comes back to it with every page. */
 START_TEST(test_park_without_migration)
@@ -354,6 +445,7 @@ static Suite *migrate_suite(void)
 	tcase_add_test(tc, test_kill_source);
 	tcase_add_test(tc, test_kill_destination);
 	tcase_add_test(tc, test_source_gone);
+	tcase_add_test(tc, test_silent_peer_stalls_nothing);
 	tcase_add_test(tc, test_park_without_migration);
 	suite_add_tcase(s, tc);
 	return s;
