@@ -10,6 +10,8 @@
  * each page checked and stored, the commit and the release).  The plain
  * stream sends as many bytes from this process to a forked reader.
  * Issue 27's goal: the pull at 0.7x the plain stream or better.
+ * MIGRATE_BENCH_LINK names the link when migrate-link.sh has shaped it
+ * (both tmemds and the stream then cross the same rate limit).
  * Medians of ROUNDS moves (back and forth).  MIGRATE_BENCH_LOGS=1 prints
  * both tmemds' logs at the end.
  */
@@ -83,6 +85,14 @@ static void fill(unsigned char *pg, unsigned h)
 		memset(pg, (int)(h & 0xff), 4096);
 	else
 		text_page(pg, h);
+}
+
+/* The link both cross: loopback, or what migrate-link.sh shaped. */
+static const char *link_name(void)
+{
+	const char *e = getenv("MIGRATE_BENCH_LINK");
+
+	return e && *e ? e : "loopback";
 }
 
 /* The destination's stats: bytes received and pull seconds, in all. */
@@ -188,14 +198,14 @@ static void bench(void)
 	qsort(pull, ROUNDS, sizeof(double), cmp);
 	qsort(whole, ROUNDS, sizeof(double), cmp);
 	qsort(plain, ROUNDS, sizeof(double), cmp);
-	printf("migrate-bench: %u pages (%.1f MiB), %.1f MiB as stored, medians of %d moves\n", n,
-	       n * 4096.0 / (1 << 20), bytes / (1 << 20), ROUNDS);
+	printf("migrate-bench over %s: %u pages (%.1f MiB), %.1f MiB as stored, medians of %d "
+	       "moves\n", link_name(), n, n * 4096.0 / (1 << 20), bytes / (1 << 20), ROUNDS);
 	printf("  pull (destination: connect, TLS, stream, check, store, commit, release): "
 	       "%.3f s, %.0f MiB/s stored, %.0f MiB/s of pages\n", pull[ROUNDS / 2],
 	       bytes / pull[ROUNDS / 2] / (1 << 20), n * 4096.0 / pull[ROUNDS / 2] / (1 << 20));
 	printf("  tmem_migrate() end to end (park, attach, pull, welcome): %.3f s\n",
 	       whole[ROUNDS / 2]);
-	printf("  plain TCP stream of the same bytes, loopback: %.3f s, %.0f MiB/s\n",
+	printf("  plain TCP stream of the same bytes, %s: %.3f s, %.0f MiB/s\n", link_name(),
 	       plain[ROUNDS / 2], bytes / plain[ROUNDS / 2] / (1 << 20));
 	printf("  pull rate / plain stream rate: %.2fx (goal >= 0.70x)\n",
 	       plain[ROUNDS / 2] / pull[ROUNDS / 2]);

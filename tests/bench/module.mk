@@ -105,7 +105,17 @@ $(BUILD)/bench/migrate-bench: $(BUILD)/tests/bench/migrate_bench.o \
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(call pkg_libs,check jansson) -o $@
 all: $(BUILD)/bench/migrate-bench
+# Then over shaped links (migrate-link.sh), where root and iproute2 allow.
+MIGRATE_LINK_RATES ?= 1gbit 10gbit
 bench-migrate: $(BUILD)/bench/migrate-bench
 	$(Q)$<
+	$(Q)if [ "$$(id -u)" = 0 ] && command -v unshare >/dev/null && command -v tc >/dev/null && \
+		command -v ip >/dev/null; then \
+		for r in $(MIGRATE_LINK_RATES); do \
+			unshare -n tests/bench/migrate-link.sh $$r $< || exit 1; \
+		done; \
+	else \
+		echo "migrate-bench: over a shaped link: skipped (needs root, unshare, ip and tc)"; \
+	fi
 BENCH_TARGETS += bench-migrate
 .PHONY: bench-migrate
