@@ -143,7 +143,13 @@ int tmemd_migrate_push(struct tmemd_migrate *m, const char *client, const char *
 	mig_link_close(link);
 	if (!rc && d.status)
 		rc = d.status;
-	if (rc)
+	if (rc == -ETIMEDOUT)
+		/* The peer answers once every page is in, which for a large
+		 * client outlasts a read's timeout: it may be taking them. */
+		snprintf(why, len, "%s did not answer within %u s; it may still be taking %s: "
+			 "tmemctl list -a, here and there, says where it is", peer,
+			 MIG_TIMEOUT_MS / 1000, client);
+	else if (rc)
 		snprintf(why, len, "%s did not take %s: %s", peer, client, strerror(-rc));
 	return rc;
 }

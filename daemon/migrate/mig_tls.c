@@ -309,7 +309,10 @@ static int io_error(SSL *ssl, int ret)
 	ERR_clear_error();
 	if (e == SSL_ERROR_ZERO_RETURN)
 		return -EPIPE;
-	if (e == SSL_ERROR_SYSCALL && (errno == EAGAIN || errno == EWOULDBLOCK))
+	/* The socket blocks with SO_RCVTIMEO and SO_SNDTIMEO: OpenSSL 3
+	 * reports their expiry as WANT_READ or WANT_WRITE. */
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ||
+	    (e == SSL_ERROR_SYSCALL && (errno == EAGAIN || errno == EWOULDBLOCK)))
 		return -ETIMEDOUT;
 	return -EPIPE;
 }

@@ -437,6 +437,59 @@ START_TEST(test_tmemctl_check_push_stats)
 }
 END_TEST
 
+/* A peer that authenticates as hostB, takes a PUSH and answers nothing
+ * for 12 s (a large client's pull outlasts a read's timeout so). */
+static void *push_and_silence(void *arg)
+{
+	int lfd = *(int *)arg, fd = accept(lfd, NULL, NULL);
+	struct mig_tls *t = tls_as("hostB", MPAIR_KEY_A MPAIR_KEY_B);
+	struct tmem_mig_who who;
+	struct mig_link *l = NULL;
+	uint16_t type = 0;
+	uint32_t len;
+	int rc = fd < 0 ? -errno : mig_accept(t, fd, 5000, &l);
+
+	if (!rc)
+		rc = mig_recv(l, &type, &who, sizeof(who), &len);
+	if (!rc && type == TMEM_MIG_PUSH)
+		sleep(12);
+	mig_link_close(l);
+	mig_tls_destroy(t);
+	return NULL;
+}
+
+/* tmemctl migrate-push to a peer that has not answered when the link's
+ * read times out: the admin is told it may still be taking it, not that
+ * it did not; here nothing was taken, so it stays parked. */
+START_TEST(test_push_unanswered)
+{
+	char cmd[600], out[1024] = "";
+	struct tmem_conn *c = park_victim("slowpush");
+	uint16_t port;
+	int lfd = mig_listen("127.0.0.1:0", &port), status;
+	pthread_t th;
+	size_t n;
+	FILE *p;
+
+	ck_assert_int_ge(lfd, 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, push_and_silence, &lfd), 0);
+	snprintf(cmd, sizeof(cmd), "%s --socket %s/control.sock migrate-push slowpush "
+		 "127.0.0.1:%u 2>&1", TMEMCTL_BIN, P.d[0].dir, port);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = 0;
+	status = pclose(p);
+	ck_assert_int_ne(WEXITSTATUS(status), 0);
+	ck_assert_msg(strstr(out, "did not answer within 10 s; it may still be taking slowpush"),
+		      "tmemctl said: %s", out);
+	pthread_join(th, NULL);
+	close(lfd);
+	ck_assert(mpair_has_file(&P, 0, "parked", "slowpush"));
+	tmem_disconnect(c);
+}
+END_TEST
+
 static struct tmem_conn *victim;
 
 static void setup(void)
@@ -475,6 +528,7 @@ static Suite *hostile_suite(void)
 	tcase_add_test(tc, test_malformed_after_auth);
 	tcase_add_test(tc, test_recorded_session_replayed);
 	tcase_add_test(tc, test_tmemctl_check_push_stats);
+	tcase_add_test(tc, test_push_unanswered);
 	suite_add_tcase(s, tc);
 	return s;
 }
