@@ -96,6 +96,7 @@ struct local_conn {
  * client's next attach to claim. */
 struct local_orphan {
 	struct tmemd_pull_job *pull;
+	uid_t uid;                  /* its connection's: the log line is limited per uid */
 	struct local_orphan *next;
 };
 
@@ -123,7 +124,7 @@ struct local_state {
 /* A line about a connection not attached yet: limited per line and uid. */
 #define log_uid(level, uid, ...) tmemd_log_limited(level, TMEMD_RL_UID(uid), __VA_ARGS__)
 
-static void orphan_pull(struct local_state *st, struct tmemd_pull_job *j)
+static void orphan_pull(struct local_state *st, struct tmemd_pull_job *j, uid_t uid)
 {
 	struct local_orphan *o = malloc(sizeof(*o));
 
@@ -133,6 +134,7 @@ static void orphan_pull(struct local_state *st, struct tmemd_pull_job *j)
 		return;
 	}
 	o->pull = j;
+	o->uid = uid;
 	o->next = st->orphans;
 	st->orphans = o;
 }
@@ -155,9 +157,9 @@ static void reap_orphans(struct local_state *st, bool wait)
 		snprintf(name, sizeof(name), "%s", tmemd_pull_job_name(o->pull));
 		rc = tmemd_pull_job_end(o->pull, NULL);
 		if (rc != -ENOENT)
-			log_info("local client %s: gone before its pages %s", name,
-				 rc ? "could be taken from a peer" : "came from a peer; they wait "
-				 "for its next attach");
+			log_uid(TMEMD_LOG_INFO, o->uid, "local client %s: gone before its pages %s",
+				name, rc ? "could be taken from a peer" : "came from a peer; they "
+				"wait for its next attach");
 		free(o);
 	}
 }
@@ -168,7 +170,7 @@ static void conn_free(struct local_conn *c)
 
 	tmemd_loop_del(st->env.loop, &c->w);
 	if (c->pull)
-		orphan_pull(st, c->pull);
+		orphan_pull(st, c->pull, c->uid);
 	if (c->attached)
 		tmemd_workers_detach(st->env.workers, &c->ring);
 	if (c->client) {
