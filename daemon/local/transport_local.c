@@ -369,8 +369,8 @@ static int32_t pull_start(struct local_conn *c, const struct tmem_local_hello *h
 	rc = tmemd_pull_job_start(st->env.clients, (const char *)h->name, &id, 0,
 				  st->pull_w.fd, &c->pull);
 	if (rc) {
-		log_err("local client %s: cannot start taking its pages from a peer: %s",
-			(const char *)h->name, strerror(-rc));
+		log_uid(TMEMD_LOG_ERR, c->uid, "local client %s: cannot start taking its pages "
+			"from a peer: %s", (const char *)h->name, strerror(-rc));
 		return rc;
 	}
 	c->hello = *h;

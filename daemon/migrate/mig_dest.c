@@ -297,9 +297,11 @@ int tmemd_migrate_pull(void *ctx, const char *name, const struct tmem_ident *ide
 	if (rc && rc != -ENOENT && !worth_asking_again(rc))
 		m->stats.failed_pulls++;
 	pthread_mutex_unlock(&m->lock);
+	/* A guest's attach can ask for this (any name, any identity): the
+	 * line is limited per name. */
 	if (rc && rc != -ENOENT && !worth_asking_again(rc))
-		log_err("migrate: cannot take %s's pages from a peer: %s; they stay there",
-			name, strerror(-rc));
+		tmemd_log_limited(TMEMD_LOG_ERR, tmemd_rl_name(name), "migrate: cannot take %s's "
+				  "pages from a peer: %s; they stay there", name, strerror(-rc));
 	return rc;
 }
 
